@@ -1,0 +1,142 @@
+"""Trajectory data: the container both sides of the library train on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _validation as v
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """Samples of one trajectory.
+
+    Attributes:
+        t: sample times, shape ``(n,)``, strictly increasing [s].
+        x: states, shape ``(n, n_states)``.
+        u: known inputs at the sample times, shape ``(n, n_inputs)`` (``n_inputs`` may be 0).
+        y: observed outputs that are not states (e.g. accelerations), shape ``(n, n_outputs)``
+            (``n_outputs`` may be 0).
+        state_names, input_names, output_names: labels of the columns.
+        params: parameter values the trajectory was generated with (for parameterized systems).
+    """
+
+    t: np.ndarray
+    x: np.ndarray
+    u: np.ndarray | None = None
+    y: np.ndarray | None = None
+    state_names: tuple[str, ...] = ()
+    input_names: tuple[str, ...] = ()
+    output_names: tuple[str, ...] = ()
+    params: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        t = v.increasing("t", self.t)
+        n = t.size
+        if n < 1:
+            raise ValueError("t must hold at least one sample, got 0")
+        x = v.finite_array("x", self.x)
+        if x.ndim == 1:
+            x = x[:, None]
+        if x.ndim != 2 or x.shape[0] != n:
+            raise ValueError(f"x must have shape ({n}, n_states) to match t, got {x.shape}")
+        u = np.zeros((n, 0)) if self.u is None else v.finite_array("u", self.u)
+        if u.ndim == 1:
+            u = u[:, None]
+        if u.ndim != 2 or u.shape[0] != n:
+            raise ValueError(f"u must have shape ({n}, n_inputs) to match t, got {u.shape}")
+        y = np.zeros((n, 0)) if self.y is None else v.finite_array("y", self.y)
+        if y.ndim == 1:
+            y = y[:, None]
+        if y.ndim != 2 or y.shape[0] != n:
+            raise ValueError(f"y must have shape ({n}, n_outputs) to match t, got {y.shape}")
+        for name, labels, width in (
+            ("state_names", self.state_names, x.shape[1]),
+            ("input_names", self.input_names, u.shape[1]),
+            ("output_names", self.output_names, y.shape[1]),
+        ):
+            if labels and len(labels) != width:
+                raise ValueError(f"{name} has {len(labels)} labels for {width} columns")
+        object.__setattr__(self, "t", t)
+        object.__setattr__(self, "x", x)
+        object.__setattr__(self, "u", u)
+        object.__setattr__(self, "y", y)
+        object.__setattr__(self, "state_names", tuple(self.state_names))
+        object.__setattr__(self, "input_names", tuple(self.input_names))
+        object.__setattr__(self, "output_names", tuple(self.output_names))
+
+    @property
+    def n_samples(self) -> int:
+        return self.t.size
+
+    @property
+    def n_states(self) -> int:
+        return self.x.shape[1]
+
+    @property
+    def t0(self) -> float:
+        return float(self.t[0])
+
+    @property
+    def tf(self) -> float:
+        return float(self.t[-1])
+
+    def window(self, t_start: float, t_end: float) -> Trajectory:
+        """The samples with ``t_start <= t <= t_end`` (inclusive, with a tolerance of 1e-9 dt)."""
+        tol = 1e-9 * (float(np.min(np.diff(self.t))) if self.t.size > 1 else 1.0)
+        mask = (self.t >= t_start - tol) & (self.t <= t_end + tol)
+        if not mask.any():
+            raise ValueError(
+                f"window [{t_start}, {t_end}] holds no samples of t in [{self.t0}, {self.tf}]"
+            )
+        return self._select(mask)
+
+    def head(self, n: int) -> Trajectory:
+        """The first ``n`` samples."""
+        n = v.positive_int("n", n)
+        if n > self.n_samples:
+            raise ValueError(f"n must be <= n_samples = {self.n_samples}, got {n}")
+        return self._select(slice(0, n))
+
+    def tail(self, start: int) -> Trajectory:
+        """The samples from index ``start`` on."""
+        start = v.nonnegative_int("start", start)
+        if start >= self.n_samples:
+            raise ValueError(f"start must be < n_samples = {self.n_samples}, got {start}")
+        return self._select(slice(start, None))
+
+    def with_noise(
+        self,
+        sigma_x: float | np.ndarray = 0.0,
+        sigma_y: float | np.ndarray = 0.0,
+        seed: int | None = None,
+    ) -> Trajectory:
+        """A copy with i.i.d. Gaussian noise on the states (std ``sigma_x``) and on the outputs
+        (std ``sigma_y``); each is a scalar or one value per column."""
+        rng = np.random.default_rng(seed)
+        noisy = {}
+        for name, arr, sig in (("x", self.x, sigma_x), ("y", self.y, sigma_y)):
+            s = np.asarray(sig, dtype=float)
+            if np.any(~np.isfinite(s)) or np.any(s < 0):
+                raise ValueError(f"sigma_{name} must be finite and >= 0, got {sig!r}")
+            noisy[name] = arr + rng.standard_normal(arr.shape) * np.broadcast_to(s, arr.shape[1:])
+        return self._replace(**noisy)
+
+    def _select(self, idx: slice | np.ndarray) -> Trajectory:
+        return self._replace(t=self.t[idx], x=self.x[idx], u=self.u[idx], y=self.y[idx])
+
+    def _replace(self, **changes: object) -> Trajectory:
+        fields = dict(
+            t=self.t,
+            x=self.x,
+            u=self.u,
+            y=self.y,
+            state_names=self.state_names,
+            input_names=self.input_names,
+            output_names=self.output_names,
+            params=self.params,
+        )
+        fields.update(changes)
+        return Trajectory(**fields)  # type: ignore[arg-type]

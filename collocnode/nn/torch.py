@@ -1,0 +1,56 @@
+"""torch modules for the network specs; imported only when torch is wanted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from .activations import get_activation
+
+
+class TorchMLP(nn.Module):
+    """The torch twin of :class:`collocnode.nn.MLP` (same function, same flat weight layout)."""
+
+    def __init__(
+        self, spec: Any, weights: np.ndarray | None = None, dtype: Any = None, device: Any = None
+    ) -> None:
+        super().__init__()
+        self.spec = spec
+        dtype = dtype or torch.float64
+        self.layers = nn.ModuleList(
+            nn.Linear(i, o, dtype=dtype, device=device) for o, i in spec.layer_shapes
+        )
+        self._act = get_activation(spec.activation).torch
+        for name in ("input_shift", "input_scale", "output_scale"):
+            self.register_buffer(
+                name, torch.tensor(getattr(spec, name), dtype=dtype, device=device)
+            )
+        if weights is None:
+            weights = spec.init_weights()
+        self.set_flat(weights)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        z = (x - self.input_shift) / self.input_scale
+        for k, layer in enumerate(self.layers):
+            z = layer(z)
+            if k < len(self.layers) - 1:
+                z = self._act(z)
+        return z * self.output_scale
+
+    def get_flat(self) -> np.ndarray:
+        """The weights as a float64 numpy vector in the spec's flat layout."""
+        vec = nn.utils.parameters_to_vector(self.parameters())
+        return vec.detach().cpu().to(torch.float64).numpy().copy()
+
+    def set_flat(self, weights: np.ndarray) -> None:
+        w = np.asarray(weights, dtype=float)
+        if w.shape != (self.spec.n_params,):
+            raise ValueError(f"weights must have shape ({self.spec.n_params},), got {w.shape}")
+        ref = next(self.parameters())
+        with torch.no_grad():
+            nn.utils.vector_to_parameters(
+                torch.as_tensor(w, dtype=ref.dtype, device=ref.device), self.parameters()
+            )

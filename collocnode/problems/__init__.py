@@ -1,0 +1,50 @@
+"""Benchmark systems of the seed papers, behind one registry.
+
+>>> from collocnode import problems
+>>> problems.available()            # doctest: +SKIP
+>>> sys = problems.get("vdp")
+>>> split = sys.generate(noise=0.1, seed=0)
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from .. import _validation as v
+from .base import Split, System
+
+# name -> (module, class). Modules are imported on first use so that importing the package
+# does no work.
+_REGISTRY: dict[str, tuple[str, str]] = {
+    "vdp": ("vdp", "VanDerPol"),
+}
+
+
+def available() -> list[str]:
+    """Names of all registered systems."""
+    return sorted(_REGISTRY)
+
+
+def _system_class(name: str) -> type[System]:
+    v.choice("problem", name, available())
+    module, cls = _REGISTRY[name]
+    return getattr(import_module(f"{__name__}.{module}"), cls)
+
+
+def presets(name: str) -> list[str]:
+    """Preset names of system ``name`` (the first is the default)."""
+    return list(_system_class(name).PRESETS)
+
+
+def get(name: str, preset: str | None = None, **params: float) -> System:
+    """Build system ``name`` with a named ``preset`` and optional parameter overrides.
+
+    Unknown names and presets raise ValueError listing the valid ones.
+    """
+    cls = _system_class(name)
+    preset = next(iter(cls.PRESETS)) if preset is None else preset
+    v.choice(f"preset of {name}", preset, cls.PRESETS)
+    return cls(preset=preset, **params)
+
+
+__all__ = ["Split", "System", "available", "get", "presets"]
