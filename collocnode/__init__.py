@@ -1,11 +1,55 @@
 """collocnode: learn dynamics from trajectory data by direct collocation and NLP.
 
 Training a (physics-enhanced) neural ODE is posed as one dynamic optimization problem,
-transcribed with Radau IIA collocation and solved by IPOPT with exact sparse Hessians.
+transcribed with Radau IIA collocation at flipped Legendre-Gauss-Radau points and solved by IPOPT
+with exact sparse Hessians::
+
+    from collocnode import NeuralODE, TrainingProblem, RadauIIA, solve, problems
+    from collocnode.nn import MLP
+
+    system = problems.get("vdp")
+    data = system.generate(noise=0.1, seed=0).train
+    model = NeuralODE([MLP((2, 5, 5, 1), "sigmoid"), MLP((2, 5, 5, 1), "sigmoid")])
+    sol = solve(TrainingProblem(model, data, regularization=1e-4), RadauIIA(100, 3), seed=0)
+    sol.status, sol(3.5), sol.simulate(data.t)
 """
 
 from .data import Trajectory
+from .models import HybridModel, NeuralODE, Parameter
+from .simulate import SimulationError, simulate
+from .solve import solve
+from .status import SolverStatus
+from .training import BlockConstraint, TrainingProblem, TrainingSolution
+from .transcription import (
+    Constraint,
+    DynamicOptimizationProblem,
+    Inputs,
+    IpoptOptions,
+    Mesh,
+    RadauIIA,
+    Solution,
+)
 
 __version__ = "0.1.0"
 
-__all__ = ["Trajectory", "__version__"]
+__all__ = [
+    "BlockConstraint",
+    "Constraint",
+    "DynamicOptimizationProblem",
+    "HybridModel",
+    "Inputs",
+    "IpoptOptions",
+    "Mesh",
+    "NeuralODE",
+    "Parameter",
+    "RadauIIA",
+    "SimulationError",
+    "Solution",
+    "SolverStatus",
+    "TrainingProblem",
+    "TrainingSolution",
+    "Trajectory",
+    "__version__",
+    "simulate",
+    "solve",
+]

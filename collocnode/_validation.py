@@ -84,7 +84,7 @@ def finite_array(
     if not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]
         where = tuple(int(i) for i in bad)
-        raise ValueError(f"{name} must be finite, found {arr[where]} at index {where}")
+        raise ValueError(f"{name} must be finite, found {float(arr[where])} at index {where}")
     return arr
 
 
@@ -97,7 +97,7 @@ def increasing(name: str, value: object, strict: bool = True) -> np.ndarray:
         i = int(bad[0])
         raise ValueError(
             f"{name} must be {'strictly ' if strict else ''}increasing, "
-            f"but {name}[{i}] = {arr[i]!r} >= {name}[{i + 1}] = {arr[i + 1]!r}"
+            f"but {name}[{i}] = {float(arr[i])!r} >= {name}[{i + 1}] = {float(arr[i + 1])!r}"
             if strict
             else f"{name} must be non-decreasing, but {name}[{i}] > {name}[{i + 1}]"
         )

@@ -41,6 +41,11 @@ class Block(ABC):
     ) -> Any:
         """A ``torch.nn.Module`` computing the same function, holding ``weights`` if given."""
 
+    @property
+    def domain(self) -> tuple[float, float]:
+        """Input range on which the block is defined (applies to every input)."""
+        return (-float("inf"), float("inf"))
+
     def check_smooth(self) -> None:
         """Raise ValueError if the block is not C² (IPOPT needs exact second derivatives)."""
 

@@ -1,0 +1,30 @@
+"""Named experiments behind ``scripts/train_collocation.py``: options dataclass + ``run``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import import_module
+from typing import Any
+
+from .. import _validation as v
+
+
+@dataclass(frozen=True)
+class Experiment:
+    module: str
+    options: str
+    run: str = "run"
+    summary: str = ""
+
+    def load(self) -> tuple[type, Any]:
+        mod = import_module(f"{__name__}.{self.module}")
+        return getattr(mod, self.options), getattr(mod, self.run)
+
+
+EXPERIMENTS: dict[str, Experiment] = {
+    "vdp": Experiment("vdp", "VdPOptions", summary="Van der Pol neural ODE (paper §4.2)"),
+}
+
+
+def get(name: str) -> Experiment:
+    return EXPERIMENTS[v.choice("problem", name, EXPERIMENTS)]

@@ -1,0 +1,76 @@
+"""Solver outcomes, mapped from IPOPT's return codes to a small honest enum."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class SolverStatus(str, Enum):
+    """The outcome of a training or optimization run.
+
+    Only ``SUCCESS`` means the solver converged to its tolerance. ``ACCEPTABLE`` means IPOPT stopped
+    at its (looser) acceptable tolerance. Everything else is a failure of some kind.
+    """
+
+    SUCCESS = "success"
+    ACCEPTABLE = "acceptable"
+    ITERATION_LIMIT = "iteration_limit"
+    TIME_LIMIT = "time_limit"
+    INFEASIBLE = "infeasible"
+    RESTORATION_FAILED = "restoration_failed"
+    EVALUATION_ERROR = "evaluation_error"
+    INTERRUPTED = "interrupted"
+    FAILED = "failed"
+
+    @property
+    def ok(self) -> bool:
+        """True for a converged solve (success or IPOPT's acceptable level)."""
+        return self in (SolverStatus.SUCCESS, SolverStatus.ACCEPTABLE)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+# IPOPT ApplicationReturnStatus names (as CasADi reports them) and integer codes (as cyipopt does).
+_BY_NAME = {
+    "Solve_Succeeded": SolverStatus.SUCCESS,
+    "Solved_To_Acceptable_Level": SolverStatus.ACCEPTABLE,
+    "Feasible_Point_Found": SolverStatus.ACCEPTABLE,
+    "Maximum_Iterations_Exceeded": SolverStatus.ITERATION_LIMIT,
+    "Maximum_CpuTime_Exceeded": SolverStatus.TIME_LIMIT,
+    "Maximum_WallTime_Exceeded": SolverStatus.TIME_LIMIT,
+    "Infeasible_Problem_Detected": SolverStatus.INFEASIBLE,
+    "Restoration_Failed": SolverStatus.RESTORATION_FAILED,
+    "Invalid_Number_Detected": SolverStatus.EVALUATION_ERROR,
+    "User_Requested_Stop": SolverStatus.INTERRUPTED,
+}
+_CODE_NAMES = {
+    0: "Solve_Succeeded",
+    1: "Solved_To_Acceptable_Level",
+    2: "Infeasible_Problem_Detected",
+    3: "Search_Direction_Becomes_Too_Small",
+    4: "Diverging_Iterates",
+    5: "User_Requested_Stop",
+    6: "Feasible_Point_Found",
+    -1: "Maximum_Iterations_Exceeded",
+    -2: "Restoration_Failed",
+    -3: "Error_In_Step_Computation",
+    -4: "Maximum_CpuTime_Exceeded",
+    -5: "Maximum_WallTime_Exceeded",
+    -10: "Not_Enough_Degrees_Of_Freedom",
+    -11: "Invalid_Problem_Definition",
+    -12: "Invalid_Option",
+    -13: "Invalid_Number_Detected",
+    -100: "Unrecoverable_Exception",
+    -101: "NonIpopt_Exception_Thrown",
+    -102: "Insufficient_Memory",
+    -199: "Internal_Error",
+}
+
+
+def from_ipopt(status: str | int) -> tuple[SolverStatus, str]:
+    """(enum, IPOPT's own name) for an IPOPT return status name or integer code."""
+    name = (
+        _CODE_NAMES.get(status, f"Unknown_Status_{status}") if isinstance(status, int) else status
+    )
+    return _BY_NAME.get(name, SolverStatus.FAILED), name

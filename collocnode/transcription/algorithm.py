@@ -1,0 +1,60 @@
+"""The algorithm object: the collocation scheme and the NLP solver settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import _validation as v
+from .ipopt import IpoptOptions
+from .mesh import Mesh
+
+
+@dataclass(frozen=True)
+class RadauIIA:
+    """Radau IIA collocation at flipped Legendre-Gauss-Radau points, solved by IPOPT.
+
+    Args:
+        intervals: number of equidistant mesh intervals over the problem's horizon.
+        stages: collocation nodes per interval (order 2·stages − 1).
+        mesh: an explicit :class:`Mesh` (non-uniform grids, per-interval stages); overrides
+            ``intervals``/``stages``.
+        jit: compile the per-node derivative functions to C (cached on disk; needs gcc).
+        threads: threads for the map over collocation nodes (default: all cores).
+        ipopt: IPOPT settings.
+
+    ``RadauIIA.spectral(70)`` is the global spectral variant: one interval with 70 nodes.
+    """
+
+    intervals: int = 100
+    stages: int = 3
+    mesh: Mesh | None = None
+    jit: bool = False
+    threads: int | None = None
+    ipopt: IpoptOptions = field(default_factory=IpoptOptions)
+
+    def __post_init__(self) -> None:
+        v.positive_int("intervals", self.intervals)
+        v.positive_int("stages", self.stages)
+        if self.threads is not None:
+            v.positive_int("threads", self.threads)
+        if self.mesh is not None and not isinstance(self.mesh, Mesh):
+            raise TypeError(f"mesh must be a Mesh, got {self.mesh!r}")
+        if not isinstance(self.ipopt, IpoptOptions):
+            raise TypeError(f"ipopt must be an IpoptOptions, got {self.ipopt!r}")
+
+    @classmethod
+    def spectral(cls, nodes: int, **kwargs: object) -> RadauIIA:
+        """One interval with ``nodes`` collocation nodes (global spectral collocation)."""
+        return cls(intervals=1, stages=v.positive_int("nodes", nodes), **kwargs)  # type: ignore[arg-type]
+
+    def mesh_for(self, tspan: tuple[float, float]) -> Mesh:
+        if self.mesh is not None:
+            t0, tf = tspan
+            tol = 1e-9 * max(1.0, abs(tf - t0))
+            if abs(self.mesh.t0 - t0) > tol or abs(self.mesh.tf - tf) > tol:
+                raise ValueError(
+                    f"mesh spans [{self.mesh.t0}, {self.mesh.tf}] but the problem's horizon is "
+                    f"[{t0}, {tf}]"
+                )
+            return self.mesh
+        return Mesh.equidistant(tspan[0], tspan[1], self.intervals, self.stages)

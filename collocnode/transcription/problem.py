@@ -1,0 +1,250 @@
+"""The general dynamic optimization problem (Langenkamp et al. eq. 3).
+
+    minimize    M(x(t0), x(tf), p) + ∫ L(x, p, u, t) dt                      (3a)
+    subject to  x' = f(x, p, u, t)                                             (3b)
+                g_lb <= g(x, p, u, t) <= g_ub   for all t                      (3c)
+                r_lb <= r(x(t0), x(tf), p) <= r_ub                             (3d)
+                x_lb <= x <= x_ub,  p_lb <= p <= p_ub
+
+with states x (n_states), time-invariant parameters p (n_params) and known inputs u(t) (n_inputs).
+The model functions are Python callables written with CasADi operations; they are called once, with
+symbols, when the problem is transcribed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from .. import _validation as v
+
+SymbolicFn = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Known inputs u(t), shape (n_inputs,) at each time.
+
+    Either a vectorised callable ``fn(t: (n,)) -> (n, n_inputs)`` (exact, e.g. a road profile) or
+    samples ``(t, values)`` interpolated by a cubic spline (``kind="cubic"``, not-a-knot) or
+    piecewise linearly (``kind="linear"``). Values at the collocation nodes are computed once.
+    """
+
+    n: int
+    fn: Callable[[np.ndarray], np.ndarray] | None = None
+    t: np.ndarray | None = None
+    values: np.ndarray | None = None
+    kind: str = "cubic"
+    names: tuple[str, ...] = ()
+
+    @classmethod
+    def from_samples(
+        cls, t: np.ndarray, values: np.ndarray, kind: str = "cubic", names: tuple[str, ...] = ()
+    ) -> Inputs:
+        t = v.increasing("inputs.t", t)
+        values = v.finite_array("inputs.values", values)
+        if values.ndim == 1:
+            values = values[:, None]
+        if values.ndim != 2 or values.shape[0] != t.size:
+            raise ValueError(
+                f"inputs.values must have shape ({t.size}, n_inputs) to match inputs.t, "
+                f"got {values.shape}"
+            )
+        v.choice("inputs.kind", kind, ("cubic", "linear"))
+        if kind == "cubic" and t.size < 4:
+            raise ValueError(f"cubic input interpolation needs >= 4 samples, got {t.size}")
+        return cls(n=values.shape[1], t=t, values=values, kind=kind, names=tuple(names))
+
+    @classmethod
+    def from_function(
+        cls, fn: Callable[[np.ndarray], np.ndarray], n: int, names: tuple[str, ...] = ()
+    ) -> Inputs:
+        if not callable(fn):
+            raise TypeError(f"inputs function must be callable, got {fn!r}")
+        return cls(n=v.positive_int("n_inputs", n), fn=fn, names=tuple(names))
+
+    @classmethod
+    def none(cls) -> Inputs:
+        return cls(n=0)
+
+    def span(self) -> tuple[float, float] | None:
+        return None if self.t is None else (float(self.t[0]), float(self.t[-1]))
+
+    def __call__(self, t: np.ndarray) -> np.ndarray:
+        """Inputs at times ``t`` (n,), shape (n, n_inputs)."""
+        t = np.asarray(t, dtype=float)
+        if self.n == 0:
+            return np.zeros((t.size, 0))
+        if self.fn is not None:
+            out = np.asarray(self.fn(t), dtype=float).reshape(t.size, self.n)
+        else:
+            lo, hi = self.span()  # type: ignore[misc]
+            tol = 1e-9 * max(1.0, abs(hi - lo))
+            if t.size and (t.min() < lo - tol or t.max() > hi + tol):
+                raise ValueError(
+                    f"input samples cover [{lo}, {hi}] but values are needed on "
+                    f"[{t.min()}, {t.max()}]"
+                )
+            if self.kind == "linear":
+                out = np.column_stack(
+                    [np.interp(t, self.t, self.values[:, k]) for k in range(self.n)]
+                )
+            else:
+                from scipy.interpolate import CubicSpline
+
+                out = CubicSpline(self.t, self.values, axis=0)(np.clip(t, lo, hi))
+        if not np.all(np.isfinite(out)):
+            raise ValueError("inputs produced non-finite values")
+        return out
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """``lb <= fn(...) <= ub`` with ``n`` components; equality where lb == ub."""
+
+    fn: SymbolicFn
+    n: int
+    lb: np.ndarray
+    ub: np.ndarray
+
+    @classmethod
+    def make(cls, name: str, fn: SymbolicFn, n: int, lb: Any = 0.0, ub: Any = 0.0) -> Constraint:
+        if not callable(fn):
+            raise TypeError(f"{name} must be callable, got {fn!r}")
+        n = v.positive_int(f"{name}.n", n)
+        lo = np.broadcast_to(np.asarray(lb, dtype=float), (n,)).copy()
+        hi = np.broadcast_to(np.asarray(ub, dtype=float), (n,)).copy()
+        if np.any(np.isnan(lo)) or np.any(np.isnan(hi)) or np.any(lo > hi):
+            raise ValueError(f"{name} bounds must satisfy lb <= ub, got lb={lo}, ub={hi}")
+        return cls(fn=fn, n=n, lb=lo, ub=hi)
+
+
+def _bounds(name: str, value: Any, n: int, default: float) -> np.ndarray:
+    if value is None:
+        return np.full(n, default)
+    arr = np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
+    if np.any(np.isnan(arr)):
+        raise ValueError(f"{name} must not contain NaN, got {arr}")
+    return arr
+
+
+@dataclass(frozen=True)
+class DynamicOptimizationProblem:
+    """A dynamic optimization problem on a fixed horizon ``tspan`` (paper eq. 3).
+
+    Args:
+        dynamics: ``f(x, p, u, t) -> (n_states,)`` CasADi expression.
+        n_states, n_params: dimensions.
+        tspan: ``(t0, tf)`` [s].
+        lagrange: ``L(x, p, u, t) -> scalar`` integrated over the horizon, or None.
+        mayer: ``M(x0, xf, p) -> scalar``, or None.
+        path: path constraints g(x, p, u, t) with bounds (:class:`Constraint`), or None.
+        boundary: boundary constraints r(x0, xf, p) with bounds, or None.
+        inputs: known inputs u(t) (:class:`Inputs`).
+        x_lb, x_ub, p_lb, p_ub: variable bounds (scalars or per component; default ±inf).
+        x_guess: initial guess for the states: a constant vector (n_states,), a callable
+            ``t (n,) -> (n, n_states)``, or None for zeros.
+        p_guess: initial guess for the parameters (n_params,).
+        x0: a fixed initial state (n_states,) (imposed through the variable bounds of x_00), or
+            None for a free initial state.
+        state_names, param_names: labels.
+    """
+
+    dynamics: SymbolicFn
+    n_states: int
+    n_params: int
+    tspan: tuple[float, float]
+    lagrange: SymbolicFn | None = None
+    mayer: SymbolicFn | None = None
+    path: Constraint | None = None
+    boundary: Constraint | None = None
+    inputs: Inputs = field(default_factory=Inputs.none)
+    x_lb: Any = None
+    x_ub: Any = None
+    p_lb: Any = None
+    p_ub: Any = None
+    x_guess: Any = None
+    p_guess: Any = None
+    x0: Any = None
+    state_names: tuple[str, ...] = ()
+    param_names: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not callable(self.dynamics):
+            raise TypeError(f"dynamics must be callable, got {self.dynamics!r}")
+        nx = v.positive_int("n_states", self.n_states)
+        npar = v.nonnegative_int("n_params", self.n_params)
+        t0, tf = (
+            v.finite_float("tspan[0]", self.tspan[0]),
+            v.finite_float("tspan[1]", self.tspan[1]),
+        )
+        if not tf > t0:
+            raise ValueError(f"tspan must satisfy t0 < tf, got {self.tspan}")
+        object.__setattr__(self, "tspan", (t0, tf))
+        for name in ("lagrange", "mayer"):
+            fn = getattr(self, name)
+            if fn is not None and not callable(fn):
+                raise TypeError(f"{name} must be callable or None, got {fn!r}")
+        if not isinstance(self.inputs, Inputs):
+            raise TypeError(f"inputs must be an Inputs object, got {self.inputs!r}")
+        span = self.inputs.span()
+        if span is not None:
+            tol = 1e-9 * max(1.0, tf - t0)
+            if span[0] > t0 + tol or span[1] < tf - tol:
+                raise ValueError(
+                    f"input samples cover [{span[0]}, {span[1]}], which does not cover the "
+                    f"horizon tspan = ({t0}, {tf})"
+                )
+        for name, n, default in (
+            ("x_lb", nx, -np.inf),
+            ("x_ub", nx, np.inf),
+            ("p_lb", npar, -np.inf),
+            ("p_ub", npar, np.inf),
+        ):
+            object.__setattr__(self, name, _bounds(name, getattr(self, name), n, default))
+        if np.any(self.x_lb > self.x_ub):
+            raise ValueError(f"x_lb must be <= x_ub, got {self.x_lb} and {self.x_ub}")
+        if np.any(self.p_lb > self.p_ub):
+            raise ValueError("p_lb must be <= p_ub")
+        pg = (
+            np.zeros(npar)
+            if self.p_guess is None
+            else v.finite_array("p_guess", self.p_guess, shape=(npar,))
+        )
+        object.__setattr__(self, "p_guess", pg)
+        if self.x_guess is not None and not callable(self.x_guess):
+            object.__setattr__(
+                self, "x_guess", v.finite_array("x_guess", self.x_guess, shape=(nx,))
+            )
+        if self.x0 is not None:
+            object.__setattr__(self, "x0", v.finite_array("x0", self.x0, shape=(nx,)))
+        for name, n in (("state_names", nx), ("param_names", npar)):
+            labels = tuple(getattr(self, name))
+            if labels and len(labels) != n:
+                raise ValueError(f"{name} has {len(labels)} labels for {n} entries")
+            object.__setattr__(self, name, labels)
+
+    @property
+    def n_inputs(self) -> int:
+        return self.inputs.n
+
+    def state_guess(self, t: np.ndarray) -> np.ndarray:
+        """Initial guess of the states at times ``t`` (n,), shape (n, n_states)."""
+        t = np.asarray(t, dtype=float)
+        if self.x_guess is None:
+            return np.zeros((t.size, self.n_states))
+        if callable(self.x_guess):
+            out = np.asarray(self.x_guess(t), dtype=float)
+            if out.shape != (t.size, self.n_states):
+                raise ValueError(
+                    f"x_guess(t) must return shape ({t.size}, {self.n_states}), got {out.shape}"
+                )
+            return v.finite_array("x_guess(t)", out)
+        return np.tile(self.x_guess, (t.size, 1))
+
+    def remake(self, **changes: Any) -> DynamicOptimizationProblem:
+        """A copy with some fields changed (SciML's ``remake``)."""
+        return replace(self, **changes)

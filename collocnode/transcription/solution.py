@@ -1,0 +1,109 @@
+"""The result of solving a dynamic optimization problem by collocation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..status import SolverStatus
+from .mesh import Mesh
+from .nlp import NLPSize
+from .problem import DynamicOptimizationProblem
+
+
+@dataclass
+class Solution:
+    """States at the mesh nodes, parameters, and how the solve went.
+
+    Calling the solution at times ``t`` evaluates the collocation polynomials (dense output).
+
+    Attributes:
+        status: the outcome (:class:`SolverStatus`); only ``SUCCESS`` means IPOPT converged.
+        ipopt_status: IPOPT's own return status name.
+        message: extra detail (e.g. where a non-finite value appeared).
+        objective: final objective value.
+        iterations: IPOPT iterations.
+        mesh: the collocation mesh.
+        x_nodes: states at the mesh nodes, shape (n_nodes, n_states).
+        p: parameters, shape (n_params,).
+        lam_g: constraint multipliers, shape (n_constraints,).
+        history: per iteration (wall time since the IPOPT start [s], iteration, objective,
+            primal infeasibility, dual infeasibility).
+        timings: wall times [s]: ``build`` (transcription, JIT), ``ipopt`` (IPOPT's own work),
+            ``callbacks`` (function and derivative evaluations), ``total``.
+        size: NLP size (variables, constraints, Jacobian and Hessian nonzeros).
+    """
+
+    status: SolverStatus
+    ipopt_status: str
+    message: str
+    objective: float
+    iterations: int
+    mesh: Mesh
+    x_nodes: np.ndarray
+    p: np.ndarray
+    lam_g: np.ndarray
+    history: list[tuple[float, int, float, float, float]]
+    timings: dict[str, float]
+    size: NLPSize
+    problem: DynamicOptimizationProblem = field(repr=False)
+
+    @property
+    def success(self) -> bool:
+        return self.status == SolverStatus.SUCCESS
+
+    @property
+    def t_nodes(self) -> np.ndarray:
+        return self.mesh.node_times
+
+    def __call__(self, t: np.ndarray | float) -> np.ndarray:
+        """States at ``t`` (scalar -> (n_states,), array (n,) -> (n, n_states))."""
+        scalar = np.ndim(t) == 0
+        out = self.mesh.interpolate(self.x_nodes, np.atleast_1d(np.asarray(t, dtype=float)))
+        return out[0] if scalar else out
+
+    def derivative(self, t: np.ndarray) -> np.ndarray:
+        """Time derivative of the collocation polynomials at ``t``, shape (n, n_states)."""
+        return self.mesh.derivative(self.x_nodes, np.atleast_1d(np.asarray(t, dtype=float)))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-friendly summary written to ``result.json``."""
+        return {
+            "status": self.status.value,
+            "ipopt_status": self.ipopt_status,
+            "message": self.message,
+            "objective": self.objective,
+            "iterations": self.iterations,
+            "wall_time_s": dict(self.timings),
+            "n_variables": self.size.n_variables,
+            "n_constraints": self.size.n_constraints,
+            "nnz_jacobian": self.size.nnz_jacobian,
+            "nnz_hessian": self.size.nnz_hessian,
+            "mesh": {
+                "intervals": self.mesh.n_intervals,
+                "stages": sorted({int(s) for s in self.mesh.stages}),
+                "nodes": self.mesh.n_nodes,
+            },
+        }
+
+    def summary(self) -> str:
+        """A short human-readable table."""
+        t = self.timings
+        rows = [
+            ("status", f"{self.status.value} ({self.ipopt_status})"),
+            ("objective", f"{self.objective:.6g}"),
+            ("iterations", str(self.iterations)),
+            (
+                "wall time [s]",
+                f"total {t['total']:.2f} = build {t['build']:.2f} + "
+                f"IPOPT {t['ipopt']:.2f} + callbacks {t['callbacks']:.2f}",
+            ),
+            ("NLP", f"{self.size.n_variables} variables, {self.size.n_constraints} constraints"),
+            ("nonzeros", f"Jacobian {self.size.nnz_jacobian}, Hessian {self.size.nnz_hessian}"),
+        ]
+        if self.message:
+            rows.append(("message", self.message))
+        width = max(len(k) for k, _ in rows)
+        return "\n".join(f"{k:<{width}}  {val}" for k, val in rows)

@@ -1,0 +1,138 @@
+"""solve() on problems with known answers; backend agreement; honest statuses."""
+
+import numpy as np
+import pytest
+
+from collocnode import (
+    DynamicOptimizationProblem,
+    Inputs,
+    IpoptOptions,
+    NeuralODE,
+    RadauIIA,
+    SolverStatus,
+    TrainingProblem,
+    Trajectory,
+    solve,
+)
+from collocnode.nn import MLP
+
+QUIET = dict(print_level=0)
+
+
+def decay(lam: float = -1.5, tf: float = 2.0) -> DynamicOptimizationProblem:
+    return DynamicOptimizationProblem(
+        dynamics=lambda x, p, u, t: lam * x,
+        n_states=1,
+        n_params=0,
+        tspan=(0.0, tf),
+        lagrange=lambda x, p, u, t: x[0] ** 2,
+        x0=[1.0],
+        x_guess=[1.0],
+    )
+
+
+@pytest.mark.parametrize("stages", [1, 2, 3])
+def test_collocation_order_through_the_nlp(stages):
+    """x' = λx solved as an NLP converges at t_f with Radau IIA's order 2m − 1."""
+    errs = []
+    for n in (4, 8):
+        sol = solve(decay(), RadauIIA(n, stages, ipopt=IpoptOptions(tol=1e-14, **QUIET)))
+        assert sol.status == SolverStatus.SUCCESS
+        errs.append(abs(sol.x_nodes[-1, 0] - np.exp(-3.0)))
+    order = np.log2(errs[0] / errs[1])
+    assert order == pytest.approx(2 * stages - 1, abs=0.35)
+
+
+def test_lagrange_term_is_radau_quadrature():
+    sol = solve(decay(), RadauIIA(10, 4, ipopt=IpoptOptions(tol=1e-14, **QUIET)))
+    exact = (1 - np.exp(-6.0)) / 3.0  # ∫_0^2 e^{-3t} dt
+    assert sol.objective == pytest.approx(exact, rel=1e-9)
+
+
+def test_parameter_estimation_recovers_the_rate():
+    t = np.linspace(0, 2, 41)
+    data = Inputs.from_samples(t, np.exp(-2.0 * t), "cubic")
+    dop = DynamicOptimizationProblem(
+        dynamics=lambda x, p, u, t: -p[0] * x,
+        n_states=1,
+        n_params=1,
+        tspan=(0.0, 2.0),
+        lagrange=lambda x, p, u, t: (x[0] - u[0]) ** 2,
+        inputs=data,
+        x0=[1.0],
+        x_guess=[1.0],
+        p_guess=[0.5],
+        p_lb=[0.0],
+        p_ub=[10.0],
+    )
+    sol = solve(dop, RadauIIA(20, 3, ipopt=IpoptOptions(tol=1e-12, **QUIET)))
+    assert sol.success
+    assert sol.p[0] == pytest.approx(2.0, abs=1e-6)
+    tt = np.linspace(0, 2, 17)
+    np.testing.assert_allclose(sol(tt)[:, 0], np.exp(-2 * tt), atol=1e-6)
+
+
+def small_training(backend: str, max_iter: int = 100) -> TrainingProblem:
+    t = np.linspace(0, 3, 31)
+    x = np.column_stack([np.cos(t), -np.sin(t)])
+    model = NeuralODE(MLP((2, 4, 2), "tanh"))
+    return TrainingProblem(model, Trajectory(t, x), regularization=1e-4, initial_state=x[0])
+
+
+def test_backends_take_the_same_iterates():
+    results = {}
+    for backend in ("casadi", "cyipopt"):
+        alg = RadauIIA(15, 3, ipopt=IpoptOptions(tol=1e-8, max_iter=60, backend=backend, **QUIET))
+        results[backend] = solve(small_training(backend), alg, seed=3)
+    a, b = results["casadi"], results["cyipopt"]
+    assert a.iterations == b.iterations
+    ha = np.array([h[2] for h in a.history])
+    hb = np.array([h[2] for h in b.history])
+    assert ha.shape == hb.shape
+    np.testing.assert_allclose(ha, hb, rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(a.p, b.p, rtol=1e-5, atol=1e-7)
+
+
+def test_iteration_limit_is_not_success():
+    alg = RadauIIA(15, 3, ipopt=IpoptOptions(max_iter=2, **QUIET))
+    sol = solve(small_training("casadi"), alg, seed=0)
+    assert sol.status == SolverStatus.ITERATION_LIMIT
+    assert not sol.status.ok
+    assert sol.solution.to_dict()["status"] == "iteration_limit"
+
+
+def test_history_and_timings():
+    sol = solve(small_training("casadi"), RadauIIA(10, 2, ipopt=IpoptOptions(**QUIET)), seed=1)
+    times = [h[0] for h in sol.history]
+    assert times == sorted(times) and len(times) == sol.iterations + 1
+    t = sol.timings
+    assert t["total"] >= t["build"] and min(t.values()) >= 0
+    assert sol.size.nnz_jacobian > 0 and sol.size.nnz_hessian > 0
+
+
+def test_dense_output_interpolates_the_nodes():
+    sol = solve(decay(), RadauIIA(6, 3, ipopt=IpoptOptions(**QUIET)))
+    np.testing.assert_allclose(sol(sol.t_nodes), sol.x_nodes, atol=1e-13)
+    assert sol(0.5).shape == (1,)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(intervals=0), "intervals"),
+        (dict(stages=-1), "stages"),
+        (dict(ipopt={"tol": 1e-3}), "ipopt"),
+    ],
+)
+def test_bad_algorithm(kwargs, match):
+    with pytest.raises((ValueError, TypeError, AttributeError), match=match):
+        RadauIIA(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [(dict(tol=0.0), "tol"), (dict(max_iter=0), "max_iter"), (dict(backend="knitro"), "backend")],
+)
+def test_bad_ipopt_options(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        IpoptOptions(**kwargs)

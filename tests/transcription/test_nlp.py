@@ -1,0 +1,151 @@
+"""The structured NLP: every callback against CasADi's own AD and finite differences."""
+
+import casadi as ca
+import numpy as np
+import pytest
+
+from collocnode import Constraint, DynamicOptimizationProblem, Inputs, Mesh
+from collocnode.transcription import StructuredNLP
+
+
+def rich_problem() -> DynamicOptimizationProblem:
+    """Every ingredient at once: inputs, path and boundary constraints, Lagrange and Mayer."""
+
+    def f(x, p, u, t):
+        return ca.vertcat(
+            p[0] * x[1] + ca.sin(u[0]) * x[0] * p[2], -p[1] * x[0] + x[0] * x[1] * p[2] + t
+        )
+
+    return DynamicOptimizationProblem(
+        dynamics=f,
+        n_states=2,
+        n_params=3,
+        tspan=(0.0, 2.0),
+        lagrange=lambda x, p, u, t: (x[0] - u[0]) ** 2 + p[0] * x[1] ** 2 + ca.exp(p[1] * t),
+        mayer=lambda x0, xf, p: ca.dot(p, p) + xf[0] * x0[0] + ca.sin(xf[1] * p[2]),
+        path=Constraint.make("path", lambda x, p, u, t: x[0] ** 2 + p[1] * x[1] * u[0], 1, -1, 4),
+        boundary=Constraint.make(
+            "boundary", lambda x0, xf, p: ca.vertcat(x0[0] - 1, xf[1] * p[2] * x0[1]), 2
+        ),
+        inputs=Inputs.from_function(lambda t: np.cos(3 * t)[:, None], 1),
+        x_guess=np.array([1.0, 0.5]),
+        p_guess=np.array([0.3, -0.2, 0.7]),
+    )
+
+
+MESHES = {
+    "mixed": Mesh.from_grid([0.0, 0.3, 0.5, 1.2, 2.0], [1, 3, 2, 4]),
+    "uniform": Mesh.equidistant(0.0, 2.0, 5, 3),
+    "spectral": Mesh.spectral(0.0, 2.0, 9),
+}
+
+
+def dense(sparsity: ca.Sparsity, nz: np.ndarray) -> np.ndarray:
+    return np.array(ca.DM(sparsity, nz).full())
+
+
+@pytest.fixture(params=sorted(MESHES))
+def nlp(request):
+    return StructuredNLP(rich_problem(), MESHES[request.param], threads=2)
+
+
+@pytest.fixture
+def point(rng, nlp):
+    z = rng.uniform(-1, 1, nlp.n_z)
+    lam = rng.uniform(-1, 1, nlp.n_c)
+    return z, lam, 0.7
+
+
+def test_sizes(nlp):
+    mesh = nlp.mesh
+    assert nlp.n_z == mesh.n_nodes * 2 + 3
+    assert nlp.n_c == mesh.n_collocation * (2 + 1) + 2
+    assert nlp.size.nnz_hessian == nlp.hess_sparsity.nnz()
+    rows, cols = nlp.hessian_structure()
+    assert np.all(rows <= cols), "Hessian must be the upper triangle"
+
+
+def test_callbacks_match_casadi_ad(nlp, point):
+    """The assembled derivatives equal CasADi's AD of the very same f/g expression graph."""
+    z, lam, sigma = point
+    zs = nlp.z_sym
+    ref_grad = ca.Function("g", [zs], [ca.gradient(nlp.f_expr, zs)])(z)
+    ref_jac = ca.Function("j", [zs], [ca.jacobian(nlp.g_expr, zs)])(z)
+    lag = sigma * nlp.f_expr + ca.dot(ca.DM(lam), nlp.g_expr)
+    ref_hess = ca.Function("h", [zs], [ca.triu(ca.hessian(lag, zs)[0])])(z)
+    np.testing.assert_allclose(
+        nlp.fn_grad(z).full().ravel(), np.array(ref_grad).ravel(), rtol=1e-12, atol=1e-12
+    )
+    np.testing.assert_allclose(
+        dense(nlp.jac_sparsity, nlp.fn_jac(z).full().ravel()),
+        np.array(ref_jac),
+        rtol=1e-12,
+        atol=1e-12,
+    )
+    np.testing.assert_allclose(
+        dense(nlp.hess_sparsity, nlp.fn_hess(z, sigma, lam).full().ravel()),
+        np.array(ref_hess),
+        rtol=1e-12,
+        atol=1e-12,
+    )
+
+
+def test_callbacks_match_finite_differences(nlp, point):
+    z, lam, sigma = point
+    f = lambda zz: float(nlp.fn_f(zz))  # noqa: E731
+    g = lambda zz: nlp.fn_g(zz).full().ravel()  # noqa: E731
+    J = dense(nlp.jac_sparsity, nlp.fn_jac(z).full().ravel())
+
+    def grad_lag(zz):
+        Jz = dense(nlp.jac_sparsity, nlp.fn_jac(zz).full().ravel())
+        return sigma * nlp.fn_grad(zz).full().ravel() + Jz.T @ lam
+
+    eps = 1e-6
+    E = np.eye(nlp.n_z)
+    fd_grad = np.array([(f(z + eps * e) - f(z - eps * e)) / (2 * eps) for e in E])
+    fd_jac = np.column_stack([(g(z + eps * e) - g(z - eps * e)) / (2 * eps) for e in E])
+    fd_hess = np.column_stack(
+        [(grad_lag(z + eps * e) - grad_lag(z - eps * e)) / (2 * eps) for e in E]
+    )
+    np.testing.assert_allclose(nlp.fn_grad(z).full().ravel(), fd_grad, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(J, fd_jac, rtol=1e-6, atol=1e-7)
+    H = dense(nlp.hess_sparsity, nlp.fn_hess(z, sigma, lam).full().ravel())
+    H = H + np.triu(H, 1).T
+    np.testing.assert_allclose(H, fd_hess, rtol=1e-6, atol=1e-6)
+
+
+def test_jit_callbacks_equal_interpreted(rng, tmp_path, monkeypatch):
+    monkeypatch.setenv("COLLOCNODE_CACHE", str(tmp_path))
+    mesh = MESHES["mixed"]
+    plain = StructuredNLP(rich_problem(), mesh)
+    jitted = StructuredNLP(rich_problem(), mesh, jit=True)
+    assert list(tmp_path.glob("*.so")), "the compiled library is cached on disk"
+    z, lam = rng.uniform(-1, 1, plain.n_z), rng.uniform(-1, 1, plain.n_c)
+    for name, args in (("fn_grad", (z,)), ("fn_jac", (z,)), ("fn_hess", (z, 0.3, lam))):
+        a = getattr(plain, name)(*args).full()
+        b = getattr(jitted, name)(*args).full()
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-13)
+
+
+def test_constraint_values_are_collocation_equations(rng):
+    """Row (k, s) of g is Σ_l D_jl x_il − h f_s(x_ij): check one node by hand."""
+    dop = rich_problem()
+    mesh = MESHES["mixed"]
+    nlp = StructuredNLP(dop, mesh)
+    z = rng.uniform(-1, 1, nlp.n_z)
+    X, p = nlp.split(z)
+    g = nlp.fn_g(z).full().ravel()
+    from collocnode.transcription import radau_table
+
+    i, j = 3, 2  # interval 3 (4 stages), stage 2 (1-based)
+    k = int(np.flatnonzero((mesh.collocation_interval == i) & (mesh.collocation_stage == j))[0])
+    tab = radau_table(4)
+    start = mesh.interval_start[i]
+    node = mesh.collocation_index[k]
+    t = mesh.node_times[node]
+    u = np.cos(3 * t)
+    x = X[node]
+    f = np.array([p[0] * x[1] + np.sin(u) * x[0] * p[2], -p[1] * x[0] + x[0] * x[1] * p[2] + t])
+    expected = tab.D[j - 1] @ X[start : start + 5] - mesh.h[i] * f
+    np.testing.assert_allclose(g[k * 3 : k * 3 + 2], expected, rtol=1e-12, atol=1e-12)
+    assert g[k * 3 + 2] == pytest.approx(x[0] ** 2 + p[1] * x[1] * u)
