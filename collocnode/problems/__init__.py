@@ -17,6 +17,14 @@ from .base import Split, System
 # does no work.
 _REGISTRY: dict[str, tuple[str, str]] = {
     "vdp": ("vdp", "VanDerPol"),
+    "sms": ("mass_spring", "SingleMassSpring"),
+    "smsd": ("mass_spring", "SingleMassSpringDamper"),
+    "tmsd": ("mass_spring", "TripleMassSpringDamper"),
+    "pendulum": ("pendulum", "Pendulum"),
+    "double_pendulum": ("pendulum", "DoublePendulum"),
+    "cart_pole": ("cart_pole", "CartPole"),
+    "slider_crank": ("slider_crank", "SliderCrank"),
+    "vehicle4dof": ("vehicle", "Vehicle4DOF"),
 }
 
 
