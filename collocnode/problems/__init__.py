@@ -17,6 +17,7 @@ from .base import Split, System
 # does no work.
 _REGISTRY: dict[str, tuple[str, str]] = {
     "vdp": ("vdp", "VanDerPol"),
+    "qvm": ("qvm", "QuarterVehicle"),
     "sms": ("mass_spring", "SingleMassSpring"),
     "smsd": ("mass_spring", "SingleMassSpringDamper"),
     "tmsd": ("mass_spring", "TripleMassSpringDamper"),
@@ -25,6 +26,11 @@ _REGISTRY: dict[str, tuple[str, str]] = {
     "cart_pole": ("cart_pole", "CartPole"),
     "slider_crank": ("slider_crank", "SliderCrank"),
     "vehicle4dof": ("vehicle", "Vehicle4DOF"),
+    "two_body": ("two_body", "TwoBody"),
+    "rigid_body": ("rigid_body", "RigidBody"),
+    "dcdc": ("dcdc", "DCDCConverter"),
+    "robot_arm": ("robot_arm", "RobotArm"),
+    "lorenz": ("lorenz", "Lorenz"),
 }
 
 
