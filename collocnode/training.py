@@ -63,6 +63,9 @@ class TrainingProblem:
             :class:`Trajectory` to interpolate.
         params_guess: initial parameter vector; default: the blocks' random initialisation
             (seeded by ``solve(..., seed=...)``).
+        x_nominal: typical state magnitudes for the NLP's scaling: "auto" (the standard deviation
+            of each state column of the data; 1 where a column is constant), None (no scaling)
+            or an array (n_states,).
     """
 
     model: HybridModel
@@ -77,6 +80,7 @@ class TrainingProblem:
     inputs: Callable[[np.ndarray], np.ndarray] | None = None
     state_guess: Any = "constant"
     params_guess: Any = None
+    x_nominal: Any = "auto"
     _columns: tuple[tuple[str, int], ...] = field(default=(), init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -129,6 +133,19 @@ class TrainingProblem:
                 )
         if isinstance(self.state_guess, str):
             v.choice("state_guess", self.state_guess, ("constant", "data"))
+        if isinstance(self.x_nominal, str):
+            v.choice("x_nominal", self.x_nominal, ("auto",))
+        elif self.x_nominal is not None:
+            nom = v.finite_array("x_nominal", self.x_nominal, shape=(m.n_states,))
+            if np.any(nom <= 0):
+                raise ValueError(f"x_nominal must be positive, got {nom}")
+
+    def nominal(self) -> np.ndarray | None:
+        """The state scaling handed to the NLP (see ``x_nominal``)."""
+        if isinstance(self.x_nominal, str):
+            s = self.data.x.std(axis=0)
+            return np.where(s > 0, s, 1.0)
+        return None if self.x_nominal is None else np.asarray(self.x_nominal, dtype=float)
 
     def _resolve_fit(self) -> list[tuple[str, int]]:
         m, d = self.model, self.data
@@ -250,6 +267,7 @@ class TrainingProblem:
             x_guess=self._state_guess(),
             p_guess=params_guess,
             x0=self.initial_state,
+            x_nominal=self.nominal(),
             state_names=m.state_names,
         )
 

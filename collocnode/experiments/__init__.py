@@ -23,6 +23,7 @@ class Experiment:
 
 EXPERIMENTS: dict[str, Experiment] = {
     "vdp": Experiment("vdp", "VdPOptions", summary="Van der Pol neural ODE (paper §4.2)"),
+    "qvm": Experiment("qvm", "QVMOptions", summary="quarter-vehicle PeN-ODE (paper §4.1)"),
 }
 
 

@@ -3,5 +3,14 @@
 from .activations import ACTIVATIONS, Activation, get_activation, require_c2
 from .base import Block
 from .mlp import MLP
+from .rational import RationalChebyshev
 
-__all__ = ["ACTIVATIONS", "MLP", "Activation", "Block", "get_activation", "require_c2"]
+__all__ = [
+    "ACTIVATIONS",
+    "MLP",
+    "Activation",
+    "Block",
+    "RationalChebyshev",
+    "get_activation",
+    "require_c2",
+]

@@ -54,3 +54,29 @@ class TorchMLP(nn.Module):
             nn.utils.vector_to_parameters(
                 torch.as_tensor(w, dtype=ref.dtype, device=ref.device), self.parameters()
             )
+
+
+class TorchRational(nn.Module):
+    """The torch twin of :class:`collocnode.nn.RationalChebyshev` (same parameter layout)."""
+
+    def __init__(
+        self, spec: Any, weights: np.ndarray | None = None, dtype: Any = None, device: Any = None
+    ) -> None:
+        super().__init__()
+        self.spec = spec
+        dtype = dtype or torch.float64
+        w = spec.init_weights() if weights is None else np.asarray(weights, dtype=float)
+        if w.shape != (spec.n_params,):
+            raise ValueError(f"weights must have shape ({spec.n_params},), got {w.shape}")
+        self.weights = nn.Parameter(torch.as_tensor(w, dtype=dtype, device=device))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        s = (x[..., 0] - self.spec.input_shift) / self.spec.input_scale
+        return self.spec._ratio(s, self.weights)[..., None]
+
+    def get_flat(self) -> np.ndarray:
+        return self.weights.detach().cpu().to(torch.float64).numpy().copy()
+
+    def set_flat(self, weights: np.ndarray) -> None:
+        with torch.no_grad():
+            self.weights.copy_(torch.as_tensor(weights, dtype=self.weights.dtype))

@@ -95,10 +95,12 @@ def build_node_functions(dop: DynamicOptimizationProblem) -> NodeFunctions:
     t, h, w = ca.SX.sym("t"), ca.SX.sym("h"), ca.SX.sym("w")
     sigma, lam_c, lam_g = ca.SX.sym("sigma"), ca.SX.sym("lam_c", nx), ca.SX.sym("lam_g", ng)
 
-    f = _as_column("dynamics", dop.dynamics(x, p, u, t), nx)
-    g = _as_column("path constraint", dop.path.fn(x, p, u, t), ng) if dop.path else ca.SX(0, 1)
+    nom = dop.x_nominal
+    xp_ = x * nom  # the NLP's variables are x / x_nominal
+    f = _as_column("dynamics", dop.dynamics(xp_, p, u, t), nx) / nom
+    g = _as_column("path constraint", dop.path.fn(xp_, p, u, t), ng) if dop.path else ca.SX(0, 1)
     L = (
-        _as_column("lagrange", dop.lagrange(x, p, u, t), 1)
+        _as_column("lagrange", dop.lagrange(xp_, p, u, t), 1)
         if dop.lagrange is not None
         else ca.SX(1, 1)
     )
@@ -136,12 +138,17 @@ def build_boundary_functions(dop: DynamicOptimizationProblem) -> BoundaryFunctio
     nr = dop.boundary.n if dop.boundary else 0
     x0, xf, p = ca.SX.sym("x0", nx), ca.SX.sym("xf", nx), ca.SX.sym("p", npar)
     sigma, lam_r = ca.SX.sym("sigma"), ca.SX.sym("lam_r", nr)
+    nom = dop.x_nominal
     r = (
-        _as_column("boundary constraint", dop.boundary.fn(x0, xf, p), nr)
+        _as_column("boundary constraint", dop.boundary.fn(x0 * nom, xf * nom, p), nr)
         if dop.boundary
         else ca.SX(0, 1)
     )
-    M = _as_column("mayer", dop.mayer(x0, xf, p), 1) if dop.mayer is not None else ca.SX(1, 1)
+    M = (
+        _as_column("mayer", dop.mayer(x0 * nom, xf * nom, p), 1)
+        if dop.mayer is not None
+        else ca.SX(1, 1)
+    )
     vb = ca.vertcat(x0, xf, p)
     values = ca.Function("bnd_values", [x0, xf, p], [r, M], ["x0", "xf", "p"], ["r", "M"])
     jac_nz, jac_pat = _nz(ca.jacobian(r, vb))
@@ -452,10 +459,11 @@ class StructuredNLP:
         self._grad_expr, self._jac_nz, self._hess_nz = grad, jac_nz, hess_nz
 
         # ---- bounds and initial guess ----
-        self.lbz = np.concatenate([np.tile(dop.x_lb, nn), dop.p_lb])
-        self.ubz = np.concatenate([np.tile(dop.x_ub, nn), dop.p_ub])
+        nom = dop.x_nominal
+        self.lbz = np.concatenate([np.tile(dop.x_lb / nom, nn), dop.p_lb])
+        self.ubz = np.concatenate([np.tile(dop.x_ub / nom, nn), dop.p_ub])
         if dop.x0 is not None:
-            self.lbz[:nx] = self.ubz[:nx] = dop.x0
+            self.lbz[:nx] = self.ubz[:nx] = dop.x0 / nom
         g_lb = np.zeros((N, nx + ng))
         g_ub = np.zeros((N, nx + ng))
         if ng:
@@ -467,17 +475,19 @@ class StructuredNLP:
     def initial_guess(
         self, x_nodes: np.ndarray | None = None, p: np.ndarray | None = None
     ) -> np.ndarray:
-        """z from node states (n_nodes, n_x) and parameters (n_p); defaults from the problem."""
+        """z from physical node states (n_nodes, n_x) and parameters (n_p); defaults from the
+        problem."""
         if x_nodes is None:
             x_nodes = self.dop.state_guess(self.mesh.node_times)
         p = self.dop.p_guess if p is None else p
-        z = np.concatenate([np.asarray(x_nodes, float).ravel(), np.asarray(p, float)])
+        scaled = np.asarray(x_nodes, float) / self.dop.x_nominal
+        z = np.concatenate([scaled.ravel(), np.asarray(p, float)])
         return np.clip(z, self.lbz, self.ubz)
 
     def split(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Node states (n_nodes, n_x) and parameters (n_p) from z."""
+        """Physical node states (n_nodes, n_x) and parameters (n_p) from z."""
         z = np.asarray(z, dtype=float).ravel()
-        return z[: self.P0].reshape(self.nn, self.nx), z[self.P0 :]
+        return z[: self.P0].reshape(self.nn, self.nx) * self.dop.x_nominal, z[self.P0 :]
 
     def casadi_callbacks(self) -> dict[str, ca.Function]:
         """Custom callbacks for ``nlpsol`` with CasADi's naming conventions."""
@@ -515,7 +525,7 @@ class StructuredNLP:
     def node_values(self, z: np.ndarray) -> dict[str, np.ndarray]:
         """Per-collocation-node dynamics residual parts, path values and Lagrange terms at z."""
         X, p = self.split(z)
-        Xc = X[self.mesh.collocation_index].T
+        Xc = (X / self.dop.x_nominal)[self.mesh.collocation_index].T
         U = self.u_coll.T if self.dop.n_inputs else np.zeros((0, self.N))
         out = [np.asarray(o) for o in _call_columns(self.node.values, Xc, p, U, self)]
         return {"res": out[0], "g": out[1], "obj": out[2]}

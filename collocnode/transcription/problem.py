@@ -150,6 +150,10 @@ class DynamicOptimizationProblem:
         p_guess: initial guess for the parameters (n_params,).
         x0: a fixed initial state (n_states,) (imposed through the variable bounds of x_00), or
             None for a free initial state.
+        x_nominal: typical magnitude of each state (n_states,), default 1. The NLP works with
+            x / x_nominal and divides each state's collocation equations by its nominal value, so
+            states of very different sizes (millimetres next to metres per second) give IPOPT a
+            well-scaled problem. Results are always reported in physical units.
         state_names, param_names: labels.
     """
 
@@ -169,6 +173,7 @@ class DynamicOptimizationProblem:
     x_guess: Any = None
     p_guess: Any = None
     x0: Any = None
+    x_nominal: Any = None
     state_names: tuple[str, ...] = ()
     param_names: tuple[str, ...] = ()
 
@@ -221,6 +226,14 @@ class DynamicOptimizationProblem:
             )
         if self.x0 is not None:
             object.__setattr__(self, "x0", v.finite_array("x0", self.x0, shape=(nx,)))
+        nominal = (
+            np.ones(nx)
+            if self.x_nominal is None
+            else np.broadcast_to(v.finite_array("x_nominal", self.x_nominal), (nx,)).copy()
+        )
+        if np.any(nominal <= 0):
+            raise ValueError(f"x_nominal must be positive, got {nominal}")
+        object.__setattr__(self, "x_nominal", nominal)
         for name, n in (("state_names", nx), ("param_names", npar)):
             labels = tuple(getattr(self, name))
             if labels and len(labels) != n:

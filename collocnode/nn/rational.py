@@ -1,0 +1,97 @@
+"""Rational functions of Chebyshev polynomials (Langenkamp et al. eq. 19) as a block."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import _validation as v
+from .base import Block
+
+
+def chebyshev_basis(s: Any, degree: int, zeros: Any = None) -> list[Any]:
+    """[T_0(s), ..., T_degree(s)] by the three-term recurrence (works for numpy and CasADi)."""
+    one = 1.0 + 0.0 * s
+    out = [one, s]
+    for _ in range(2, degree + 1):
+        out.append(2.0 * s * out[-1] - out[-2])
+    return out[: degree + 1]
+
+
+@dataclass(frozen=True)
+class RationalChebyshev(Block):
+    """F(x) = output_scale · Σ_{k=0}^{N} ω_k T_k(s) / (1 + Σ_{k=1}^{D} θ_k T_k(s)),
+    s = (x − input_shift) / input_scale   (paper eq. 19, one input, one output).
+
+    The Chebyshev polynomials are meant for s ∈ [−1, 1], so the block's ``domain`` is
+    ``input_shift ± input_scale``; choose the scale to cover the inputs the block will see.
+
+    Deviation from the paper: eq. 19 leaves θ_0 free (2·(N + 1) = 16 parameters per block for
+    N = D = 7); here θ_0 = 1 is fixed. Multiplying all ω and θ by one constant leaves eq. 19
+    unchanged, so with θ_0 free the NLP has a one-dimensional family of optima and a singular
+    Hessian; fixing θ_0 removes exactly that freedom (15 parameters per block).
+
+    Parameters: ``[ω_0..ω_N, θ_1..θ_D]``. The initial guess is ω = 0, θ = 0 plus a small random
+    perturbation of ω (denominator 1).
+    """
+
+    num_degree: int = 7
+    den_degree: int = 7
+    input_shift: float = 0.0
+    input_scale: float = 1.0
+    output_scale: float = 1.0
+    init_scale: float = 0.1
+
+    def __post_init__(self) -> None:
+        v.nonnegative_int("num_degree", self.num_degree)
+        v.nonnegative_int("den_degree", self.den_degree)
+        v.finite_float("input_shift", self.input_shift)
+        v.positive_float("input_scale", self.input_scale)
+        if v.finite_float("output_scale", self.output_scale) == 0:
+            raise ValueError("output_scale must be non-zero, got 0.0")
+        v.nonnegative_float("init_scale", self.init_scale)
+
+    n_in = 1
+    n_out = 1
+
+    @property
+    def n_params(self) -> int:
+        return self.num_degree + 1 + self.den_degree
+
+    @property
+    def domain(self) -> tuple[float, float]:
+        return (self.input_shift - self.input_scale, self.input_shift + self.input_scale)
+
+    def _ratio(self, s: Any, w: Any) -> Any:
+        n, d = self.num_degree, self.den_degree
+        T = chebyshev_basis(s, max(n, d))
+        num = sum(w[k] * T[k] for k in range(n + 1))
+        den = 1.0 + sum(w[n + k] * T[k] for k in range(1, d + 1))
+        return self.output_scale * num / den
+
+    def casadi(self, x: Any, w: Any) -> Any:
+        s = (x[0] - self.input_shift) / self.input_scale
+        return self._ratio(s, w)
+
+    def numpy(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+        w = np.asarray(w, dtype=float)
+        if w.shape != (self.n_params,):
+            raise ValueError(f"w must have shape ({self.n_params},), got {w.shape}")
+        x = np.asarray(x, dtype=float)
+        s = (x[..., 0] - self.input_shift) / self.input_scale
+        return self._ratio(s, w)[..., None]
+
+    def init_weights(self, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        w = np.zeros(self.n_params)
+        w[: self.num_degree + 1] = self.init_scale * rng.standard_normal(self.num_degree + 1)
+        return w
+
+    def torch_module(
+        self, weights: np.ndarray | None = None, dtype: Any = None, device: Any = None
+    ) -> Any:
+        from .torch import TorchRational
+
+        return TorchRational(self, weights=weights, dtype=dtype, device=device)

@@ -1,0 +1,42 @@
+import numpy as np
+import pytest
+
+from collocnode.nn import RationalChebyshev
+
+torch = pytest.importorskip("torch")
+
+
+def test_chebyshev_recurrence_matches_cosines(rng):
+    from collocnode.nn.rational import chebyshev_basis
+
+    s = rng.uniform(-1, 1, 50)
+    T = chebyshev_basis(s, 7)
+    for k, Tk in enumerate(T):
+        np.testing.assert_allclose(Tk, np.cos(k * np.arccos(s)), atol=1e-13)
+
+
+def test_rational_backends_agree_and_match_formula(rng):
+    spec = RationalChebyshev(
+        num_degree=3, den_degree=2, input_shift=0.1, input_scale=2.0, output_scale=5.0
+    )
+    assert spec.n_params == 4 + 2
+    w = rng.normal(0, 0.3, spec.n_params)
+    x = rng.uniform(-1.9, 2.1, (13, 1))
+    s = (x[:, 0] - 0.1) / 2.0
+    T = [np.ones_like(s), s, 2 * s**2 - 1, 4 * s**3 - 3 * s]
+    expected = 5.0 * sum(w[k] * T[k] for k in range(4)) / (1 + w[4] * T[1] + w[5] * T[2])
+    np.testing.assert_allclose(spec.numpy(x, w)[:, 0], expected, rtol=1e-12)
+    np.testing.assert_allclose(
+        np.array(spec.casadi_function()(x.T, w)).ravel(), expected, rtol=1e-12
+    )
+    mod = spec.torch_module(w)
+    np.testing.assert_allclose(mod(torch.as_tensor(x)).detach().numpy()[:, 0], expected, rtol=1e-12)
+    np.testing.assert_allclose(mod.get_flat(), w)
+
+
+def test_paper_sizes_and_domain():
+    spec = RationalChebyshev(input_shift=0.0, input_scale=0.3)
+    assert spec.n_params == 15  # eq. 19 with N = D = 7 and θ_0 fixed to 1
+    assert spec.domain == (-0.3, 0.3)
+    with pytest.raises(ValueError, match="input_scale"):
+        RationalChebyshev(input_scale=0.0)
