@@ -82,6 +82,12 @@ class HybridModel:
         parameters: physical parameters by name (:class:`Parameter`); those with ``fit=True``
             become NLP variables with their bounds.
         state_names, input_names, output_names: labels.
+        recipe: how to rebuild this model from data: ``("module:function", kwargs)`` such that
+            ``function(**kwargs)`` returns an equal model. kwargs values are JSON-able, blocks
+            (:class:`collocnode.nn.Block`) or systems (:class:`collocnode.problems.System`).
+            Models with a recipe can be saved to a file and loaded back
+            (:mod:`collocnode.serialize`); the physics of a hand-written model is Python code,
+            so it needs one.
     """
 
     n_states: int
@@ -94,6 +100,7 @@ class HybridModel:
     state_names: tuple[str, ...] = ()
     input_names: tuple[str, ...] = ()
     output_names: tuple[str, ...] = ()
+    recipe: tuple[str, dict[str, Any]] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         v.positive_int("n_states", self.n_states)
@@ -235,6 +242,21 @@ def NeuralODE(
         out = ca.vertcat(*[nets[name](z) for name in nets])
         return ca.vertcat(x[n_out:], out) if second_order else out
 
+    recipe = (
+        "collocnode.models:NeuralODE",
+        {
+            "blocks": dict(blocks),
+            "n_inputs": n_inputs,
+            "time_input": time_input,
+            "second_order": second_order,
+            "state_names": list(state_names),
+        },
+    )
     return HybridModel(
-        n_states=n_states, blocks=blocks, rhs=rhs, n_inputs=n_inputs, state_names=state_names
+        n_states=n_states,
+        blocks=blocks,
+        rhs=rhs,
+        n_inputs=n_inputs,
+        state_names=tuple(state_names),
+        recipe=recipe,
     )
