@@ -17,6 +17,13 @@ def _show(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _to_float(name: str, value: Real) -> float:
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"{name} must be finite, got {_show(value)}") from None
+
+
 def positive_int(name: str, value: object) -> int:
     """``value`` as an int > 0, or a ValueError/TypeError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, Integral):
@@ -38,7 +45,7 @@ def positive_float(name: str, value: object) -> float:
     """``value`` as a finite float > 0."""
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} must be a positive number, got {_show(value)}")
-    v = float(value)
+    v = _to_float(name, value)
     if not np.isfinite(v) or v <= 0.0:
         raise ValueError(f"{name} must be a positive finite number, got {value}")
     return v
@@ -47,7 +54,7 @@ def positive_float(name: str, value: object) -> float:
 def nonnegative_float(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} must be a non-negative number, got {_show(value)}")
-    v = float(value)
+    v = _to_float(name, value)
     if not np.isfinite(v) or v < 0.0:
         raise ValueError(f"{name} must be a non-negative finite number, got {value}")
     return v
@@ -56,7 +63,7 @@ def nonnegative_float(name: str, value: object) -> float:
 def finite_float(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} must be a number, got {_show(value)}")
-    v = float(value)
+    v = _to_float(name, value)
     if not np.isfinite(v):
         raise ValueError(f"{name} must be finite, got {value}")
     return v
@@ -70,16 +77,25 @@ def finite_array(
     ``shape`` may contain ``None`` for free axes.
     """
     try:
-        arr = np.asarray(value, dtype=float)
+        raw = np.asarray(value)
+        if raw.dtype.kind not in "biuf":  # complex, strings, objects are not real numbers
+            if raw.dtype.kind == "O":
+                raw = np.asarray(value, dtype=float)
+            else:
+                raise TypeError
+        arr = np.asarray(raw, dtype=float)
     except (TypeError, ValueError):
-        raise TypeError(f"{name} must be an array of numbers, got {_show(value)}") from None
+        raise TypeError(f"{name} must be an array of real numbers, got {_show(value)}") from None
+    except OverflowError:
+        raise ValueError(f"{name} must be finite, got {_show(value)}") from None
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} dimension(s), got shape {arr.shape}")
     if shape is not None:
         if arr.ndim != len(shape) or any(
             s is not None and s != a for s, a in zip(shape, arr.shape, strict=True)
         ):
-            want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
+            want = "(" + ", ".join("*" if s is None else str(s) for s in shape)
+            want += ",)" if len(shape) == 1 else ")"
             raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
     if not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]

@@ -72,6 +72,8 @@ def default_out(kind: str) -> Path:
 
 def check_writable(out: Path) -> Path:
     """Create ``out`` (and parents) or raise ValueError naming it."""
+    if str(out).strip() in ("", "."):
+        raise ValueError(f"--out must name a directory, got {str(out)!r}")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -113,11 +115,14 @@ def train_collocation(argv: Sequence[str] | None = None) -> int:
     known, _ = head.parse_known_args(argv)
     names = sorted(experiments.EXPERIMENTS)
     if known.problem in (None, "-h", "--help") or known.problem.startswith("-"):
-        print(
-            f"usage: {prog} PROBLEM [options]   (PROBLEM: {', '.join(names)}; "
-            f"'{prog} PROBLEM --help' lists the options)"
-        )
-        return 0 if "-h" in argv or "--help" in argv else EXIT_USAGE
+        if "-h" in argv or "--help" in argv:
+            print(
+                f"usage: {prog} PROBLEM [options]   (PROBLEM: {', '.join(names)}; "
+                f"'{prog} PROBLEM --help' lists the options)"
+            )
+            return 0
+        print(f"{prog}: error: missing PROBLEM (one of: {', '.join(names)})", file=sys.stderr)
+        return EXIT_USAGE
     try:
         exp = experiments.get(known.problem)
     except ValueError as exc:

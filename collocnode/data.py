@@ -42,6 +42,8 @@ class Trajectory:
             x = x[:, None]
         if x.ndim != 2 or x.shape[0] != n:
             raise ValueError(f"x must have shape ({n}, n_states) to match t, got {x.shape}")
+        if x.shape[1] == 0:
+            raise ValueError("x must hold at least one state column, got 0")
         u = np.zeros((n, 0)) if self.u is None else v.finite_array("u", self.u)
         if u.ndim == 1:
             u = u[:, None]

@@ -56,12 +56,13 @@ def solve(problem, alg=None, *, seed=None):
 
 def _solve_dop(dop: DynamicOptimizationProblem, alg: RadauIIA) -> Solution:
     t_start = time.perf_counter()
-    mesh = alg.mesh_for(dop.tspan)
-    nlp = StructuredNLP(dop, mesh, jit=alg.jit, threads=alg.threads)
+    meshes = [alg.mesh_for(seg.tspan) for seg in dop.all_segments()]
+    nlp = StructuredNLP(dop, meshes, jit=alg.jit, threads=alg.threads)
     z0 = nlp.initial_guess()
     t_build = time.perf_counter() - t_start
     res = solve_ipopt(nlp, z0, alg.ipopt)
-    x_nodes, p = nlp.split(res.z)
+    segment_states = nlp.segment_states(res.z)
+    _, p = nlp.split(res.z)
     message = res.message
     if res.status == SolverStatus.EVALUATION_ERROR or not np.all(np.isfinite(res.z)):
         message = _locate_non_finite(nlp, res.z) or message
@@ -71,8 +72,8 @@ def _solve_dop(dop: DynamicOptimizationProblem, alg: RadauIIA) -> Solution:
         message=message,
         objective=res.objective,
         iterations=res.iterations,
-        mesh=mesh,
-        x_nodes=x_nodes,
+        mesh=meshes[0],
+        x_nodes=segment_states[0],
         p=p,
         lam_g=res.lam_g,
         history=res.history,
@@ -84,6 +85,8 @@ def _solve_dop(dop: DynamicOptimizationProblem, alg: RadauIIA) -> Solution:
         },
         size=nlp.size,
         problem=dop,
+        meshes=meshes,
+        segment_states=segment_states,
     )
 
 

@@ -33,11 +33,12 @@ from .. import problems
 from ..data import Trajectory
 from ..io import save_figure, write_json
 from ..models import HybridModel
-from ..nn import MLP, Block, RationalChebyshev
+from ..nn import MLP, Block, RationalChebyshev, require_c2
 from ..simulate import SimulationError, simulate
 from ..solve import solve
 from ..training import BlockConstraint, TrainingProblem, TrainingSolution
 from ..transcription import IpoptOptions, RadauIIA
+from ._common import save_trained
 
 STRATEGIES = ("I", "II", "III")
 DATA_DIR = Path(__file__).parent / "data" / "kamp2023_fig2"
@@ -66,6 +67,7 @@ class QVMOptions:
     tol: float = 1e-7
     max_iter: int = 150
     backend: str = "casadi"
+    mumps_ordering: str = "metis"
     jit: bool = True
     print_level: int = 5
 
@@ -84,6 +86,8 @@ class QVMOptions:
         v.positive_int("hidden", self.hidden)
         v.nonnegative_int("rational_degree", self.rational_degree)
         v.nonnegative_float("regularization", self.regularization)
+        require_c2(self.activation)
+        self.algorithm(self.intervals)  # validates stages, backend, print_level, ordering
 
     def algorithm(self, intervals: int) -> RadauIIA:
         ipopt = IpoptOptions(
@@ -113,8 +117,12 @@ def hybrid_model(system: Any, friction: Block, spring: Block) -> HybridModel:
         n_outputs=2,
         n_inputs=1,
         state_names=system.state_names,
-        input_names=("u",),
+        input_names=system.input_names,
         output_names=("a_b", "a_w"),
+        recipe=(
+            "collocnode.experiments.qvm:hybrid_model",
+            {"system": system, "friction": friction, "spring": spring},
+        ),
     )
 
 
@@ -280,15 +288,16 @@ def run(opts: QVMOptions, out_dir: str | Path) -> dict[str, Any]:
     """Train, evaluate, write ``result.json`` and the paper's Figs. 2-5 into ``out_dir``."""
     out_dir = Path(out_dir)
     sol, phases = train(opts)
-    metrics = evaluate(sol, phases)
-    arrays = metrics.pop("_arrays")
     result: dict[str, Any] = {
         "problem": "qvm",
         "settings": asdict(opts),
         **sol.solution.to_dict(),
         "n_params": sol.model.n_params,
-        **metrics,
     }
+    save_trained(out_dir, sol, result)  # the trained model is safe before the evaluation starts
+    metrics = evaluate(sol, phases)
+    arrays = metrics.pop("_arrays")
+    result.update(metrics)
     if "pretrain" in phases:
         pre = phases["pretrain"]
         result["phases"] = {

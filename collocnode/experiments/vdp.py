@@ -12,11 +12,12 @@ from .. import _validation as v
 from .. import problems
 from ..io import save_figure, write_json
 from ..models import NeuralODE
-from ..nn import MLP
+from ..nn import MLP, require_c2
 from ..simulate import SimulationError
 from ..solve import solve
 from ..training import TrainingProblem, TrainingSolution
 from ..transcription import IpoptOptions, RadauIIA
+from ._common import save_trained
 
 T_TRAIN = 7.0  # training horizon [s] (paper: "a little over one period")
 T_EXTRAPOLATE = 20.0  # end of the extrapolation window [s]
@@ -65,6 +66,8 @@ class VdPOptions:
         v.positive_int("seeds", self.seeds)
         v.nonnegative_int("workers", self.workers)
         v.positive_float("success_tol", self.success_tol)
+        require_c2(self.activation)
+        self.algorithm()  # validates stages, backend, print_level, ... before any work
 
     @property
     def lam(self) -> float:
@@ -220,15 +223,16 @@ def run(opts: VdPOptions, out_dir: str | Path) -> dict[str, Any]:
     if opts.seeds > 1:
         return run_robustness(opts, out_dir)
     sol, split = train(opts)
-    metrics = evaluate(sol)
-    arrays = metrics.pop("_arrays")
     result = {
         "problem": "vdp",
         "settings": asdict(opts) | {"regularization": opts.lam},
         **sol.solution.to_dict(),
         "n_params": sol.model.n_params,
-        **metrics,
     }
+    save_trained(out_dir, sol, result)  # the trained model is safe before the evaluation starts
+    metrics = evaluate(sol)
+    arrays = metrics.pop("_arrays")
+    result.update(metrics)
     write_json(out_dir / "result.json", result)
     t = arrays["t"]
     save_figure(

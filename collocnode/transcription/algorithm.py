@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from .. import _validation as v
 from .ipopt import IpoptOptions
 from .mesh import Mesh
+from .radau import MAX_STAGES
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,8 @@ class RadauIIA:
 
     def __post_init__(self) -> None:
         v.positive_int("intervals", self.intervals)
-        v.positive_int("stages", self.stages)
+        if v.positive_int("stages", self.stages) > MAX_STAGES:
+            raise ValueError(f"stages must be at most {MAX_STAGES}, got {self.stages}")
         if self.threads is not None:
             v.positive_int("threads", self.threads)
         if self.mesh is not None and not isinstance(self.mesh, Mesh):

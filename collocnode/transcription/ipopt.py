@@ -22,6 +22,8 @@ from ..status import SolverStatus, from_ipopt
 from .nlp import StructuredNLP
 
 BACKENDS = ("casadi", "cyipopt")
+# MUMPS fill-reducing orderings (IPOPT option mumps_pivot_order)
+MUMPS_ORDERINGS = {"amd": 0, "amf": 2, "scotch": 3, "pord": 4, "metis": 5, "qamd": 6, "auto": 7}
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,9 @@ class IpoptOptions:
         mu_strategy: barrier update, "adaptive" (default; ~10 % fewer iterations on the Van der
             Pol benchmark) or "monotone".
         linear_solver: IPOPT's sparse symmetric solver ("mumps" ships with both backends).
+        mumps_ordering: MUMPS's fill-reducing ordering ("auto", "metis", "amd", "amf", "scotch",
+            "pord", "qamd"); it decides the cost of every KKT factorization on these arrowhead
+            systems (see docs/performance.md).
         print_level: 0 (silent) .. 12; 5 prints one line per iteration.
         max_wall_time: wall-clock limit in seconds, or None.
         backend: "casadi" (``nlpsol`` with custom derivative Functions) or "cyipopt".
@@ -44,6 +49,7 @@ class IpoptOptions:
     max_iter: int = 3000
     mu_strategy: str = "adaptive"
     linear_solver: str = "mumps"
+    mumps_ordering: str = "auto"
     print_level: int = 5
     max_wall_time: float | None = None
     backend: str = "casadi"
@@ -54,7 +60,9 @@ class IpoptOptions:
         v.positive_int("max_iter", self.max_iter)
         v.choice("mu_strategy", self.mu_strategy, ("adaptive", "monotone"))
         v.choice("backend", self.backend, BACKENDS)
-        v.nonnegative_int("print_level", self.print_level)
+        v.choice("mumps_ordering", self.mumps_ordering, MUMPS_ORDERINGS)
+        if v.nonnegative_int("print_level", self.print_level) > 12:
+            raise ValueError(f"print_level must be in 0..12, got {self.print_level}")
         if self.max_wall_time is not None:
             v.positive_float("max_wall_time", self.max_wall_time)
         if not isinstance(self.extra, dict):
@@ -68,6 +76,7 @@ class IpoptOptions:
             "linear_solver": self.linear_solver,
             "print_level": self.print_level,
             "hessian_approximation": "exact",
+            "mumps_pivot_order": MUMPS_ORDERINGS[self.mumps_ordering],
             "sb": "yes",  # no IPOPT banner
         }
         if self.max_wall_time is not None:

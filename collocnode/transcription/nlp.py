@@ -317,16 +317,22 @@ class StructuredNLP:
     def __init__(
         self,
         dop: DynamicOptimizationProblem,
-        mesh: Mesh,
+        mesh: Mesh | list[Mesh],
         jit: bool = False,
         threads: int | None = None,
     ) -> None:
-        self.dop, self.mesh = dop, mesh
+        segments = dop.all_segments()
+        meshes = [mesh] if isinstance(mesh, Mesh) else list(mesh)
+        if len(meshes) != len(segments):
+            raise ValueError(f"got {len(meshes)} meshes for {len(segments)} segments")
+        self.dop, self.meshes, self.mesh = dop, meshes, meshes[0]
         nx, npar = dop.n_states, dop.n_params
         ng = dop.path.n if dop.path else 0
         nr = dop.boundary.n if dop.boundary else 0
-        nn = mesh.n_nodes
-        N = mesh.n_collocation
+        # nodes of all segments one after the other; node_start[s] is segment s's first node
+        self.node_start = np.cumsum([0] + [m.n_nodes for m in meshes])
+        nn = int(self.node_start[-1])
+        N = sum(m.n_collocation for m in meshes)
         self.nx, self.np, self.ng, self.nr, self.nn, self.N = nx, npar, ng, nr, nn, N
         self.P0 = nn * nx
         self.n_z = nn * nx + npar
@@ -345,13 +351,21 @@ class StructuredNLP:
             bnd = BoundaryFunctions(bnd.values, bf, bs, bnd.jac, bnd.hess)
         self.node, self.bnd = node, bnd
 
-        # ---- constant per-node data ----
-        coll_node = mesh.collocation_index  # node index of each collocation node
-        t_c = mesh.node_times[coll_node]
-        h_c = mesh.h[mesh.collocation_interval]
-        w_c = mesh.quadrature_weights
-        u_c = dop.inputs(t_c)  # (N, n_u)
-        self.t_coll, self.u_coll = t_c, u_c
+        # ---- constant per-node data, all segments concatenated ----
+        coll_node = np.concatenate(
+            [m.collocation_index + s0 for m, s0 in zip(meshes, self.node_start, strict=False)]
+        )
+        t_c = np.concatenate([m.node_times[m.collocation_index] for m in meshes])
+        h_c = np.concatenate([m.h[m.collocation_interval] for m in meshes])
+        w_c = np.concatenate([m.quadrature_weights for m in meshes])
+        u_c = np.concatenate(
+            [
+                seg.inputs(m.node_times[m.collocation_index])
+                for m, seg in zip(meshes, segments, strict=True)
+            ]
+        )
+        self.coll_node, self.t_coll, self.u_coll = coll_node, t_c, u_c
+        self.h_coll, self.w_coll = h_c, w_c
         U = ca.DM(u_c.T) if dop.n_inputs else ca.DM(0, N)
         T, Hh, W = ca.DM(t_c[None, :]), ca.DM(h_c[None, :]), ca.DM(w_c[None, :])
 
@@ -374,22 +388,26 @@ class StructuredNLP:
         jac_asm.add_source(jr[:, None] + row0[None, :], node_cols(jc))
         # linear collocation part D x (constant): row (k, s), col (node(i, l), s), value D[j-1, l]
         dr, dc, dv = [], [], []
-        for i in range(mesh.n_intervals):
-            m = int(mesh.stages[i])
-            D = radau_table(m).D
-            ks = np.flatnonzero(mesh.collocation_interval == i)
-            start = int(mesh.interval_start[i])
-            for jj, kk in enumerate(ks):
-                for ll in range(m + 1):
-                    dr.append(kk * (nx + ng) + np.arange(nx))
-                    dc.append((start + ll) * nx + np.arange(nx))
-                    dv.append(np.full(nx, D[jj, ll]))
+        k0 = 0  # collocation nodes of the previous segments
+        for m_s, n0 in zip(meshes, self.node_start, strict=False):
+            for i in range(m_s.n_intervals):
+                m = int(m_s.stages[i])
+                D = radau_table(m).D
+                ks = k0 + np.flatnonzero(m_s.collocation_interval == i)
+                start = int(n0 + m_s.interval_start[i])
+                for jj, kk in enumerate(ks):
+                    for ll in range(m + 1):
+                        dr.append(kk * (nx + ng) + np.arange(nx))
+                        dc.append((start + ll) * nx + np.arange(nx))
+                        dv.append(np.full(nx, D[jj, ll]))
+            k0 += m_s.n_collocation
         D_rows, D_cols, D_vals = np.concatenate(dr), np.concatenate(dc), np.concatenate(dv)
         jac_asm.add_constant(D_rows, D_cols, D_vals)
         self._D_lin = sp.csc_matrix((D_vals, (D_rows, D_cols)), shape=(self.n_c, self.n_z))
 
+        last0 = int(self.node_start[1]) - 1  # the boundary terms see segment 0's end points
         vb_map = np.concatenate(
-            [np.arange(nx), (nn - 1) * nx + np.arange(nx), self.P0 + np.arange(npar)]
+            [np.arange(nx), last0 * nx + np.arange(nx), self.P0 + np.arange(npar)]
         )
         br, bc = bnd.jac
         jac_asm.add_source(N * (nx + ng) + br, vb_map[bc])
@@ -420,7 +438,7 @@ class StructuredNLP:
         X = ca.reshape(z[: self.P0], nx, nn)
         P = z[self.P0 :]
         Xc = X[:, 1:] if np.array_equal(coll_node, np.arange(1, nn)) else X[:, coll_node.tolist()]
-        x0s, xfs = X[:, 0], X[:, nn - 1]
+        x0s, xfs = X[:, 0], X[:, last0]
         data = [Xc, P, U, T, Hh, W]
 
         node_map = _NodeMap(N, threads)
@@ -462,8 +480,10 @@ class StructuredNLP:
         nom = dop.x_nominal
         self.lbz = np.concatenate([np.tile(dop.x_lb / nom, nn), dop.p_lb])
         self.ubz = np.concatenate([np.tile(dop.x_ub / nom, nn), dop.p_ub])
-        if dop.x0 is not None:
-            self.lbz[:nx] = self.ubz[:nx] = dop.x0 / nom
+        for seg, n0 in zip(segments, self.node_start, strict=False):
+            if seg.x0 is not None:
+                i0 = int(n0) * nx
+                self.lbz[i0 : i0 + nx] = self.ubz[i0 : i0 + nx] = seg.x0 / nom
         g_lb = np.zeros((N, nx + ng))
         g_ub = np.zeros((N, nx + ng))
         if ng:
@@ -478,16 +498,23 @@ class StructuredNLP:
         """z from physical node states (n_nodes, n_x) and parameters (n_p); defaults from the
         problem."""
         if x_nodes is None:
-            x_nodes = self.dop.state_guess(self.mesh.node_times)
+            x_nodes = np.vstack(
+                [self.dop.state_guess(m.node_times, k) for k, m in enumerate(self.meshes)]
+            )
         p = self.dop.p_guess if p is None else p
         scaled = np.asarray(x_nodes, float) / self.dop.x_nominal
         z = np.concatenate([scaled.ravel(), np.asarray(p, float)])
         return np.clip(z, self.lbz, self.ubz)
 
     def split(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Physical node states (n_nodes, n_x) and parameters (n_p) from z."""
+        """Physical node states (all segments' nodes, n_x) and parameters (n_p) from z."""
         z = np.asarray(z, dtype=float).ravel()
         return z[: self.P0].reshape(self.nn, self.nx) * self.dop.x_nominal, z[self.P0 :]
+
+    def segment_states(self, z: np.ndarray) -> list[np.ndarray]:
+        """Physical node states of each segment, [(n_nodes_s, n_x), ...]."""
+        X, _ = self.split(z)
+        return [X[a:b] for a, b in zip(self.node_start[:-1], self.node_start[1:], strict=True)]
 
     def casadi_callbacks(self) -> dict[str, ca.Function]:
         """Custom callbacks for ``nlpsol`` with CasADi's naming conventions."""
@@ -525,16 +552,12 @@ class StructuredNLP:
     def node_values(self, z: np.ndarray) -> dict[str, np.ndarray]:
         """Per-collocation-node dynamics residual parts, path values and Lagrange terms at z."""
         X, p = self.split(z)
-        Xc = (X / self.dop.x_nominal)[self.mesh.collocation_index].T
+        Xc = (X / self.dop.x_nominal)[self.coll_node].T
         U = self.u_coll.T if self.dop.n_inputs else np.zeros((0, self.N))
         out = [np.asarray(o) for o in _call_columns(self.node.values, Xc, p, U, self)]
         return {"res": out[0], "g": out[1], "obj": out[2]}
 
 
 def _call_columns(f: ca.Function, Xc, p, U, nlp: StructuredNLP):
-    mesh = nlp.mesh
-    T = nlp.t_coll[None, :]
-    H = mesh.h[mesh.collocation_interval][None, :]
-    W = mesh.quadrature_weights[None, :]
     fm = f.map(nlp.N) if nlp.N > 1 else f
-    return fm(Xc, p, U, T, H, W)
+    return fm(Xc, p, U, nlp.t_coll[None, :], nlp.h_coll[None, :], nlp.w_coll[None, :])

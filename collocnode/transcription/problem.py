@@ -122,6 +122,17 @@ class Constraint:
         return cls(fn=fn, n=n, lb=lo, ub=hi)
 
 
+@dataclass(frozen=True)
+class Segment:
+    """One trajectory of a multi-trajectory problem: its horizon, known inputs, optional fixed
+    initial state and state guess. All segments share the parameters p."""
+
+    tspan: tuple[float, float]
+    inputs: Inputs = field(default_factory=Inputs.none)
+    x0: Any = None
+    x_guess: Any = None
+
+
 def _bounds(name: str, value: Any, n: int, default: float) -> np.ndarray:
     if value is None:
         return np.full(n, default)
@@ -154,6 +165,10 @@ class DynamicOptimizationProblem:
             x / x_nominal and divides each state's collocation equations by its nominal value, so
             states of very different sizes (millimetres next to metres per second) give IPOPT a
             well-scaled problem. Results are always reported in physical units.
+        segments: several trajectories sharing the parameters (each with its own horizon, inputs,
+            initial state and guess). When given, they replace ``tspan``/``inputs``/``x0``/
+            ``x_guess`` (``tspan`` is then only checked to be the first segment's); the boundary
+            constraints and the Mayer term see the end points of the first segment.
         state_names, param_names: labels.
     """
 
@@ -174,6 +189,7 @@ class DynamicOptimizationProblem:
     p_guess: Any = None
     x0: Any = None
     x_nominal: Any = None
+    segments: tuple[Segment, ...] = ()
     state_names: tuple[str, ...] = ()
     param_names: tuple[str, ...] = ()
 
@@ -234,6 +250,36 @@ class DynamicOptimizationProblem:
         if np.any(nominal <= 0):
             raise ValueError(f"x_nominal must be positive, got {nominal}")
         object.__setattr__(self, "x_nominal", nominal)
+        checked = []
+        for k, seg in enumerate(self.segments):
+            if not isinstance(seg, Segment):
+                raise TypeError(f"segments[{k}] must be a Segment, got {seg!r}")
+            a, b = (
+                v.finite_float(f"segments[{k}].tspan[0]", seg.tspan[0]),
+                v.finite_float(f"segments[{k}].tspan[1]", seg.tspan[1]),
+            )
+            if not b > a:
+                raise ValueError(f"segments[{k}].tspan must satisfy t0 < tf, got {seg.tspan}")
+            if seg.inputs.n != self.inputs.n:
+                raise ValueError(
+                    f"segments[{k}] has {seg.inputs.n} inputs, the problem {self.inputs.n}"
+                )
+            span = seg.inputs.span()
+            if span is not None and (
+                span[0] > a + 1e-9 * max(1.0, b - a) or span[1] < b - 1e-9 * max(1.0, b - a)
+            ):
+                raise ValueError(
+                    f"segments[{k}] input samples cover [{span[0]}, {span[1]}], which does not "
+                    f"cover its horizon ({a}, {b})"
+                )
+            x0k = (
+                None if seg.x0 is None else v.finite_array(f"segments[{k}].x0", seg.x0, shape=(nx,))
+            )
+            guess = seg.x_guess
+            if guess is not None and not callable(guess):
+                guess = v.finite_array(f"segments[{k}].x_guess", guess, shape=(nx,))
+            checked.append(Segment((a, b), seg.inputs, x0k, guess))
+        object.__setattr__(self, "segments", tuple(checked))
         for name, n in (("state_names", nx), ("param_names", npar)):
             labels = tuple(getattr(self, name))
             if labels and len(labels) != n:
@@ -244,19 +290,26 @@ class DynamicOptimizationProblem:
     def n_inputs(self) -> int:
         return self.inputs.n
 
-    def state_guess(self, t: np.ndarray) -> np.ndarray:
-        """Initial guess of the states at times ``t`` (n,), shape (n, n_states)."""
+    def all_segments(self) -> tuple[Segment, ...]:
+        """The trajectories of the problem (one unless ``segments`` was given)."""
+        if self.segments:
+            return tuple(self.segments)
+        return (Segment(self.tspan, self.inputs, self.x0, self.x_guess),)
+
+    def state_guess(self, t: np.ndarray, segment: int = 0) -> np.ndarray:
+        """Initial guess of the states of a segment at times ``t`` (n,), shape (n, n_states)."""
         t = np.asarray(t, dtype=float)
-        if self.x_guess is None:
+        guess = self.all_segments()[segment].x_guess
+        if guess is None:
             return np.zeros((t.size, self.n_states))
-        if callable(self.x_guess):
-            out = np.asarray(self.x_guess(t), dtype=float)
+        if callable(guess):
+            out = np.asarray(guess(t), dtype=float)
             if out.shape != (t.size, self.n_states):
                 raise ValueError(
                     f"x_guess(t) must return shape ({t.size}, {self.n_states}), got {out.shape}"
                 )
             return v.finite_array("x_guess(t)", out)
-        return np.tile(self.x_guess, (t.size, 1))
+        return np.tile(guess, (t.size, 1))
 
     def remake(self, **changes: Any) -> DynamicOptimizationProblem:
         """A copy with some fields changed (SciML's ``remake``)."""

@@ -49,6 +49,26 @@ class Solution:
     timings: dict[str, float]
     size: NLPSize
     problem: DynamicOptimizationProblem = field(repr=False)
+    meshes: list[Mesh] = field(default_factory=list, repr=False)
+    segment_states: list[np.ndarray] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.meshes:
+            self.meshes, self.segment_states = [self.mesh], [self.x_nodes]
+
+    @property
+    def n_segments(self) -> int:
+        """Number of trajectories (segments) solved together."""
+        return len(self.meshes)
+
+    def states(self, t: np.ndarray | float, segment: int = 0) -> np.ndarray:
+        """Dense output of one segment's states at ``t``."""
+        if not 0 <= segment < self.n_segments:
+            raise ValueError(f"segment must be in [0, {self.n_segments}), got {segment}")
+        scalar = np.ndim(t) == 0
+        mesh, x = self.meshes[segment], self.segment_states[segment]
+        out = mesh.interpolate(x, np.atleast_1d(np.asarray(t, dtype=float)))
+        return out[0] if scalar else out
 
     @property
     def success(self) -> bool:
@@ -59,10 +79,8 @@ class Solution:
         return self.mesh.node_times
 
     def __call__(self, t: np.ndarray | float) -> np.ndarray:
-        """States at ``t`` (scalar -> (n_states,), array (n,) -> (n, n_states))."""
-        scalar = np.ndim(t) == 0
-        out = self.mesh.interpolate(self.x_nodes, np.atleast_1d(np.asarray(t, dtype=float)))
-        return out[0] if scalar else out
+        """States of the first segment at ``t`` (scalar -> (n_states,), (n,) -> (n, n_states))."""
+        return self.states(t, 0)
 
     def derivative(self, t: np.ndarray) -> np.ndarray:
         """Time derivative of the collocation polynomials at ``t``, shape (n, n_states)."""

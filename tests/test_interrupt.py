@@ -1,0 +1,141 @@
+"""Ctrl-C during a long IPOPT run stops it cleanly: the iterate so far is returned with status
+INTERRUPTED, and the script still writes result.json and the plots."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from collocnode import (
+    IpoptOptions,
+    NeuralODE,
+    RadauIIA,
+    SolverStatus,
+    TrainingProblem,
+    problems,
+    solve,
+)
+from collocnode.nn import MLP
+from collocnode.transcription.ipopt import BACKENDS
+
+pytestmark = pytest.mark.skipif(
+    sys.platform == "win32" or not hasattr(signal, "pthread_kill"),
+    reason="needs POSIX signals",
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "scripts" / "train_collocation.py"
+
+
+class CtrlC:
+    """Presses Ctrl-C (SIGINT to the main thread) ``delay`` seconds after a solve has installed
+    its SIGINT handler, so the signal lands inside IPOPT whatever the machine's speed."""
+
+    def __init__(self, delay: float, timeout: float = 60.0) -> None:
+        self.delay, self.timeout = delay, timeout
+        self.original = signal.getsignal(signal.SIGINT)
+        self.main = threading.main_thread().ident
+        self.sent = False
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _installed(self) -> bool:
+        return signal.getsignal(signal.SIGINT) is not self.original
+
+    def _run(self) -> None:
+        end = time.monotonic() + self.timeout
+        while not self._installed():
+            if self.done.is_set() or time.monotonic() > end:
+                return
+            time.sleep(0.001)
+        if self.done.wait(self.delay) or not self._installed():
+            return  # the solve ended by itself: do not interrupt whatever runs next
+        signal.pthread_kill(self.main, signal.SIGINT)
+        self.sent = True
+
+    def __enter__(self) -> CtrlC:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.thread.join()
+
+
+def long_problem() -> TrainingProblem:
+    system = problems.get("vdp")
+    data = system.generate(noise=0.05, seed=0).train
+    model = NeuralODE([MLP((2, 5, 5, 1), "sigmoid") for _ in range(2)])
+    return TrainingProblem(model, data, regularization=1e-4, initial_state=system.x0)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ctrl_c_returns_the_iterate_as_interrupted(backend):
+    problem = long_problem()
+    # a tight tolerance: uninterrupted this takes hundreds of iterations (many seconds)
+    ipopt = IpoptOptions(tol=1e-14, max_iter=3000, print_level=0, backend=backend)
+    handler_before = signal.getsignal(signal.SIGINT)
+    start = time.perf_counter()
+    with CtrlC(delay=0.3) as ctrl:
+        sol = solve(problem, RadauIIA(150, 3, ipopt=ipopt), seed=0)
+    elapsed = time.perf_counter() - start
+    assert ctrl.sent, "the solve ended before Ctrl-C could be pressed"
+    assert sol.status == SolverStatus.INTERRUPTED
+    assert not sol.status.ok and not sol.solution.success
+    assert sol.ipopt_status == "User_Requested_Stop"
+    assert 0 < sol.iterations < 3000
+    assert np.all(np.isfinite(sol.p)) and np.all(np.isfinite(sol.solution.x_nodes))
+    assert sol.history and sol.history[-1][2] == pytest.approx(sol.objective, rel=1e-12)
+    assert elapsed < 30
+    assert signal.getsignal(signal.SIGINT) is handler_before, "SIGINT handler not restored"
+    # the kept iterate is a usable solution: its dense output is defined on the whole horizon
+    assert np.all(np.isfinite(sol(problem.data.t)))
+
+
+def test_ctrl_c_in_the_script_still_writes_results(tmp_path):
+    out = tmp_path / "run"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    args = ["vdp", "--intervals", "300", "--stages", "5", "--no-jit", "--max-iter", "3000"]
+    proc = subprocess.Popen(
+        [sys.executable, str(SCRIPT), *args, "--tol", "1e-14", "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    try:
+        # IPOPT prints one line per iteration; press Ctrl-C once iteration 1 is on screen
+        seen = []
+        for line in proc.stdout:
+            seen.append(line)
+            if re.match(r"^\s*1\s+[-+]?\d\.\d+e[-+]\d+", line):
+                proc.send_signal(signal.SIGINT)
+                break
+        else:
+            pytest.fail("no IPOPT iteration seen:\n" + "".join(seen[-20:]))
+        stdout, stderr = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1, stderr  # not a success, and not a crash
+    assert "Traceback" not in stderr
+    assert "interrupted" in stdout
+    result = json.loads((out / "result.json").read_text())
+    assert result["status"] == "interrupted"
+    assert result["ipopt_status"] == "User_Requested_Stop"
+    assert result["iterations"] >= 1
+    for png in ("trajectories.png", "vector_field_error.png", "objective.png"):
+        assert (out / png).stat().st_size > 1000, png
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".")], "temporary files left"

@@ -1,0 +1,334 @@
+"""Saved models: bit-for-bit round trips, both sides, and clear errors for broken files."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import casadi as ca
+import numpy as np
+import pytest
+
+from collocnode import HybridModel, NeuralODE, Parameter, SolverStatus, problems, simulate
+from collocnode.experiments import qvm
+from collocnode.nn import MLP, Block, RationalChebyshev
+from collocnode.serialize import SUPPORTED_VERSIONS, LoadedModel, load_model, save_model
+
+
+def damped_oscillator(stiffness: Block, damping: Parameter) -> HybridModel:
+    """A hand-written hybrid model with a fitted physical parameter: q'' = -c q' + k_NN(q)."""
+
+    def rhs(x, u, t, nets, params):
+        return ca.vertcat(x[1], -params["c"] * x[1] + nets["k"](x[0]))
+
+    return HybridModel(
+        n_states=2,
+        blocks={"k": stiffness},
+        rhs=rhs,
+        parameters={"c": damping},
+        state_names=("q", "v"),
+        recipe=(f"{__name__}:damped_oscillator", {"stiffness": stiffness, "damping": damping}),
+    )
+
+
+def qvm_model(rational: bool = False) -> tuple[HybridModel, Any]:
+    system = problems.get("qvm")
+    if rational:
+        friction = RationalChebyshev(3, 2, input_scale=0.5, output_scale=120.0)
+        spring = RationalChebyshev(3, 2, input_scale=0.02, output_scale=60.0)
+    else:
+        friction = MLP((1, 5, 5, 1), "squareplus", input_scale=(0.12,), output_scale=(100.0,))
+        spring = MLP((1, 5, 5, 1), "squareplus", input_scale=(0.005,), output_scale=(50.0,))
+    model = qvm.hybrid_model(system, friction, spring)
+    if model.recipe is None:
+        # hybrid_model does not set its recipe yet; attach the one it should set
+        model = dataclasses.replace(
+            model,
+            recipe=(
+                "collocnode.experiments.qvm:hybrid_model",
+                {"system": system, "friction": friction, "spring": spring},
+            ),
+        )
+    return model, qvm.road_inputs(system.road)
+
+
+@dataclasses.dataclass
+class Case:
+    model: HybridModel
+    x0: np.ndarray
+    t: np.ndarray
+    inputs: Callable[[np.ndarray], np.ndarray] | None = None
+    method: str = "DOP853"
+    trusted: tuple[str, ...] = ()
+
+
+def make_case(name: str) -> Case:
+    if name == "neural_ode":
+        nets = [MLP((2, 5, 5, 1), "sigmoid") for _ in range(2)]
+        model = NeuralODE(nets, state_names=("x", "y"))
+        return Case(model, np.array([2.0, 0.0]), np.linspace(0.0, 3.0, 61))
+    if name == "neural_ode_second_order_inputs":
+        net = MLP((4, 4, 1), "tanh", input_shift=(0.1, 0, 0, 0), output_scale=(3.0,))
+        model = NeuralODE(net, n_inputs=1, time_input=True, second_order=True)
+        return Case(
+            model,
+            np.array([0.5, -0.1]),
+            np.linspace(0.0, 2.0, 41),
+            inputs=lambda t: np.sin(np.asarray(t))[..., None],
+        )
+    if name in ("qvm_mlp", "qvm_rational"):
+        model, inputs = qvm_model(rational=name == "qvm_rational")
+        return Case(model, np.zeros(5), np.linspace(0.0, 0.2, 201), inputs, method="rk4")
+    if name == "custom_hybrid":
+        model = damped_oscillator(
+            MLP((1, 4, 1), "softplus"), Parameter(0.3, fit=True, lb=0.0, ub=np.inf)
+        )
+        return Case(model, np.array([1.0, 0.0]), np.linspace(0.0, 2.0, 41), trusted=(__name__,))
+    raise AssertionError(name)
+
+
+CASES = ["neural_ode", "neural_ode_second_order_inputs", "qvm_mlp", "qvm_rational", "custom_hybrid"]
+
+
+@pytest.fixture(params=CASES)
+def case(request) -> Case:
+    return make_case(request.param)
+
+
+def roundtrip(case: Case, tmp_path: Path, p: np.ndarray, **kwargs: Any) -> LoadedModel:
+    path = save_model(tmp_path / "model.json", case.model, p, **kwargs)
+    return load_model(path, trusted_modules=case.trusted)
+
+
+def test_roundtrip_is_bitwise(case, tmp_path):
+    p = case.model.init_params(np.random.default_rng(7))
+    p[0] = -0.0  # signed zero and a subnormal must survive too
+    p[-1] = 5e-324 if not case.model.fitted else p[-1]
+    loaded = roundtrip(case, tmp_path, p)
+    assert loaded.p.tobytes() == p.tobytes()
+    kw = dict(inputs=case.inputs, method=case.method)
+    ref = simulate(case.model, p, case.t, case.x0, **kw)
+    got = loaded.simulate(case.t, case.x0, **kw)
+    assert np.array_equal(got.x, ref.x)
+    assert np.array_equal(got.y, ref.y)
+    assert np.all(np.isfinite(ref.x))
+
+
+def test_layout_and_specs_survive(case, tmp_path):
+    p = case.model.init_params(1)
+    loaded = roundtrip(case, tmp_path, p)
+    m, lm = case.model, loaded.model
+    assert lm.blocks == m.blocks  # frozen dataclasses: equal specs, scales included
+    assert lm.slices == m.slices
+    assert lm.parameters == m.parameters
+    assert (lm.n_states, lm.n_inputs, lm.n_outputs) == (m.n_states, m.n_inputs, m.n_outputs)
+    assert (lm.state_names, lm.input_names, lm.output_names) == (
+        m.state_names,
+        m.input_names,
+        m.output_names,
+    )
+    for name, value in loaded.params.items():
+        assert np.array_equal(value, m.split_params(p)[name])
+    doc = json.loads((tmp_path / "model.json").read_text())
+    assert doc["format"] == "collocnode-model"
+    assert doc["library_version"] == __import__("collocnode").__version__
+    assert doc["model"]["slices"] == {k: [s.start, s.stop] for k, s in m.slices.items()}
+    assert set(doc["model"]["blocks"]) == set(m.blocks)
+
+
+def test_torch_modules_compute_the_casadi_blocks(case, tmp_path, rng):
+    torch = pytest.importorskip("torch")
+    p = case.model.init_params(3)
+    loaded = roundtrip(case, tmp_path, p)
+    modules = loaded.torch_modules()
+    assert set(modules) == set(case.model.blocks)
+    for name, block in case.model.blocks.items():
+        lo, hi = block.domain
+        x = rng.uniform(max(lo, -2.0), min(hi, 2.0), size=(25, block.n_in))
+        # the reference: the CasADi block of the ORIGINAL model with the original weights
+        f = block.casadi_function().map(x.shape[0])
+        ref = np.asarray(f(x.T, p[case.model.slices[name]])).T
+        with torch.no_grad():
+            got = modules[name](torch.as_tensor(x, dtype=torch.float64)).numpy()
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+        assert np.array_equal(modules[name].get_flat(), p[case.model.slices[name]])
+
+
+def test_metadata_roundtrip(tmp_path):
+    case = make_case("neural_ode")
+    meta = {
+        "problem": problems.get("vdp", mu=1.5),
+        "settings": {"intervals": np.int64(20), "tol": np.float32(0.5), "tags": ("a", "b")},
+        "status": SolverStatus.ITERATION_LIMIT,
+        "bounds": [-np.inf, np.inf],
+        "grid": np.arange(6.0).reshape(2, 3),
+    }
+    loaded = roundtrip(case, tmp_path, case.model.init_params(0), metadata=meta)
+    md = loaded.metadata
+    assert md["problem"].name == "vdp" and md["problem"].params["mu"] == 1.5
+    assert md["settings"] == {"intervals": 20, "tol": 0.5, "tags": ["a", "b"]}
+    assert md["status"] == "iteration_limit"
+    assert md["bounds"] == [-np.inf, np.inf]
+    assert np.array_equal(md["grid"], meta["grid"]) and md["grid"].shape == (2, 3)
+    # strict JSON: no NaN/Infinity tokens
+    json.loads((tmp_path / "model.json").read_text(), parse_constant=pytest.fail)
+
+
+def test_training_solution_keeps_its_honest_status(tmp_path):
+    from collocnode import IpoptOptions, RadauIIA, TrainingProblem, solve
+
+    data = problems.get("vdp").generate(n_steps=30, n_train=30).train
+    model = NeuralODE([MLP((2, 3, 1), "tanh") for _ in range(2)])
+    alg = RadauIIA(6, 2, ipopt=IpoptOptions(max_iter=3, print_level=0))
+    sol = solve(TrainingProblem(model, data), alg, seed=0)
+    assert sol.status == SolverStatus.ITERATION_LIMIT
+    loaded = load_model(save_model(tmp_path / "m.json", sol, metadata={"note": "quick"}))
+    assert loaded.metadata["status"] == "iteration_limit"
+    assert loaded.metadata["iterations"] == sol.iterations
+    assert loaded.metadata["note"] == "quick"
+    assert np.array_equal(loaded.p, sol.p)
+
+
+# ---- broken files ---------------------------------------------------------------------------
+
+
+def edit(fn: Callable[[dict], Any]) -> Callable[[dict], dict]:
+    def apply(doc: dict) -> dict:
+        fn(doc)
+        return doc
+
+    return apply
+
+
+CORRUPTIONS = {
+    "other_format": (edit(lambda d: d.update(format="something-else")), "not a collocnode model"),
+    "no_format": (edit(lambda d: d.pop("format")), "not a collocnode model"),
+    "future_version": (
+        edit(lambda d: d.update(format_version=99)),
+        r"format_version 99 .*not supported.*reads format versions 1",
+    ),
+    "version_missing": (edit(lambda d: d.pop("format_version")), "missing field format_version"),
+    "p_missing": (edit(lambda d: d.pop("p")), "missing field p"),
+    "recipe_missing": (edit(lambda d: d["model"].pop("recipe")), "missing field model.recipe"),
+    "kwargs_missing": (
+        edit(lambda d: d["model"]["recipe"].pop("kwargs")),
+        "missing field model.recipe.kwargs",
+    ),
+    "unknown_block": (
+        edit(lambda d: d["model"]["blocks"]["f0"].update(type="Transformer")),
+        "unknown block type 'Transformer'",
+    ),
+    "unknown_block_in_recipe": (
+        edit(lambda d: d["model"]["recipe"]["kwargs"]["blocks"]["f0"].update({"$block": "KAN"})),
+        "unknown block type 'KAN'",
+    ),
+    "p_too_short": (edit(lambda d: d.update(p=d["p"][:-1])), r"p must have shape \(102,?\)"),
+    "p_not_numbers": (edit(lambda d: d["p"].__setitem__(3, "x")), "p must be an array of real numbers"),
+    "p_edited": (edit(lambda d: d["p"].__setitem__(0, 0.125)), "p does not match p_sha256"),
+    "layout_changed": (edit(lambda d: d["model"].update(n_params=7)), "model.n_params"),
+    "untrusted_recipe": (
+        edit(lambda d: d["model"].update(recipe={"function": "os:getcwd", "kwargs": {}})),
+        "outside the trusted modules",
+    ),
+    "missing_recipe_function": (
+        edit(lambda d: d["model"]["recipe"].update(function="collocnode.models:NoSuchThing")),
+        "cannot be imported",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CORRUPTIONS))
+def test_corrupted_files_raise_naming_the_problem(name, tmp_path):
+    case = make_case("neural_ode")
+    path = save_model(tmp_path / "m.json", case.model, case.model.init_params(0))
+    mutate, message = CORRUPTIONS[name]
+    path.write_text(json.dumps(mutate(json.loads(path.read_text()))))
+    with pytest.raises(ValueError, match=message):
+        load_model(path)
+
+
+@pytest.mark.parametrize(
+    "content", [b"\x89PNG\r\n\x1a\n\x00", b"{not json", b"[1, 2, 3]", b'"collocnode-model"']
+)
+def test_non_model_files_are_rejected(content, tmp_path):
+    path = tmp_path / "x.json"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match="not a collocnode model file"):
+        load_model(path)
+
+
+def test_untrusted_recipe_is_not_run(tmp_path):
+    """A file cannot make load_model call an arbitrary function."""
+    marker = tmp_path / "ran"
+    case = make_case("neural_ode")
+    path = save_model(tmp_path / "m.json", case.model, case.model.init_params(0))
+    doc = json.loads(path.read_text())
+    doc["model"]["recipe"] = {"function": "pathlib:Path.touch", "kwargs": {"self": str(marker)}}
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="outside the trusted modules"):
+        load_model(path)
+    assert not marker.exists()
+
+
+def test_custom_recipe_needs_its_module_trusted(tmp_path):
+    case = make_case("custom_hybrid")
+    path = save_model(tmp_path / "m.json", case.model, case.model.init_params(0))
+    with pytest.raises(ValueError, match=f"trusted_modules=\\('{__name__.split('.')[0]}',\\)"):
+        load_model(path)
+    assert load_model(path, trusted_modules=case.trusted).model.fitted == ["c"]
+
+
+def _no_recipe_model() -> HybridModel:
+    return HybridModel(
+        n_states=1, blocks={"f": MLP((1, 2, 1))}, rhs=lambda x, u, t, nets, params: nets["f"](x)
+    )
+
+
+def _main_recipe_model() -> HybridModel:
+    net = MLP((1, 2, 1))
+    return dataclasses.replace(NeuralODE(net), recipe=("__main__:build", {"net": net}))
+
+
+def _wrong_recipe_model() -> HybridModel:
+    # the recipe rebuilds a different network than the one being saved
+    model = NeuralODE(MLP((1, 3, 1)))
+    return dataclasses.replace(
+        model, recipe=("collocnode.models:NeuralODE", {"blocks": MLP((1, 2, 1))})
+    )
+
+
+SAVE_ERRORS = {
+    "no_recipe": (_no_recipe_model, None, None, ValueError, "model has no recipe"),
+    "main_recipe": (_main_recipe_model, None, None, ValueError, "defined in __main__"),
+    "wrong_recipe": (_wrong_recipe_model, None, None, ValueError, "different layout"),
+    "nan_p": (None, "nan", None, ValueError, r"p must be finite, found nan at index \(4,\)"),
+    "short_p": (None, "short", None, ValueError, r"p must have shape \(102,?\)"),
+    "bad_metadata": (None, None, {"fn": print}, TypeError, r"metadata\['fn'\]"),
+    "dollar_key": (None, None, {"$block": 1}, TypeError, "may not start with"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAVE_ERRORS))
+def test_bad_saves_raise_and_leave_the_old_file(name, tmp_path):
+    build, p_kind, metadata, exc, message = SAVE_ERRORS[name]
+    model = build() if build else make_case("neural_ode").model
+    p = model.init_params(0)
+    if p_kind == "nan":
+        p[4] = np.nan
+    elif p_kind == "short":
+        p = p[:-1]
+    path = tmp_path / "m.json"
+    path.write_text("previous content")
+    with pytest.raises(exc, match=message):
+        save_model(path, model, p, metadata=metadata)
+    assert path.read_text() == "previous content"
+    assert [f.name for f in tmp_path.iterdir()] == ["m.json"], "no temporary file left behind"
+
+
+def test_supported_versions_include_the_current_one():
+    from collocnode.serialize import FORMAT_VERSION
+
+    assert FORMAT_VERSION in SUPPORTED_VERSIONS
