@@ -226,7 +226,7 @@ CORRUPTIONS = {
         "unknown block type 'KAN'",
     ),
     "p_too_short": (edit(lambda d: d.update(p=d["p"][:-1])), r"p must have shape \(102,?\)"),
-    "p_not_numbers": (edit(lambda d: d["p"].__setitem__(3, "x")), "p must be an array of real numbers"),
+    "p_not_numbers": (edit(lambda d: d["p"].__setitem__(3, "x")), "p must be an array of real"),
     "p_edited": (edit(lambda d: d["p"].__setitem__(0, 0.125)), "p does not match p_sha256"),
     "layout_changed": (edit(lambda d: d["model"].update(n_params=7)), "model.n_params"),
     "untrusted_recipe": (

@@ -1,0 +1,36 @@
+"""The PyTorch side: FNODE, MBD-NODE, SNDE, MNN and baseline trainers, metrics and the harness.
+
+>>> from collocnode import problems
+>>> from collocnode.compare import make_trainer
+>>> system = problems.get("smsd")
+>>> split = system.generate()
+>>> trainer = make_trainer("fnode", problem="smsd", quick=True)   # doctest: +SKIP
+>>> result = trainer.fit(system, split.train)                      # doctest: +SKIP
+>>> x = trainer.predict(split.full.t, split.full.x[0])             # doctest: +SKIP
+
+Importing this package loads no torch; the method modules load on first use.
+"""
+
+from .base import (
+    FitResult,
+    NotApplicableError,
+    Progress,
+    Trainer,
+    TrainerOptions,
+    available,
+    make_trainer,
+    method_class,
+)
+from .integrators import DivergenceError
+
+__all__ = [
+    "DivergenceError",
+    "FitResult",
+    "NotApplicableError",
+    "Progress",
+    "Trainer",
+    "TrainerOptions",
+    "available",
+    "make_trainer",
+    "method_class",
+]

@@ -1,0 +1,386 @@
+"""Run several methods on one problem with one data set and write ``compare.json``/``compare.md``.
+
+A method that does not apply is recorded as "not applicable" with the reason; one that raises
+is recorded as "failed" with the error while the others continue; a rollout that diverges is
+recorded as "diverged" with its step. Ctrl-C keeps the interrupted method's best weights,
+evaluates it and skips the remaining methods. Both files are written atomically (a temporary file
+in the same directory, then a rename). Each evaluated method also leaves ``<method>.npz`` with the
+time grid, the data, the rollout and its flat network weights.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import _validation as v
+from . import base
+from .base import NotApplicableError, Progress
+from .device import check_device_name
+from .metrics import evaluate
+
+COLUMNS = ("method", "status", "train_time_s", "epochs", "train_mse", "test_mse", "n_params")
+
+
+@dataclass(frozen=True)
+class CompareConfig:
+    """One comparison run.
+
+    Attributes:
+        problem: registered system name; ``preset`` one of its presets (None: the default).
+        methods: registered method names, run in this order.
+        quick: smoke-test settings (few epochs, small nets, at most 200 training and 100
+            extrapolation samples) so the whole run takes about a minute on two CPU cores.
+        epochs: override every method's epochs.
+        budget_s: wall-time budget per method [s].
+        device, seed: passed to every trainer.
+        noise: std of Gaussian noise on the training and test states.
+        eval_every_s: if set, evaluate the test error during training at most this often and
+            store the ``curve`` of (train time, test MSE) per method.
+        threads: torch CPU threads (None: torch's default).
+        options: extra option overrides per method name.
+    """
+
+    problem: str
+    methods: tuple[str, ...]
+    preset: str | None = None
+    quick: bool = False
+    epochs: int | None = None
+    budget_s: float | None = None
+    device: str = "auto"
+    seed: int = 0
+    noise: float = 0.0
+    eval_every_s: float | None = None
+    threads: int | None = None
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        from .. import problems
+
+        v.choice("problem", self.problem, problems.available())
+        if self.preset is not None:
+            v.choice(f"preset of {self.problem}", self.preset, problems.presets(self.problem))
+        methods = (self.methods,) if isinstance(self.methods, str) else tuple(self.methods)
+        if not methods:
+            raise ValueError("methods must name at least one method")
+        for m in methods:
+            v.choice("method", m, base.available())
+        object.__setattr__(self, "methods", methods)
+        if self.epochs is not None:
+            v.positive_int("epochs", self.epochs)
+        if self.budget_s is not None:
+            v.positive_float("budget_s", self.budget_s)
+        check_device_name(self.device)
+        v.nonnegative_int("seed", self.seed)
+        v.nonnegative_float("noise", self.noise)
+        if self.eval_every_s is not None:
+            v.positive_float("eval_every_s", self.eval_every_s)
+        if self.threads is not None:
+            v.positive_int("threads", self.threads)
+
+
+def load_data(cfg: CompareConfig) -> tuple[Any, Any]:
+    """The system and its data split for ``cfg`` (shrunk when ``quick``)."""
+    from .. import problems
+
+    system = problems.get(cfg.problem, cfg.preset)
+    kw: dict[str, int] = {}
+    if cfg.quick:
+        n_train = min(system.n_train, 200)
+        kw = {"n_train": n_train, "n_steps": n_train + min(system.n_steps - system.n_train, 100)}
+    split = system.generate(noise=cfg.noise, seed=cfg.seed, **kw)
+    return system, split
+
+
+def _finite_or_none(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def run_method(
+    name: str,
+    system: Any,
+    split: Any,
+    cfg: CompareConfig,
+    progress: bool = True,
+    out_dir: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
+    """Train and evaluate one method; never raises for method failures (see the module doc).
+
+    With ``out_dir``, the rollout and the flat network weights go to ``<method>.npz`` there."""
+    row: dict[str, Any] = {
+        "method": name,
+        "status": "failed",
+        "train_time_s": None,
+        "epochs": None,
+        "train_mse": None,
+        "test_mse": None,
+        "n_params": None,
+        "message": "",
+    }
+    n_train = split.train.n_samples
+    try:
+        overrides: dict[str, Any] = {"device": cfg.device, "seed": cfg.seed}
+        if cfg.epochs is not None:
+            overrides["epochs"] = cfg.epochs
+        overrides.update(cfg.options.get(name, {}))
+        trainer = base.make_trainer(name, cfg.problem, quick=cfg.quick, **overrides)
+        reason = trainer.not_applicable(system)
+        if reason:
+            row.update(status="not applicable", message=reason)
+            return row
+        row["options"] = _options_dict(trainer.options)
+        curve: list[tuple[float, float | None]] = []
+        bar = _bar(name, trainer.options.epochs, progress)
+        last_eval = [-math.inf]
+
+        def callback(p: Progress) -> None:
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(loss=f"{p.loss:.3g}")
+            if cfg.eval_every_s is not None and p.elapsed_s - last_eval[0] >= cfg.eval_every_s:
+                last_eval[0] = p.elapsed_s
+                m = evaluate(trainer, system, split.full, n_train)
+                curve.append((p.elapsed_s, m.test_mse))
+
+        try:
+            result = trainer.fit(system, split.train, budget_s=cfg.budget_s, callback=callback)
+        finally:
+            if bar is not None:
+                bar.close()
+        row.update(
+            status=result.status,
+            train_time_s=result.train_time_s,
+            epochs=result.epochs,
+            n_params=result.n_params,
+            best_loss=_finite_or_none(result.best_loss),
+            message=result.message,
+        )
+        if cfg.eval_every_s is not None:
+            row["curve"] = curve
+        metrics = evaluate(trainer, system, split.full, n_train, subsets=_subsets(system))
+        row.update(metrics.extra)
+        row.update(
+            train_mse=metrics.train_mse,
+            test_mse=metrics.test_mse,
+            test_rmse=metrics.test_rmse,
+            constraint_violation=metrics.constraint_violation,
+            invariant_drift=metrics.invariant_drift,
+            predict_time_s=metrics.predict_time_s,
+        )
+        if out_dir is not None:
+            _save_arrays(Path(out_dir) / f"{name}.npz", trainer, split, metrics.prediction)
+        if metrics.status == "diverged":
+            row.update(
+                status="diverged",
+                diverged_step=metrics.diverged_step,
+                diverged_t=metrics.diverged_t,
+                message=metrics.message,
+            )
+    except NotApplicableError as exc:
+        row.update(status="not applicable", message=str(exc))
+    except Exception as exc:  # one failing method must not stop the comparison
+        row.update(status="failed", message=f"{type(exc).__name__}: {exc}")
+        row["traceback"] = traceback.format_exc(limit=8)
+    return row
+
+
+def _save_arrays(path: Path, trainer: Any, split: Any, prediction: Any) -> None:
+    import numpy as np
+
+    arrays: dict[str, Any] = {"t": split.full.t, "x_data": split.full.x}
+    if prediction is not None:
+        arrays["x_pred"] = prediction
+    if hasattr(trainer, "get_weights"):
+        for block, w in trainer.get_weights().items():
+            arrays[f"weights_{block}"] = w
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".npz", dir=path.parent)
+    os.close(fd)
+    try:
+        np.savez(tmp, **arrays)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _subsets(system: Any) -> dict[str, list[int]]:
+    """Column subsets scored separately: the independent coordinates and their velocities of a
+    constrained mechanism (FNODE reports the slider-crank error on the crank angle)."""
+    ind = tuple(getattr(system, "independent", ()) or ())
+    if not ind or not system.n_coords:
+        return {}
+    return {"independent": [*ind, *(system.n_coords + i for i in ind)]}
+
+
+def _options_dict(opts: Any) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return {k: (list(val) if isinstance(val, tuple) else val) for k, val in asdict(opts).items()}
+
+
+def _bar(name: str, total: int, enabled: bool) -> Any:
+    if not enabled:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover - tqdm ships with the torch extra
+        return None
+    return tqdm(total=total, desc=f"{name:>12}", unit="epoch", leave=True, dynamic_ncols=True)
+
+
+def run(
+    cfg: CompareConfig,
+    out_dir: str | os.PathLike[str] | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Run every method of ``cfg``; write ``compare.json`` and ``compare.md`` into ``out_dir``
+    (if given) after each method, so a crash or Ctrl-C leaves the finished rows on disk.
+    Returns the report ``{"problem", "meta", "rows"}``."""
+    import torch
+
+    if cfg.threads is not None:
+        torch.set_num_threads(cfg.threads)
+    system, split = load_data(cfg)
+    report: dict[str, Any] = {"problem": cfg.problem, "meta": _meta(cfg, system, split), "rows": []}
+    stopped = False
+    for name in cfg.methods:
+        if stopped:
+            report["rows"].append(
+                {"method": name, "status": "interrupted", "message": "skipped after Ctrl-C"}
+            )
+            continue
+        row = run_method(name, system, split, cfg, progress, out_dir)
+        report["rows"].append(row)
+        stopped = row["status"] == "interrupted"
+        if log is not None:
+            log(_summary_line(row))
+        if out_dir is not None:
+            write_report(report, out_dir)
+    return report
+
+
+def _meta(cfg: CompareConfig, system: Any, split: Any) -> dict[str, Any]:
+    import torch
+
+    from .device import resolve_device
+
+    return {
+        "preset": system.preset,
+        "quick": cfg.quick,
+        "seed": cfg.seed,
+        "noise": cfg.noise,
+        "epochs_override": cfg.epochs,
+        "budget_s": cfg.budget_s,
+        "device": str(resolve_device(cfg.device)),
+        "threads": torch.get_num_threads(),
+        "n_train": split.train.n_samples,
+        "n_total": split.full.n_samples,
+        "dt": float(split.full.t[1] - split.full.t[0]) if split.full.n_samples > 1 else None,
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "mse": "mean over samples and state components; train = first n_train samples, "
+        "test = the samples after them (extrapolation)",
+    }
+
+
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, float):
+        return f"{x:.3g}" if abs(x) < 1e4 else f"{x:.3e}"
+    return str(x)
+
+
+def _summary_line(row: dict[str, Any]) -> str:
+    return (
+        f"{row['method']}: {row['status']}, train {_fmt(row.get('train_time_s'))} s, "
+        f"epochs {_fmt(row.get('epochs'))}, train MSE {_fmt(row.get('train_mse'))}, "
+        f"test MSE {_fmt(row.get('test_mse'))}"
+        + (f" ({row['message']})" if row["status"] != "success" and row.get("message") else "")
+    )
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The report as a Markdown table."""
+    meta = report["meta"]
+    lines = [
+        f"# Comparison on `{report['problem']}` (preset `{meta['preset']}`)",
+        "",
+        f"{meta['n_train']} training samples of {meta['n_total']}, dt = {_fmt(meta['dt'])} s, "
+        f"device {meta['device']}, seed {meta['seed']}" + (", quick run" if meta["quick"] else ""),
+        "",
+        "| method | status | train time [s] | epochs | train MSE | test MSE | params | note |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in report["rows"]:
+        note = row.get("message", "") if row["status"] != "success" else ""
+        lines.append(
+            "| "
+            + " | ".join(
+                [_fmt(row.get(c)) for c in COLUMNS] + [note.replace("|", "/").replace("\n", " ")]
+            )
+            + " |"
+        )
+    lines += ["", f"MSE: {meta['mse']}.", ""]
+    return "\n".join(lines)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _jsonable(val) for k, val in x.items()}
+    if isinstance(x, list | tuple):
+        return [_jsonable(val) for val in x]
+    if isinstance(x, float):
+        return _finite_or_none(x)
+    if hasattr(x, "item"):  # numpy scalars
+        return _jsonable(x.item())
+    return x
+
+
+def write_report(report: dict[str, Any], out_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
+    """Write ``compare.json`` (strict JSON: non-finite numbers become null) and
+    ``compare.md`` into ``out_dir`` (created if needed); returns their paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    js, md = out / "compare.json", out / "compare.md"
+    _atomic_write(js, json.dumps(_jsonable(report), indent=2, allow_nan=False) + "\n")
+    _atomic_write(md, markdown(report))
+    return js, md
+
+
+def parse_methods(text: str | Sequence[str]) -> tuple[str, ...]:
+    """``"fnode,mbdnode"`` -> ("fnode", "mbdnode"), each checked against the registry."""
+    names = [s.strip() for s in text.split(",")] if isinstance(text, str) else list(text)
+    names = [n for n in names if n]
+    if not names:
+        raise ValueError("methods must name at least one method")
+    for n in names:
+        v.choice("method", n, base.available())
+    return tuple(names)
