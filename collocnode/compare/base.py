@@ -28,7 +28,15 @@ from .. import _validation as v
 from ..data import Trajectory
 from .device import DTYPES, check_device_name
 
-STATUSES = ("success", "budget", "interrupted", "diverged", "failed", "not applicable")
+STATUSES = (
+    "success",
+    "budget",
+    "interrupted",
+    "iteration_limit",
+    "diverged",
+    "failed",
+    "not applicable",
+)
 
 
 class NotApplicableError(ValueError):
@@ -387,6 +395,7 @@ def _train_loop(
 # name -> (module, class, option overrides). Modules load on first use (importing this package
 # imports no torch).
 _METHODS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "collocation": ("collocation", "Collocation", {}),
     "fnode": ("fnode", "FNODE", {}),
     "mbdnode": ("mbdnode", "MBDNODE", {}),
     "snde": ("snde", "SNDE", {}),

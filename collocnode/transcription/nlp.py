@@ -450,7 +450,7 @@ class StructuredNLP:
         g_nodes = ca.vec(ca.vertcat(res, gpath))
         D_lin = _dm_sparse(self._D_lin[: N * (nx + ng), :])
         g_expr = _vcat(g_nodes + ca.mtimes(D_lin, z), r)
-        f_expr = objL + M
+        f_expr = ca.densify(objL + M)  # dense even when the problem has no objective
 
         jnz, gx, gp = mapped(node.first, [1], [2])(*data)
         jr_nz, gM = bnd.first(x0s, xfs, P)

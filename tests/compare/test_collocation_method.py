@@ -1,0 +1,37 @@
+"""Collocation inside the comparison harness."""
+
+import numpy as np
+import pytest
+
+from collocnode import problems
+from collocnode.compare import make_trainer
+from collocnode.compare.harness import add_time_to_target
+
+
+@pytest.mark.parametrize("name", ["vdp", "slider_crank"])
+def test_collocation_trains_and_predicts_through_the_trainer_interface(name):
+    system = problems.get(name)
+    split = system.generate(n_steps=60, n_train=40)
+    trainer = make_trainer("collocation", name, quick=True, intervals=20, epochs=60, hidden=(6,))
+    result = trainer.fit(system, split.train)
+    assert result.status in ("success", "iteration_limit")
+    assert result.n_params == trainer.n_params > 0
+    x = trainer.predict(split.full.t, split.full.x[0])
+    assert x.shape == split.full.x.shape and np.all(np.isfinite(x))
+    if name == "slider_crank":  # dependent coordinates recovered on Φ(q) = 0
+        assert np.max(np.abs(system.constraints(x))) < 1e-8
+
+
+def test_qvm_is_reported_not_applicable():
+    trainer = make_trainer("collocation", "qvm")
+    assert "hybrid" in trainer.not_applicable(problems.get("qvm"))
+
+
+def test_time_to_target_uses_each_curve_and_the_collocation_error():
+    rows = [
+        {"method": "collocation", "test_mse": 1e-3, "train_time_s": 2.0},
+        {"method": "node", "test_mse": 5e-4, "curve": [(1.0, 1e-1), (30.0, 9e-4), (60.0, 5e-4)]},
+        {"method": "fnode", "test_mse": 1e-1, "curve": [(1.0, 2e-1), (5.0, 1e-1)]},
+    ]
+    add_time_to_target(rows)
+    assert [r["time_to_target_s"] for r in rows] == [2.0, 30.0, None]
