@@ -138,7 +138,7 @@ def train_collocation(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--quiet", action="store_true", help="no IPOPT iteration output")
     parser.add_argument("--debug", action="store_true", help="tracebacks instead of one line")
-    add_dataclass_options(parser, options_cls)
+    add_dataclass_options(parser, options_cls, skip=("problem",))
     args = parser.parse_args(argv)
     try:
         if args.quiet:

@@ -25,6 +25,25 @@ EXPERIMENTS: dict[str, Experiment] = {
     "vdp": Experiment("vdp", "VdPOptions", summary="Van der Pol neural ODE (paper §4.2)"),
     "qvm": Experiment("qvm", "QVMOptions", summary="quarter-vehicle PeN-ODE (paper §4.1)"),
 }
+# every other benchmark system: the suitable neural ODE trained by collocation
+for _name in (
+    "sms",
+    "smsd",
+    "tmsd",
+    "pendulum",
+    "double_pendulum",
+    "cart_pole",
+    "slider_crank",
+    "vehicle4dof",
+    "two_body",
+    "rigid_body",
+    "dcdc",
+    "robot_arm",
+    "lorenz",
+):
+    EXPERIMENTS[_name] = Experiment(
+        "generic", "SystemOptions", summary=f"{_name}: neural ODE trained by collocation"
+    )
 
 
 def get(name: str) -> Experiment:
