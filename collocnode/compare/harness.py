@@ -10,11 +10,11 @@ time grid, the data, the rollout and its flat network weights.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
 import platform
-import tempfile
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _validation as v
+from ..io import atomic_write_bytes, atomic_write_text
 from . import base
 from .base import NotApplicableError, Progress
 from .device import check_device_name
@@ -217,16 +218,9 @@ def _save_arrays(path: Path, trainer: Any, split: Any, prediction: Any) -> None:
     if hasattr(trainer, "get_weights"):
         for block, w in trainer.get_weights().items():
             arrays[f"weights_{block}"] = w
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".npz", dir=path.parent)
-    os.close(fd)
-    try:
-        np.savez(tmp, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    atomic_write_bytes(path, buf.getvalue())
 
 
 def _subsets(system: Any) -> dict[str, list[int]]:
@@ -379,18 +373,6 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def _jsonable(x: Any) -> Any:
     if isinstance(x, dict):
         return {k: _jsonable(val) for k, val in x.items()}
@@ -409,8 +391,8 @@ def write_report(report: dict[str, Any], out_dir: str | os.PathLike[str]) -> tup
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     js, md = out / "compare.json", out / "compare.md"
-    _atomic_write(js, json.dumps(_jsonable(report), indent=2, allow_nan=False) + "\n")
-    _atomic_write(md, markdown(report))
+    atomic_write_text(js, json.dumps(_jsonable(report), indent=2, allow_nan=False) + "\n")
+    atomic_write_text(md, markdown(report))
     return js, md
 
 

@@ -72,7 +72,7 @@ def test_quick_run_writes_valid_json_and_markdown(tmp_path):
     ("args", "message"),
     [
         (["nosuchproblem"], "unknown problem 'nosuchproblem'; valid:"),
-        (["vdp", "--methods", "fnode,sindy"], "unknown method 'sindy'; valid: fnode"),
+        (["vdp", "--methods", "fnode,sindy"], "unknown method 'sindy'; valid: collocation, fnode"),
         (["vdp", "--budget", "0"], "--budget must be > 0"),
         (["vdp", "--budget", "-3"], "--budget must be > 0"),
         (["vdp", "--epochs", "0"], "--epochs must be a positive integer"),
