@@ -219,7 +219,9 @@ def test_diverging_rollout_raises_with_the_step():
 
 
 def test_unknown_method_and_option_name_the_valid_ones():
-    with pytest.raises(ValueError, match="unknown method 'sindy'; valid: collocation, fnode, mbdnode"):
+    with pytest.raises(
+        ValueError, match="unknown method 'sindy'; valid: collocation, fnode, mbdnode"
+    ):
         make_trainer("sindy")
     with pytest.raises(ValueError, match="unknown option 'epoch' of FNODEOptions"):
         make_trainer("fnode", epoch=3)
