@@ -33,6 +33,12 @@ class RationalChebyshev(Block):
     unchanged, so with θ_0 free the NLP has a one-dimensional family of optima and a singular
     Hessian; fixing θ_0 removes exactly that freedom (15 parameters per block).
 
+    Second deviation (``positive_denominator``, default on): the denominator is written
+    1 + (Σ_{k=1}^{D} θ_k T_k(s))², a Chebyshev rational function of the same family that cannot
+    vanish. With the plain 1 + Σ θ_k T_k the iterates of the quarter-vehicle training pushed the
+    denominator through zero (a pole inside the data range, dual infeasibility 1e8, IPOPT's
+    regularization exploding); ``positive_denominator=False`` gives eq. 19 exactly.
+
     Parameters: ``[ω_0..ω_N, θ_1..θ_D]``. The initial guess is ω = 0, θ = 0 plus a small random
     perturbation of ω (denominator 1).
     """
@@ -43,6 +49,7 @@ class RationalChebyshev(Block):
     input_scale: float = 1.0
     output_scale: float = 1.0
     init_scale: float = 0.1
+    positive_denominator: bool = True
 
     def __post_init__(self) -> None:
         v.nonnegative_int("num_degree", self.num_degree)
@@ -68,7 +75,8 @@ class RationalChebyshev(Block):
         n, d = self.num_degree, self.den_degree
         T = chebyshev_basis(s, max(n, d))
         num = sum(w[k] * T[k] for k in range(n + 1))
-        den = 1.0 + sum(w[n + k] * T[k] for k in range(1, d + 1))
+        q = sum(w[n + k] * T[k] for k in range(1, d + 1))
+        den = 1.0 + q * q if self.positive_denominator else 1.0 + q
         return self.output_scale * num / den
 
     def casadi(self, x: Any, w: Any) -> Any:

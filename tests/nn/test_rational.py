@@ -17,7 +17,12 @@ def test_chebyshev_recurrence_matches_cosines(rng):
 
 def test_rational_backends_agree_and_match_formula(rng):
     spec = RationalChebyshev(
-        num_degree=3, den_degree=2, input_shift=0.1, input_scale=2.0, output_scale=5.0
+        num_degree=3,
+        den_degree=2,
+        input_shift=0.1,
+        input_scale=2.0,
+        output_scale=5.0,
+        positive_denominator=False,
     )
     assert spec.n_params == 4 + 2
     w = rng.normal(0, 0.3, spec.n_params)
@@ -40,3 +45,13 @@ def test_paper_sizes_and_domain():
     assert spec.domain == (-0.3, 0.3)
     with pytest.raises(ValueError, match="input_scale"):
         RationalChebyshev(input_scale=0.0)
+
+
+def test_positive_denominator_has_no_poles(rng):
+    spec = RationalChebyshev(num_degree=2, den_degree=3)
+    w = rng.normal(0, 3.0, spec.n_params)
+    x = np.linspace(-1, 1, 201)[:, None]
+    s = x[:, 0]
+    q = w[3] * s + w[4] * (2 * s**2 - 1) + w[5] * (4 * s**3 - 3 * s)
+    num = w[0] + w[1] * s + w[2] * (2 * s**2 - 1)
+    np.testing.assert_allclose(spec.numpy(x, w)[:, 0], num / (1 + q**2), rtol=1e-12)
