@@ -39,8 +39,7 @@ class RationalChebyshev(Block):
     denominator through zero (a pole inside the data range, dual infeasibility 1e8, IPOPT's
     regularization exploding); ``positive_denominator=False`` gives eq. 19 exactly.
 
-    Parameters: ``[ω_0..ω_N, θ_1..θ_D]``. The initial guess is ω = 0, θ = 0 plus a small random
-    perturbation of ω (denominator 1).
+    Parameters: ``[ω_0..ω_N, θ_1..θ_D]``, initialised N(0, init_scale²).
     """
 
     num_degree: int = 7
@@ -93,9 +92,8 @@ class RationalChebyshev(Block):
 
     def init_weights(self, rng: np.random.Generator | int | None = None) -> np.ndarray:
         rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-        w = np.zeros(self.n_params)
-        w[: self.num_degree + 1] = self.init_scale * rng.standard_normal(self.num_degree + 1)
-        return w
+        # θ random too: at θ = 0 the pole-free denominator 1 + q² has zero slope in θ (a saddle)
+        return self.init_scale * rng.standard_normal(self.n_params)
 
     def torch_module(
         self, weights: np.ndarray | None = None, dtype: Any = None, device: Any = None
