@@ -47,9 +47,12 @@ class CollocationOptions(TrainerOptions):
         tol: IPOPT tolerance.
         jit: compile the node functions with gcc (cached on disk).
         mumps_ordering: MUMPS ordering for IPOPT.
+        normalize: shift/scale the network inputs by the training data's mean/std and its
+            outputs by the std of finite-difference derivatives (constants, not weights).
     """
 
     epochs: int = 200
+    normalize: bool = True
     hidden: tuple[int, ...] = (16, 16)
     activation: str = "tanh"
     intervals: int | None = None
@@ -69,6 +72,29 @@ class CollocationOptions(TrainerOptions):
         v.positive_float("tol", self.tol)
 
 
+def _scales(trajs: list[Trajectory], n_out: int, second_order: bool) -> dict[str, Any]:
+    """Input shift/scale (mean/std of the network inputs) and output scale (std of the
+    finite-difference derivatives the network must produce) of the training data."""
+    inputs = np.vstack([np.column_stack([tr.x, tr.u]) for tr in trajs])
+    derivs = np.vstack([np.gradient(tr.x, tr.t, axis=0) for tr in trajs])
+    if second_order:
+        derivs = derivs[:, n_out:]
+    std = inputs.std(axis=0)
+    out = derivs.std(axis=0)
+    return {
+        "input_shift": tuple(inputs.mean(axis=0)),
+        "input_scale": tuple(np.where(std > 0, std, 1.0)),
+        "output_scale": tuple(np.where(out > 0, out, 1.0)),
+    }
+
+
+def _pick(scales: dict[str, Any], k: int) -> dict[str, Any]:
+    """The scales of a one-output network for output k."""
+    if not scales:
+        return {}
+    return {**scales, "output_scale": (scales["output_scale"][k],)}
+
+
 class Collocation(Trainer):
     """Radau IIA collocation + IPOPT with exact Hessians (the core of this library)."""
 
@@ -84,6 +110,7 @@ class Collocation(Trainer):
             "stages": 5,
             "regularization": 1e-4,
             "jit": True,
+            "normalize": False,
         },
     }
     QUICK: ClassVar[dict[str, Any]] = {"epochs": 100, "stages": 3, "jit": False}
@@ -125,12 +152,16 @@ class Collocation(Trainer):
             for tr in as_trajectories(train)
         ]
         n_in = lay.n_model + lay.n_inputs
+        # Data-derived constant scalings keep the network's inputs and outputs O(1) whatever
+        # the system's units; they are fixed before training, not weights.
+        scales = _scales(trajs, lay.n_out, lay.second_order) if o.normalize else {}
         if o.per_state_nets:
             nets: Any = [
-                MLP((n_in, *o.hidden, 1), o.activation, init=o.init) for _ in range(lay.n_out)
+                MLP((n_in, *o.hidden, 1), o.activation, init=o.init, **_pick(scales, k))
+                for k in range(lay.n_out)
             ]
         else:
-            nets = MLP((n_in, *o.hidden, lay.n_out), o.activation, init=o.init)
+            nets = MLP((n_in, *o.hidden, lay.n_out), o.activation, init=o.init, **scales)
         model = NeuralODE(nets, n_inputs=lay.n_inputs, second_order=lay.second_order)
         problem = TrainingProblem(
             model,
