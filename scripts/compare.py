@@ -2,6 +2,7 @@
 
     python scripts/compare.py smsd --methods fnode,mbdnode --quick
     python scripts/compare.py double_pendulum --methods fnode,mbdnode,lstm,fcnn --out runs/dp
+    python scripts/compare.py qvm --quick     # collocation, node, fnode, mbdnode, mnn, snde
 
 Writes compare.json and compare.md into --out (default runs/compare-<problem>-<timestamp>).
 Bad input exits with code 2 and one line on stderr (a traceback only with --debug).
@@ -25,7 +26,12 @@ class _Parser(argparse.ArgumentParser):
 def _args(argv: list[str] | None) -> argparse.Namespace:
     p = _Parser(prog="compare.py", description=__doc__.split("\n\n")[0])
     p.add_argument("problem", help="registered problem name, e.g. smsd, double_pendulum")
-    p.add_argument("--methods", default="fnode,mbdnode", help="comma-separated method names")
+    p.add_argument(
+        "--methods",
+        default=None,
+        help="comma-separated method names (default: fnode,mbdnode; for qvm every applicable "
+        "method: collocation,node,fnode,mbdnode,mnn,snde)",
+    )
     p.add_argument("--preset", default=None, help="preset of the problem (default: its first)")
     p.add_argument("--quick", action="store_true", help="few epochs, small nets and data")
     p.add_argument("--out", default=None, help="output directory")
@@ -33,7 +39,13 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--epochs", type=int, default=None, help="override every method's epochs")
     p.add_argument("--budget", type=float, default=None, help="wall-time budget per method [s]")
-    p.add_argument("--noise", type=float, default=0.0, help="std of Gaussian state noise")
+    p.add_argument(
+        "--noise",
+        type=float,
+        default=None,
+        help="std of Gaussian state noise (default 0; for qvm a fraction of each signal's std, "
+        "default 0.02)",
+    )
     p.add_argument("--eval-every", type=float, default=None, help="test-error curve cadence [s]")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     p.add_argument(
@@ -78,14 +90,14 @@ def main(argv: list[str] | None = None) -> int:
     args = _args(argv)
     try:
         from collocnode.compare import make_trainer
-        from collocnode.compare.harness import CompareConfig, parse_methods
+        from collocnode.compare.harness import CompareConfig, default_methods, parse_methods
 
         if args.budget is not None and not args.budget > 0:
             raise ValueError(f"--budget must be > 0 seconds, got {args.budget:g}")
         if args.epochs is not None and args.epochs <= 0:
             raise ValueError(f"--epochs must be a positive integer, got {args.epochs}")
         options = _overrides(args.set)
-        methods = parse_methods(args.methods)
+        methods = parse_methods(args.methods or ",".join(default_methods(args.problem)))
         for method, opts in options.items():
             if method not in methods:
                 raise ValueError(f"--set names method {method!r}, which --methods does not run")

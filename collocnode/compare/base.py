@@ -407,15 +407,25 @@ _METHODS: dict[str, tuple[str, str, dict[str, Any]]] = {
 }
 
 
+# (method, problem) -> (module, class): a problem-specific trainer that stands in for the
+# method's generic one. The quarter vehicle is the paper's hybrid model, not a black-box ODE, so
+# its collocation row is the quarter-vehicle experiment behind the trainer interface.
+_SPECIALIZED: dict[tuple[str, str], tuple[str, str]] = {
+    ("collocation", "qvm"): ("qvm_collocation", "QVMCollocation"),
+}
+
+
 def available() -> list[str]:
     """Names of the registered methods."""
     return list(_METHODS)
 
 
-def method_class(name: str) -> type[Trainer]:
-    """The trainer class of method ``name``; a ValueError lists the valid names."""
+def method_class(name: str, problem: str | None = None) -> type[Trainer]:
+    """The trainer class of method ``name`` (for ``problem``, when it has a specialized one);
+    a ValueError lists the valid names."""
     v.choice("method", name, _METHODS)
     module, cls, _ = _METHODS[name]
+    module, cls = _SPECIALIZED.get((name, problem or ""), (module, cls))
     return getattr(import_module(f"{__package__}.{module}"), cls)
 
 
@@ -430,7 +440,7 @@ def make_trainer(
 ) -> Trainer:
     """A trainer for method ``name`` with the paper options for ``problem``, shrunk if
     ``quick``, then ``options``."""
-    cls = method_class(name)
+    cls = method_class(name, problem)
     opts = cls.options_for(problem, quick=quick, **{**method_defaults(name), **options})
     trainer = cls(opts)
     trainer.name = name

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -108,6 +108,8 @@ class FieldTrainer(Trainer):
     """Shared parts of the vector-field trainers: network, weights, inputs, rollout."""
 
     options_class = FieldOptions
+    # what predict_with_derivatives returns: the learned field at the rolled-out states
+    derivative_source: ClassVar[str] = "field"
 
     # --- setup helpers --------------------------------------------------------------------------
     def _prepare(self, system: Any, trajs: list[Trajectory]) -> None:
@@ -226,3 +228,28 @@ class FieldTrainer(Trainer):
         sig = self._inputs(t, u)
         z = self._rollout_model(t, self.layout.reduce(x0), sig, self._mu(params))
         return self.layout.expand(z, self.system, x0)
+
+    def predict_with_derivatives(
+        self,
+        t: np.ndarray,
+        x0: np.ndarray,
+        u: np.ndarray | Callable[[Any], Any] | None = None,
+        *,
+        params: Mapping[str, float] | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The rollout ``(n, n_states)`` and the model's own time derivative along it: the
+        learned field F(z, u(t), μ) evaluated at the rolled-out states (for a first-order model
+        the network output itself; no differencing of the rollout). States the model does not
+        learn (dependent coordinates of a partition) get NaN."""
+        x = self.predict(t, x0, u, params=params)
+        sig, mu = self._inputs(np.asarray(t, dtype=float), u), self._mu(params)
+        with torch.no_grad():
+            tt = self._tensor(t)
+            dz = self.field(self._tensor(self.layout.reduce(x)), sig(tt), mu).cpu().numpy()
+        return x, self._expand_derivative(dz)
+
+    def _expand_derivative(self, dz: np.ndarray) -> np.ndarray:
+        """Model-state derivatives ``(n, n_model)`` -> ``(n, n_states)`` (NaN where unmodelled)."""
+        dx = np.full((dz.shape[0], self.layout.n_states), np.nan)
+        dx[:, self.layout.state_index] = dz
+        return dx

@@ -6,6 +6,11 @@ recorded as "diverged" with its step. Ctrl-C keeps the interrupted method's best
 evaluates it and skips the remaining methods. Both files are written atomically (a temporary file
 in the same directory, then a rename). Each evaluated method also leaves ``<method>.npz`` with the
 time grid, the data, the rollout and its flat network weights.
+
+A problem may bring its own data and scoring (its *scenario*, a module of this package named in
+``SCENARIOS``): the quarter vehicle trains on its preset's road and scores accelerations on an
+unseen road (:mod:`collocnode.compare.qvm`). Every other problem uses the generic state rollout
+over the extrapolation window (:class:`StateRollout`).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +34,12 @@ from . import base
 from .base import NotApplicableError, Progress
 from .device import check_device_name
 from .metrics import evaluate
+
+# problem -> module of this package with its scenario: METHODS (the default methods), SETTINGS
+# (.curve_every(quick), .threads(quick)), load(preset, quick, seed, noise), RoadEvaluation and
+# COLUMNS
+SCENARIOS = {"qvm": "qvm"}
+DEFAULT_METHODS = ("fnode", "mbdnode")
 
 COLUMNS = (
     "method",
@@ -53,11 +65,15 @@ class CompareConfig:
         epochs: override every method's epochs.
         budget_s: wall-time budget per method [s].
         device, seed: passed to every trainer.
-        noise: std of Gaussian noise on the training and test states.
+        noise: std of Gaussian noise on the training and test states (None: the problem's
+            default, no noise for most; for the quarter vehicle a fraction of each signal's σ,
+            by default its preset's 2 %).
         eval_every_s: if set, evaluate the test error during training at most this often and
-            store the ``curve`` of (train time, test MSE) per method (default 1 s when
-            collocation runs beside other methods: ``time_to_target_s`` needs the curves).
-        threads: torch CPU threads (None: torch's default).
+            store the ``curve`` of (train time, test error) per method (default when
+            collocation runs beside other methods, as ``time_to_target_s`` needs the curves:
+            1 s, or the scenario's cadence, e.g. 5 s / 60 s for a quick / full QVM run).
+        threads: torch CPU threads (None: torch's default; a scenario may set it, e.g. 1 for
+            a quick QVM run).
         options: extra option overrides per method name.
     """
 
@@ -69,7 +85,7 @@ class CompareConfig:
     budget_s: float | None = None
     device: str = "auto"
     seed: int = 0
-    noise: float = 0.0
+    noise: float | None = None
     eval_every_s: float | None = None
     threads: int | None = None
     options: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -92,27 +108,97 @@ class CompareConfig:
             v.positive_float("budget_s", self.budget_s)
         check_device_name(self.device)
         v.nonnegative_int("seed", self.seed)
-        v.nonnegative_float("noise", self.noise)
+        if self.noise is not None:
+            v.nonnegative_float("noise", self.noise)
         if self.eval_every_s is not None:
             v.positive_float("eval_every_s", self.eval_every_s)
         elif "collocation" in methods and len(methods) > 1:
             # the time-to-target column needs every other method's error-vs-time curve
-            object.__setattr__(self, "eval_every_s", 1.0)
+            scenario = load_scenario(self.problem)
+            every = 1.0 if scenario is None else scenario.SETTINGS.curve_every(self.quick)
+            object.__setattr__(self, "eval_every_s", every)
         if self.threads is not None:
             v.positive_int("threads", self.threads)
 
 
+def load_scenario(problem: str) -> Any:
+    """The scenario module of ``problem`` (see ``SCENARIOS``), or None for the generic one."""
+    name = SCENARIOS.get(problem)
+    return None if name is None else import_module(f"{__package__}.{name}")
+
+
+def default_methods(problem: str) -> tuple[str, ...]:
+    """The methods a comparison of ``problem`` runs unless told otherwise."""
+    scenario = load_scenario(problem)
+    return DEFAULT_METHODS if scenario is None else tuple(scenario.METHODS)
+
+
 def load_data(cfg: CompareConfig) -> tuple[Any, Any]:
     """The system and its data split for ``cfg`` (shrunk when ``quick``)."""
+    return _setup(cfg)[:2]
+
+
+def _setup(cfg: CompareConfig) -> tuple[Any, Any, Any]:
+    """System, data split and evaluation of ``cfg``: the problem's scenario, or the generic
+    rollout on a split shrunk to at most 200 + 100 samples when ``quick``."""
     from .. import problems
 
+    scenario = load_scenario(cfg.problem)
+    if scenario is not None:
+        data = scenario.load(cfg.preset, cfg.quick, cfg.seed, cfg.noise)
+        return data.system, data.split, scenario.RoadEvaluation(data)
     system = problems.get(cfg.problem, cfg.preset)
-    kw: dict[str, int] = {}
+    kw: dict[str, Any] = {} if cfg.noise is None else {"noise": cfg.noise}
     if cfg.quick:
         n_train = min(system.n_train, 200)
-        kw = {"n_train": n_train, "n_steps": n_train + min(system.n_steps - system.n_train, 100)}
-    split = system.generate(noise=cfg.noise, seed=cfg.seed, **kw)
-    return system, split
+        kw |= {"n_train": n_train, "n_steps": n_train + min(system.n_steps - system.n_train, 100)}
+    split = system.generate(seed=cfg.seed, **kw)
+    return system, split, StateRollout(system, split)
+
+
+class StateRollout:
+    """The generic evaluation: a rollout from the first sample over the whole trajectory,
+    scored on the training window and the extrapolation window after it (``metrics``)."""
+
+    metric = "test_mse"
+
+    def __init__(self, system: Any, split: Any) -> None:
+        self.system, self.split = system, split
+        self.n_train = split.train.n_samples
+
+    def curve_value(self, trainer: Any) -> float | None:
+        return evaluate(trainer, self.system, self.split.full, self.n_train).test_mse
+
+    def score(self, trainer: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Row fields and the arrays for ``<method>.npz``."""
+        full = self.split.full
+        m = evaluate(trainer, self.system, full, self.n_train, subsets=_subsets(self.system))
+        fields: dict[str, Any] = dict(m.extra)
+        fields.update(
+            train_mse=m.train_mse,
+            test_mse=m.test_mse,
+            test_rmse=m.test_rmse,
+            constraint_violation=m.constraint_violation,
+            invariant_drift=m.invariant_drift,
+            predict_time_s=m.predict_time_s,
+        )
+        if m.status == "diverged":
+            fields.update(
+                status="diverged",
+                diverged_step=m.diverged_step,
+                diverged_t=m.diverged_t,
+                message=m.message,
+            )
+        arrays: dict[str, Any] = {"t": full.t, "x_data": full.x}
+        if m.prediction is not None:
+            arrays["x_pred"] = m.prediction
+        return fields, arrays
+
+    def meta(self) -> dict[str, Any]:
+        return {
+            "mse": "mean over samples and state components; train = first n_train samples, "
+            "test = the samples after them (extrapolation)"
+        }
 
 
 def _finite_or_none(x: Any) -> Any:
@@ -128,10 +214,14 @@ def run_method(
     cfg: CompareConfig,
     progress: bool = True,
     out_dir: str | os.PathLike[str] | None = None,
+    evaluation: Any = None,
 ) -> dict[str, Any]:
     """Train and evaluate one method; never raises for method failures (see the module doc).
 
+    ``evaluation`` scores the trained model (default: :class:`StateRollout` of ``split``).
     With ``out_dir``, the rollout and the flat network weights go to ``<method>.npz`` there."""
+    if evaluation is None:
+        evaluation = StateRollout(system, split)
     row: dict[str, Any] = {
         "method": name,
         "status": "failed",
@@ -142,7 +232,6 @@ def run_method(
         "n_params": None,
         "message": "",
     }
-    n_train = split.train.n_samples
     try:
         overrides: dict[str, Any] = {"device": cfg.device, "seed": cfg.seed}
         if cfg.epochs is not None:
@@ -164,8 +253,7 @@ def run_method(
                 bar.set_postfix(loss=f"{p.loss:.3g}")
             if cfg.eval_every_s is not None and p.elapsed_s - last_eval[0] >= cfg.eval_every_s:
                 last_eval[0] = p.elapsed_s
-                m = evaluate(trainer, system, split.full, n_train)
-                curve.append((p.elapsed_s, m.test_mse))
+                curve.append((p.elapsed_s, evaluation.curve_value(trainer)))
 
         try:
             result = trainer.fit(system, split.train, budget_s=cfg.budget_s, callback=callback)
@@ -182,25 +270,10 @@ def run_method(
         )
         if cfg.eval_every_s is not None:
             row["curve"] = curve
-        metrics = evaluate(trainer, system, split.full, n_train, subsets=_subsets(system))
-        row.update(metrics.extra)
-        row.update(
-            train_mse=metrics.train_mse,
-            test_mse=metrics.test_mse,
-            test_rmse=metrics.test_rmse,
-            constraint_violation=metrics.constraint_violation,
-            invariant_drift=metrics.invariant_drift,
-            predict_time_s=metrics.predict_time_s,
-        )
+        fields, arrays = evaluation.score(trainer)
+        row.update(fields)
         if out_dir is not None:
-            _save_arrays(Path(out_dir) / f"{name}.npz", trainer, split, metrics.prediction)
-        if metrics.status == "diverged":
-            row.update(
-                status="diverged",
-                diverged_step=metrics.diverged_step,
-                diverged_t=metrics.diverged_t,
-                message=metrics.message,
-            )
+            _save_arrays(Path(out_dir) / f"{name}.npz", trainer, arrays)
     except NotApplicableError as exc:
         row.update(status="not applicable", message=str(exc))
     except Exception as exc:  # one failing method must not stop the comparison
@@ -209,12 +282,10 @@ def run_method(
     return row
 
 
-def _save_arrays(path: Path, trainer: Any, split: Any, prediction: Any) -> None:
+def _save_arrays(path: Path, trainer: Any, arrays: dict[str, Any]) -> None:
     import numpy as np
 
-    arrays: dict[str, Any] = {"t": split.full.t, "x_data": split.full.x}
-    if prediction is not None:
-        arrays["x_pred"] = prediction
+    arrays = dict(arrays)
     if hasattr(trainer, "get_weights"):
         for block, w in trainer.get_weights().items():
             arrays[f"weights_{block}"] = w
@@ -259,10 +330,15 @@ def run(
     Returns the report ``{"problem", "meta", "rows"}``."""
     import torch
 
-    if cfg.threads is not None:
-        torch.set_num_threads(cfg.threads)
-    system, split = load_data(cfg)
-    report: dict[str, Any] = {"problem": cfg.problem, "meta": _meta(cfg, system, split), "rows": []}
+    scenario = load_scenario(cfg.problem)
+    threads = cfg.threads
+    if threads is None and scenario is not None:
+        threads = scenario.SETTINGS.threads(cfg.quick)
+    if threads is not None:
+        torch.set_num_threads(threads)
+    system, split, evaluation = _setup(cfg)
+    meta = _meta(cfg, system, split) | evaluation.meta()
+    report: dict[str, Any] = {"problem": cfg.problem, "meta": meta, "rows": []}
     stopped = False
     for name in cfg.methods:
         if stopped:
@@ -270,9 +346,9 @@ def run(
                 {"method": name, "status": "interrupted", "message": "skipped after Ctrl-C"}
             )
             continue
-        row = run_method(name, system, split, cfg, progress, out_dir)
+        row = run_method(name, system, split, cfg, progress, out_dir, evaluation)
         report["rows"].append(row)
-        add_time_to_target(report["rows"])
+        add_time_to_target(report["rows"], evaluation.metric)
         stopped = row["status"] == "interrupted"
         if log is not None:
             log(_summary_line(row))
@@ -285,12 +361,13 @@ def run(
     return report
 
 
-def add_time_to_target(rows: list[dict[str, Any]]) -> None:
-    """``time_to_target_s`` per row: the training time at which the method's test MSE first
-    reached the collocation row's final test MSE (null if it never did, or if no curve was
-    recorded). Collocation's own value is its training time."""
+def add_time_to_target(rows: list[dict[str, Any]], metric: str = "test_mse") -> None:
+    """``time_to_target_s`` per row: the training time at which the method's test error
+    (``metric``, the quantity its curve records) first reached the collocation row's final one
+    (null if it never did, or if no curve was recorded). Collocation's own value is its training
+    time."""
     target_row = next((r for r in rows if r["method"] == "collocation"), None)
-    target = target_row.get("test_mse") if target_row else None
+    target = target_row.get(metric) if target_row else None
     for row in rows:
         if target is None:
             row["time_to_target_s"] = None
@@ -299,7 +376,7 @@ def add_time_to_target(rows: list[dict[str, Any]]) -> None:
             row["time_to_target_s"] = row.get("train_time_s")
             continue
         hit = [t for t, err in row.get("curve", []) if err is not None and err <= target]
-        final = row.get("test_mse")
+        final = row.get(metric)
         if not hit and final is not None and final <= target and not row.get("curve"):
             hit = [row.get("train_time_s")]
         row["time_to_target_s"] = hit[0] if hit else None
@@ -314,7 +391,7 @@ def _meta(cfg: CompareConfig, system: Any, split: Any) -> dict[str, Any]:
         "preset": system.preset,
         "quick": cfg.quick,
         "seed": cfg.seed,
-        "noise": cfg.noise,
+        "noise": 0.0 if cfg.noise is None else cfg.noise,
         "epochs_override": cfg.epochs,
         "budget_s": cfg.budget_s,
         "device": str(resolve_device(cfg.device)),
@@ -325,8 +402,6 @@ def _meta(cfg: CompareConfig, system: Any, split: Any) -> dict[str, Any]:
         "torch": torch.__version__,
         "python": platform.python_version(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "mse": "mean over samples and state components; train = first n_train samples, "
-        "test = the samples after them (extrapolation)",
     }
 
 
@@ -343,34 +418,60 @@ def _summary_line(row: dict[str, Any]) -> str:
         f"{row['method']}: {row['status']}, train {_fmt(row.get('train_time_s'))} s, "
         f"epochs {_fmt(row.get('epochs'))}, train MSE {_fmt(row.get('train_mse'))}, "
         f"test MSE {_fmt(row.get('test_mse'))}"
+        + (
+            f", test-road a RMSE {_fmt(row.get('test_road_rmse'))}"
+            if "test_road_rmse" in row
+            else ""
+        )
         + (f" ({row['message']})" if row["status"] != "success" and row.get("message") else "")
     )
 
 
 def markdown(report: dict[str, Any]) -> str:
-    """The report as a Markdown table."""
+    """The report as a Markdown table (the scenario's columns, if the problem has one)."""
     meta = report["meta"]
+    scenario = load_scenario(report["problem"])
+    columns = (
+        scenario.COLUMNS if scenario is not None else tuple(zip(COLUMNS, _HEADERS, strict=True))
+    )
+    horizon = f", {meta['duration_s']:g} s per road" if "duration_s" in meta else ""
+    noise = ""
+    if meta.get("noise"):
+        kind = f" ({meta['noise_kind']})" if meta.get("noise_kind") else ""
+        noise = f", noise {_fmt(meta['noise'])}{kind}"
     lines = [
         f"# Comparison on `{report['problem']}` (preset `{meta['preset']}`)",
         "",
-        f"{meta['n_train']} training samples of {meta['n_total']}, dt = {_fmt(meta['dt'])} s, "
-        f"device {meta['device']}, seed {meta['seed']}" + (", quick run" if meta["quick"] else ""),
+        f"{meta['n_train']} training samples of {meta['n_total']}, dt = {_fmt(meta['dt'])} s"
+        f"{horizon}{noise}, device {meta['device']}, seed {meta['seed']}"
+        + (", quick run" if meta["quick"] else ""),
         "",
-        "| method | status | train time [s] | epochs | train MSE | test MSE | params "
-        "| time to collocation's test MSE [s] | note |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| " + " | ".join(h for _, h in columns) + " | note |",
+        "|" + "---|" * (len(columns) + 1),
     ]
     for row in report["rows"]:
         note = row.get("message", "") if row["status"] != "success" else ""
         lines.append(
             "| "
             + " | ".join(
-                [_fmt(row.get(c)) for c in COLUMNS] + [note.replace("|", "/").replace("\n", " ")]
+                [_fmt(row.get(c)) for c, _ in columns] + [note.replace("|", "/").replace("\n", " ")]
             )
             + " |"
         )
-    lines += ["", f"MSE: {meta['mse']}.", ""]
+    lines += ["", f"{'MSE' if scenario is None else 'Errors'}: {meta['mse']}.", ""]
     return "\n".join(lines)
+
+
+_HEADERS = (
+    "method",
+    "status",
+    "train time [s]",
+    "epochs",
+    "train MSE",
+    "test MSE",
+    "params",
+    "time to collocation's test MSE [s]",
+)
 
 
 def _jsonable(x: Any) -> Any:

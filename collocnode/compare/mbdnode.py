@@ -43,6 +43,8 @@ class MBDNODE(FieldTrainer):
         "sms": {"epochs": 450, "lr_decay": 0.99, "integrator": "leapfrog"},
         "cart_pole": {"epochs": 400},
         "slider_crank": {"hidden": (256, 256, 256)},
+        # not in the papers: default settings with the data-derived scaling (see FNODE.PAPER)
+        "qvm": {"normalize": True},
     }
 
     def _setup(self, system: Any, trajs: list[Trajectory]) -> int:

@@ -69,7 +69,10 @@ class MNN(FieldTrainer):
 
     name = "mnn"
     options_class = MNNOptions
+    derivative_source = "solver"  # no field: the relaxed solver's derivatives
     QUICK = {"epochs": 20, "batch_size": 32, "hidden": (64, 64)}
+    # not in the paper: default settings with the data-derived scaling (see FNODE.PAPER)
+    PAPER = {"qvm": {"normalize": True}}
 
     @property
     def _order(self) -> int:
@@ -128,6 +131,14 @@ class MNN(FieldTrainer):
     def _window(self, feats: torch.Tensor, z0: torch.Tensor, steps: torch.Tensor) -> torch.Tensor:
         """Model states over a window: ``feats`` (B, n_net_in), ``z0`` (B, n_model), ``steps``
         (B, T'−1) with T' ≤ horizon; returns (B, T', n_model)."""
+        return self._window_with_derivatives(feats, z0, steps)[0]
+
+    def _window_with_derivatives(
+        self, feats: torch.Tensor, z0: torch.Tensor, steps: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`_window` and the time derivative of the model state that the solver returns
+        with it (its unknowns are every derivative up to order R at every point); both
+        (B, T', n_model)."""
         B, D, R, T = feats.shape[0], self._dims, self._order, self.options.horizon
         Tw = steps.shape[1] + 1
         out = self.encoder(feats).reshape(B, D, T, R + 2)[:, :, :Tw]
@@ -148,8 +159,11 @@ class MNN(FieldTrainer):
             ridge=self.options.ridge,
         ).reshape(B, D, Tw, R + 1)
         if R == 2:
-            return torch.cat([u[..., 0], u[..., 1]], dim=1).transpose(1, 2)
-        return u[..., 0].transpose(1, 2)
+            states = torch.cat([u[..., 0], u[..., 1]], dim=1)
+            derivs = torch.cat([u[..., 1], u[..., 2]], dim=1)
+        else:
+            states, derivs = u[..., 0], u[..., 1]
+        return states.transpose(1, 2), derivs.transpose(1, 2)
 
     def _loss(self, idx: torch.Tensor) -> torch.Tensor:
         win = self._W[idx]
@@ -160,8 +174,16 @@ class MNN(FieldTrainer):
     def _rollout_model(
         self, t: np.ndarray, z0: np.ndarray, sig: Any, mu: torch.Tensor
     ) -> np.ndarray:
+        return self._rollout(t, z0, sig, mu)[0]
+
+    def _rollout(
+        self, t: np.ndarray, z0: np.ndarray, sig: Any, mu: torch.Tensor
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Chained windows: the states ``(n, n_model)`` and the solver's derivatives at them
+        (each point's from the window that starts there; the last point's from the last
+        window)."""
         T = self.options.horizon
-        out = [self._tensor(z0)]
+        out, dout = [self._tensor(z0)], []
         k = 0
         with torch.no_grad():
             while k < t.size - 1:
@@ -169,7 +191,7 @@ class MNN(FieldTrainer):
                 z = out[-1][None, :]
                 feats = self._features(z, sig(float(t[k]))[None, :], mu[None, :])
                 steps = self._tensor(np.diff(t[k : end + 1]))[None, :]
-                win = self._window(feats, z, steps)[0]
+                win, dwin = (w[0] for w in self._window_with_derivatives(feats, z, steps))
                 bad = ~torch.isfinite(win).all(dim=-1) | (
                     win.abs().amax(dim=-1) > self.options.blowup
                 )
@@ -178,8 +200,25 @@ class MNN(FieldTrainer):
                     part = torch.stack(out).cpu().numpy()
                     raise DivergenceError(k + j, t[k + j], part, "non-finite or blow-up")
                 out.extend(win[1:])
+                dout.extend(dwin[:-1])
                 k = end
-        return torch.stack(out).cpu().numpy()
+            dout.append(dwin[-1] if t.size > 1 else torch.full_like(out[0], float("nan")))
+        return torch.stack(out).cpu().numpy(), torch.stack(dout).cpu().numpy()
+
+    def predict_with_derivatives(
+        self,
+        t: np.ndarray,
+        x0: np.ndarray,
+        u: Any = None,
+        *,
+        params: Mapping[str, float] | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The rollout and the derivatives the relaxed solver computes with it (an MNN has no
+        vector field to evaluate; its solution carries u' at every point); see
+        :meth:`FieldTrainer.predict_with_derivatives`."""
+        t, x0 = self._check_predict_args(t, x0)
+        z, dz = self._rollout(t, self.layout.reduce(x0), self._inputs(t, u), self._mu(params))
+        return self.layout.expand(z, self.system, x0), self._expand_derivative(dz)
 
     def _features(self, z: torch.Tensor, u: torch.Tensor, mu: torch.Tensor) -> torch.Tensor:
         parts = [z]

@@ -50,7 +50,10 @@ class QVMOptions:
 
     ``noise`` is the observation noise as a fraction of each signal's standard deviation (0.02
     is our reading of the paper; 0.10 its ×5 robustness case). ``duration`` shortens the 42 s
-    trajectory (and scales the number of intervals with it) for quick runs.
+    trajectory (and scales the number of intervals with it) for quick runs. ``hidden`` is the
+    width of the two hidden layers of each network, or a tuple of hidden-layer widths.
+    ``max_wall_time`` caps the whole training [s] (IPOPT's wall-time limit; strategy II's two
+    phases share it); None: no cap.
     """
 
     strategy: str = "II"
@@ -60,16 +63,17 @@ class QVMOptions:
     stages: int = 5
     duration: float = 42.0
     pretrain_fraction: float = 0.125
-    hidden: int = 5
+    hidden: int | tuple[int, ...] = 5
     activation: str = "squareplus"
     rational_degree: int = 7
     regularization: float = 0.0
     tol: float = 1e-7
     max_iter: int = 150
     backend: str = "casadi"
-    mumps_ordering: str = "metis"
+    mumps_ordering: str = "auto"
     jit: bool = True
     print_level: int = 5
+    max_wall_time: float | None = None
 
     def __post_init__(self) -> None:
         v.choice("strategy", self.strategy, STRATEGIES)
@@ -83,15 +87,28 @@ class QVMOptions:
         f = v.positive_float("pretrain_fraction", self.pretrain_fraction)
         if f >= 1:
             raise ValueError(f"pretrain_fraction must be < 1, got {f}")
-        v.positive_int("hidden", self.hidden)
+        for i, width in enumerate(self.widths):
+            v.positive_int(f"hidden[{i}]", width)
+        if self.max_wall_time is not None:
+            v.positive_float("max_wall_time", self.max_wall_time)
         v.nonnegative_int("rational_degree", self.rational_degree)
         v.nonnegative_float("regularization", self.regularization)
         require_c2(self.activation)
         self.algorithm(self.intervals)  # validates stages, backend, print_level, ordering
 
-    def algorithm(self, intervals: int) -> RadauIIA:
+    @property
+    def widths(self) -> tuple[int, ...]:
+        """Hidden-layer widths of each network (an int ``h`` means ``(h, h)``, the paper's)."""
+        return (self.hidden, self.hidden) if isinstance(self.hidden, int) else tuple(self.hidden)
+
+    def algorithm(self, intervals: int, max_wall_time: float | None = None) -> RadauIIA:
         ipopt = IpoptOptions(
-            tol=self.tol, max_iter=self.max_iter, backend=self.backend, print_level=self.print_level
+            tol=self.tol,
+            max_iter=self.max_iter,
+            backend=self.backend,
+            print_level=self.print_level,
+            max_wall_time=max_wall_time,
+            mumps_ordering=self.mumps_ordering,
         )
         return RadauIIA(intervals, self.stages, jit=self.jit, ipopt=ipopt)
 
@@ -143,10 +160,10 @@ def make_blocks(opts: QVMOptions, system: Any, data: Trajectory) -> tuple[Block,
             RationalChebyshev(d, d, input_scale=4 * s_dv, output_scale=f_dv),
             RationalChebyshev(d, d, input_scale=4 * s_dz, output_scale=f_dz),
         )
-    h = opts.hidden
+    h = opts.widths
     return (
-        MLP((1, h, h, 1), opts.activation, input_scale=(s_dv,), output_scale=(f_dv,)),
-        MLP((1, h, h, 1), opts.activation, input_scale=(s_dz,), output_scale=(f_dz,)),
+        MLP((1, *h, 1), opts.activation, input_scale=(s_dv,), output_scale=(f_dv,)),
+        MLP((1, *h, 1), opts.activation, input_scale=(s_dz,), output_scale=(f_dz,)),
     )
 
 
@@ -172,28 +189,47 @@ def _training_problem(
     )
 
 
-def train(opts: QVMOptions) -> tuple[TrainingSolution, dict[str, Any]]:
-    """Generate the data and train with the chosen strategy; returns the final solution and the
-    per-phase record (solutions, times)."""
-    system = problems.get("qvm")
-    n = round(opts.duration * 1000) + 1
-    split = system.generate(noise=opts.noise, seed=opts.seed, n_steps=n)
-    data = split.train
+def train(
+    opts: QVMOptions, system: Any = None, data: Trajectory | None = None
+) -> tuple[TrainingSolution, dict[str, Any]]:
+    """Train with the chosen strategy; returns the final solution and the per-phase record
+    (solutions, times).
+
+    By default the data is generated from ``opts`` (``phases["split"]`` then holds it, with the
+    unseen-road test data). The comparison harness passes its own ``system`` and training
+    ``data`` instead, so that every method of a comparison sees the same samples; ``data`` must
+    then be sampled from x(0) = 0 on ``system.road``, and the mesh is scaled to its horizon.
+    """
+    system = problems.get("qvm") if system is None else system
+    phases: dict[str, Any] = {"system": system}
+    if data is None:
+        n = round(opts.duration * 1000) + 1
+        phases["split"] = system.generate(noise=opts.noise, seed=opts.seed, n_steps=n)
+        data = phases["split"].train
+    n = data.n_samples
     friction, spring = make_blocks(opts, system, data)
     model = hybrid_model(system, friction, spring)
     road = system.road
-    intervals = max(1, round(opts.intervals * opts.duration / 42.0))
+    intervals = max(1, round(opts.intervals * float(data.t[-1] - data.t[0]) / 42.0))
+    # one clock for the whole strategy: the phases share the wall-time cap
+    start = time.perf_counter()
+
+    def remaining() -> float | None:
+        if opts.max_wall_time is None:
+            return None
+        # IPOPT needs a positive limit; an exhausted budget stops it at its first iterate
+        return max(opts.max_wall_time - (time.perf_counter() - start), 1e-3)
+
     rng = np.random.default_rng(opts.seed)
     p0 = model.init_params(rng)
     zero = lambda d: 0.0 * np.asarray(d)  # noqa: E731 - the linear model (eq. 14)
     linear_states = system.simulate(data.t, np.zeros(5), road=road, friction=zero, spring=zero)
-    phases: dict[str, Any] = {}
     if opts.strategy == "II":
         n_pre = round((n - 1) * opts.pretrain_fraction) + 1
         pre_data = data.head(n_pre)
         pre = solve(
             _training_problem(model, pre_data, road, opts, linear_states, p0),
-            opts.algorithm(max(1, round(intervals * opts.pretrain_fraction))),
+            opts.algorithm(max(1, round(intervals * opts.pretrain_fraction)), remaining()),
         )
         t_sim = time.perf_counter()
         try:
@@ -208,15 +244,15 @@ def train(opts: QVMOptions) -> tuple[TrainingSolution, dict[str, Any]]:
         phases["simulation_ok"] = sim_ok
         sol = solve(
             _training_problem(model, data, road, opts, state_guess, pre.p),
-            opts.algorithm(intervals),
+            opts.algorithm(intervals, remaining()),
         )
     else:
         sol = solve(
-            _training_problem(model, data, road, opts, linear_states, p0), opts.algorithm(intervals)
+            _training_problem(model, data, road, opts, linear_states, p0),
+            opts.algorithm(intervals, remaining()),
         )
     phases["final"] = sol
-    phases["split"] = split
-    phases["system"] = system
+    phases["data"] = data
     return sol, phases
 
 

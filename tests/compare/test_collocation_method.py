@@ -22,9 +22,16 @@ def test_collocation_trains_and_predicts_through_the_trainer_interface(name):
         assert np.max(np.abs(system.constraints(x))) < 1e-8
 
 
-def test_qvm_is_reported_not_applicable():
+def test_qvm_gets_the_hybrid_model_instead_of_the_black_box_one():
+    from collocnode.compare.collocation import Collocation
+    from collocnode.compare.qvm_collocation import QVMCollocation
+
+    qvm = problems.get("qvm")
+    assert "hybrid" in Collocation.not_applicable(qvm)
     trainer = make_trainer("collocation", "qvm")
-    assert "hybrid" in trainer.not_applicable(problems.get("qvm"))
+    assert isinstance(trainer, QVMCollocation) and trainer.not_applicable(qvm) is None
+    assert trainer.not_applicable(problems.get("vdp"))  # and the hybrid applies to qvm only
+    assert type(make_trainer("collocation", "vdp")) is Collocation
 
 
 def test_time_to_target_uses_each_curve_and_the_collocation_error():
