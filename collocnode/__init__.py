@@ -26,6 +26,7 @@ from .transcription import (
     Inputs,
     IpoptOptions,
     Mesh,
+    PartialQuasiNewton,
     RadauIIA,
     Solution,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "Mesh",
     "NeuralODE",
     "Parameter",
+    "PartialQuasiNewton",
     "RadauIIA",
     "SimulationError",
     "Solution",

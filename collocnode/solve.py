@@ -57,10 +57,10 @@ def solve(problem, alg=None, *, seed=None):
 def _solve_dop(dop: DynamicOptimizationProblem, alg: RadauIIA) -> Solution:
     t_start = time.perf_counter()
     meshes = [alg.mesh_for(seg.tspan) for seg in dop.all_segments()]
-    nlp = StructuredNLP(dop, meshes, jit=alg.jit, threads=alg.threads)
+    nlp = StructuredNLP(dop, meshes, jit=alg.jit, threads=alg.threads, hessian=alg.nlp_hessian)
     z0 = nlp.initial_guess()
     t_build = time.perf_counter() - t_start
-    res = solve_ipopt(nlp, z0, alg.ipopt)
+    res = solve_ipopt(nlp, z0, alg.ipopt, hessian=alg.hessian)
     segment_states = nlp.segment_states(res.z)
     _, p = nlp.split(res.z)
     message = res.message

@@ -18,6 +18,7 @@ from ..simulate import SimulationError
 from ..solve import solve
 from ..training import TrainingProblem, TrainingSolution
 from ..transcription import IpoptOptions, RadauIIA
+from ..transcription.quasi_newton import hessian_from_name
 from ._common import save_trained
 
 T_TRAIN = 7.0  # training horizon [s] (paper: "a little over one period")
@@ -37,6 +38,9 @@ class VdPOptions:
     ``seed + 1``, ... each with its own noise realisation and initial weights, in ``workers``
     processes (0: one per core); a run succeeds when its re-simulation from x(0) stays within
     ``success_tol`` RMSE of the truth over [0, 32].
+    ``hessian`` selects the Lagrangian Hessian: "exact", "limited-memory" (IPOPT's L-BFGS), or a
+    partial quasi-Newton update of the parameter blocks, "sr1", "bfgs" (H_pp) and "sr1-xp",
+    "bfgs-xp" (H_xp too); for wide networks (``hidden``), see docs/collocation_extensions.md.
     """
 
     noise: float = 0.0
@@ -56,6 +60,7 @@ class VdPOptions:
     seeds: int = 1
     workers: int = 0
     success_tol: float = 0.1
+    hessian: str = "exact"
 
     def __post_init__(self) -> None:
         v.nonnegative_float("noise", self.noise)
@@ -84,9 +89,10 @@ class VdPOptions:
         ipopt = IpoptOptions(
             tol=self.tol, max_iter=self.max_iter, backend=self.backend, print_level=self.print_level
         )
+        hessian = hessian_from_name(self.hessian)
         if self.spectral:
-            return RadauIIA.spectral(self.spectral, jit=self.jit, ipopt=ipopt)
-        return RadauIIA(self.intervals, self.stages, jit=self.jit, ipopt=ipopt)
+            return RadauIIA.spectral(self.spectral, jit=self.jit, ipopt=ipopt, hessian=hessian)
+        return RadauIIA(self.intervals, self.stages, jit=self.jit, ipopt=ipopt, hessian=hessian)
 
 
 def seeds(seed: int) -> tuple[int, int]:

@@ -5,6 +5,7 @@ from .ipopt import IpoptOptions
 from .mesh import Mesh
 from .nlp import StructuredNLP
 from .problem import Constraint, DynamicOptimizationProblem, Inputs
+from .quasi_newton import PartialQuasiNewton
 from .radau import RadauTable, lagrange_basis, lagrange_derivative, radau_table
 from .solution import Solution
 
@@ -14,6 +15,7 @@ __all__ = [
     "Inputs",
     "IpoptOptions",
     "Mesh",
+    "PartialQuasiNewton",
     "RadauIIA",
     "RadauTable",
     "Solution",

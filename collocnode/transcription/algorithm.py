@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import _validation as v
-from .ipopt import IpoptOptions
+from .ipopt import HESSIANS, IpoptOptions
 from .mesh import Mesh
+from .quasi_newton import PartialQuasiNewton
 from .radau import MAX_STAGES
 
 
@@ -22,6 +23,9 @@ class RadauIIA:
         jit: compile the per-node derivative functions to C (cached on disk; needs gcc).
         threads: threads for the map over collocation nodes (default: all cores).
         ipopt: IPOPT settings.
+        hessian: "exact" (default), "limited-memory" (IPOPT's L-BFGS of the whole Lagrangian
+            Hessian), or a :class:`PartialQuasiNewton` (exact state blocks, quasi-Newton
+            parameter blocks; for wide networks, seed paper §2.5.4).
 
     ``RadauIIA.spectral(70)`` is the global spectral variant: one interval with 70 nodes.
     """
@@ -32,8 +36,13 @@ class RadauIIA:
     jit: bool = False
     threads: int | None = None
     ipopt: IpoptOptions = field(default_factory=IpoptOptions)
+    hessian: str | PartialQuasiNewton = "exact"
 
     def __post_init__(self) -> None:
+        if not isinstance(self.hessian, PartialQuasiNewton) and self.hessian not in HESSIANS:
+            raise ValueError(
+                f"hessian must be one of {HESSIANS} or a PartialQuasiNewton, got {self.hessian!r}"
+            )
         v.positive_int("intervals", self.intervals)
         if v.positive_int("stages", self.stages) > MAX_STAGES:
             raise ValueError(f"stages must be at most {MAX_STAGES}, got {self.stages}")
@@ -43,6 +52,13 @@ class RadauIIA:
             raise TypeError(f"mesh must be a Mesh, got {self.mesh!r}")
         if not isinstance(self.ipopt, IpoptOptions):
             raise TypeError(f"ipopt must be an IpoptOptions, got {self.ipopt!r}")
+
+    @property
+    def nlp_hessian(self) -> str:
+        """Which Hessian blocks the NLP computes symbolically (``StructuredNLP(hessian=...)``)."""
+        if isinstance(self.hessian, PartialQuasiNewton):
+            return self.hessian.nlp_mode
+        return "exact" if self.hessian == "exact" else "none"
 
     @classmethod
     def spectral(cls, nodes: int, **kwargs: object) -> RadauIIA:

@@ -20,6 +20,10 @@ import numpy as np
 from .. import _validation as v
 from ..status import SolverStatus, from_ipopt
 from .nlp import StructuredNLP
+from .quasi_newton import HessianCallback, PartialQuasiNewton, PartialQuasiNewtonHessian
+
+# what ``RadauIIA(hessian=...)`` accepts besides a PartialQuasiNewton
+HESSIANS = ("exact", "limited-memory")
 
 BACKENDS = ("casadi", "cyipopt")
 # MUMPS fill-reducing orderings (IPOPT option mumps_pivot_order)
@@ -142,13 +146,36 @@ class _Recorder:
         return not self.interrupt.requested
 
 
-def solve_ipopt(nlp: StructuredNLP, z0: np.ndarray, options: IpoptOptions) -> IpoptResult:
-    """Solve the NLP from ``z0`` with the backend chosen in ``options``."""
+def solve_ipopt(
+    nlp: StructuredNLP,
+    z0: np.ndarray,
+    options: IpoptOptions,
+    hessian: str | PartialQuasiNewton = "exact",
+) -> IpoptResult:
+    """Solve the NLP from ``z0`` with the backend chosen in ``options``.
+
+    ``hessian``: "exact" (the NLP's exact Hessian), "limited-memory" (IPOPT's own L-BFGS of
+    the whole Hessian) or a :class:`PartialQuasiNewton` (exact cheap blocks, learned dense ones).
+    """
+    evaluate: Any = None
+    if isinstance(hessian, PartialQuasiNewton):
+        evaluate = PartialQuasiNewtonHessian(nlp, hessian)
+    elif hessian not in HESSIANS:
+        raise ValueError(
+            f"hessian must be one of {HESSIANS} or a PartialQuasiNewton, got {hessian!r}"
+        )
+    elif hessian == "exact" and nlp.hessian_mode != "exact":
+        raise ValueError(
+            f"an exact Hessian needs an NLP built with hessian='exact', not {nlp.hessian_mode!r}"
+        )
+    ipopt = options.ipopt_dict()
+    if hessian == "limited-memory":
+        ipopt["hessian_approximation"] = "limited-memory"
     with _Interrupt() as interrupt:
         recorder = _Recorder(interrupt, options.max_wall_time)
         if options.backend == "casadi":
-            return _solve_casadi(nlp, z0, options, recorder)
-        return _solve_cyipopt(nlp, z0, options, recorder)
+            return _solve_casadi(nlp, z0, options, ipopt, recorder, evaluate)
+        return _solve_cyipopt(nlp, z0, options, ipopt, recorder, evaluate)
 
 
 class _IterationCallback(ca.Callback):
@@ -185,16 +212,26 @@ class _IterationCallback(ca.Callback):
 
 
 def _solve_casadi(
-    nlp: StructuredNLP, z0: np.ndarray, options: IpoptOptions, recorder: _Recorder
+    nlp: StructuredNLP,
+    z0: np.ndarray,
+    options: IpoptOptions,
+    ipopt: dict[str, Any],
+    recorder: _Recorder,
+    evaluate: Any,
 ) -> IpoptResult:
     callback = _IterationCallback(nlp.n_z, nlp.n_c, recorder)
+    callbacks: dict[str, Any] = nlp.casadi_callbacks()
+    if evaluate is not None:
+        callbacks["hess_lag"] = HessianCallback(nlp, evaluate)
+    elif ipopt["hessian_approximation"] != "exact":
+        del callbacks["hess_lag"]
     solver = ca.nlpsol(
         "collocation",
         "ipopt",
         {"x": nlp.z_sym, "f": nlp.f_expr, "g": nlp.g_expr},
         {
-            **nlp.casadi_callbacks(),
-            "ipopt": options.ipopt_dict(),
+            **callbacks,
+            "ipopt": ipopt,
             "print_time": False,
             "error_on_fail": False,
             # lam_x/lam_p need derivatives of the expression graph, which compiled (external)
@@ -244,8 +281,9 @@ def _solve_casadi(
 class _CyipoptProblem:
     """cyipopt's problem interface over the NLP's CasADi Functions."""
 
-    def __init__(self, nlp: StructuredNLP, recorder: _Recorder) -> None:
+    def __init__(self, nlp: StructuredNLP, recorder: _Recorder, evaluate: Any = None) -> None:
         self.nlp, self.recorder = nlp, recorder
+        self._hess = evaluate or (lambda z, s, lam: self.nlp.fn_hess(z, s, lam).full().ravel())
         self.t_cb = 0.0
         hr, hc = nlp.hessian_structure()
         jr, jc = nlp.jacobian_structure()
@@ -274,7 +312,10 @@ class _CyipoptProblem:
         return self._jac_structure
 
     def hessian(self, z: np.ndarray, lam: np.ndarray, obj_factor: float) -> np.ndarray:
-        return self._timed(self.nlp.fn_hess, z, obj_factor, lam)
+        t = time.perf_counter()
+        out = self._hess(z, obj_factor, lam)
+        self.t_cb += time.perf_counter() - t
+        return out
 
     def hessianstructure(self) -> tuple[np.ndarray, np.ndarray]:
         return self._hess_structure
@@ -292,11 +333,16 @@ class _CyipoptProblem:
 
 
 def _solve_cyipopt(
-    nlp: StructuredNLP, z0: np.ndarray, options: IpoptOptions, recorder: _Recorder
+    nlp: StructuredNLP,
+    z0: np.ndarray,
+    options: IpoptOptions,
+    ipopt: dict[str, Any],
+    recorder: _Recorder,
+    evaluate: Any,
 ) -> IpoptResult:
     import cyipopt
 
-    prob_obj = _CyipoptProblem(nlp, recorder)
+    prob_obj = _CyipoptProblem(nlp, recorder, evaluate)
     problem = cyipopt.Problem(
         n=nlp.n_z,
         m=nlp.n_c,
@@ -306,7 +352,7 @@ def _solve_cyipopt(
         cl=nlp.lbg,
         cu=nlp.ubg,
     )
-    for key, value in options.ipopt_dict().items():
+    for key, value in ipopt.items():
         problem.add_option(key, value)
     t_start = time.perf_counter()
     recorder.t0 = t_start

@@ -26,7 +26,7 @@ Jacobian entry; the boundary terms and the node terms of the last node).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import casadi as ca
 import numpy as np
@@ -48,11 +48,12 @@ class NodeFunctions:
 
     values: ca.Function  # -> res = -h f (n_x), g (n_g), obj = w L (1)
     first: ca.Function  # -> jac_nz, gx (n_x), gp (n_p)
-    second: ca.Function  # -> hxx_nz, hxp_nz, hpp_nz
+    second: ca.Function | None  # -> the exactly computed blocks among hxx_nz, hxp_nz, hpp_nz
     jac: tuple[np.ndarray, np.ndarray]  # local (row, col) of jac_nz; col < n_x: x, else p
     hxx: tuple[np.ndarray, np.ndarray]
     hxp: tuple[np.ndarray, np.ndarray]  # col indexes p
     hpp: tuple[np.ndarray, np.ndarray]
+    lag_grad: ca.Function | None = None  # (..., sigma, lam_c, lam_g) -> lx (n_x), lp (n_p)
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,19 @@ def _as_column(name: str, value: object, n: int | None) -> ca.SX:
     return expr
 
 
-def build_node_functions(dop: DynamicOptimizationProblem) -> NodeFunctions:
+HESSIAN_MODES = ("exact", "partial-pp", "partial-xp-pp", "none")
+
+
+def _pattern(sp_: ca.Sparsity) -> tuple[np.ndarray, np.ndarray]:
+    rows, cols = sp_.get_triplet()
+    return np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
+
+
+def build_node_functions(dop: DynamicOptimizationProblem, hessian: str = "exact") -> NodeFunctions:
+    """The per-node functions. ``hessian`` says which Lagrangian Hessian blocks are computed
+    symbolically: all ("exact"), the state-state and state-parameter blocks ("partial-pp"), the
+    state-state block only ("partial-xp-pp"), or none ("none"); the patterns of the blocks left
+    to a quasi-Newton update are structural (sparsity propagation, no second derivatives)."""
     nx, npar, nu = dop.n_states, dop.n_params, dop.n_inputs
     ng = dop.path.n if dop.path else 0
     x, p, u = ca.SX.sym("x", nx), ca.SX.sym("p", npar), ca.SX.sym("u", nu)
@@ -119,18 +132,35 @@ def build_node_functions(dop: DynamicOptimizationProblem) -> NodeFunctions:
     )
 
     lag = sigma * obj + ca.dot(lam_c, res) + ca.dot(lam_g, g)
-    H, _ = ca.hessian(lag, xp)
-    hxx_nz, hxx_pat = _nz(ca.triu(H[:nx, :nx]))
-    hxp_nz, hxp_pat = _nz(H[:nx, nx:])
-    hpp_nz, hpp_pat = _nz(ca.triu(H[nx:, nx:]))
-    second = ca.Function(
-        "node_second",
-        [*args, sigma, lam_c, lam_g],
-        [hxx_nz, hxp_nz, hpp_nz],
-        [*names, "sigma", "lam_c", "lam_g"],
-        ["hxx", "hxp", "hpp"],
+    lag_args, lag_names = [*args, sigma, lam_c, lam_g], [*names, "sigma", "lam_c", "lam_g"]
+    if hessian == "exact":
+        H, _ = ca.hessian(lag, xp)
+        hxx_nz, hxx_pat = _nz(ca.triu(H[:nx, :nx]))
+        hxp_nz, hxp_pat = _nz(H[:nx, nx:])
+        hpp_nz, hpp_pat = _nz(ca.triu(H[nx:, nx:]))
+        second = ca.Function(
+            "node_second", lag_args, [hxx_nz, hxp_nz, hpp_nz], lag_names, ["hxx", "hxp", "hpp"]
+        )
+        return NodeFunctions(values, first, second, jac_pat, hxx_pat, hxp_pat, hpp_pat)
+    # Partial quasi-Newton (paper §2.5.4): the p-p block costs n_p second-derivative sweeps
+    # per node, the x-p block n_x sweeps, the x-x block n_x sweeps of a much smaller graph.
+    lx, lp = ca.gradient(lag, x), ca.gradient(lag, p)
+    lag_grad = ca.Function("node_lag_grad", lag_args, [lx, lp], lag_names, ["lx", "lp"])
+    hxx_nz, hxx_pat = _nz(ca.triu(ca.jacobian(lx, x)))
+    hpp_pat = _pattern(ca.triu(ca.jacobian_sparsity(lp, p)))
+    second: ca.Function | None
+    if hessian == "partial-pp":
+        hxp_nz, hxp_pat = _nz(ca.jacobian(lx, p))
+        second = ca.Function("node_second", lag_args, [hxx_nz, hxp_nz], lag_names, ["hxx", "hxp"])
+    elif hessian == "partial-xp-pp":
+        hxp_pat = _pattern(ca.jacobian_sparsity(lx, p))
+        second = ca.Function("node_second", lag_args, [hxx_nz], lag_names, ["hxx"])
+    else:
+        hxp_pat = _pattern(ca.jacobian_sparsity(lx, p))
+        second = None
+    return NodeFunctions(
+        values, first, second, jac_pat, hxx_pat, hxp_pat, hpp_pat, lag_grad=lag_grad
     )
-    return NodeFunctions(values, first, second, jac_pat, hxx_pat, hxp_pat, hpp_pat)
 
 
 def build_boundary_functions(dop: DynamicOptimizationProblem) -> BoundaryFunctions:
@@ -281,6 +311,31 @@ class _NodeMap:
         return call
 
 
+def _coupled_groups(pattern: tuple[np.ndarray, np.ndarray], n: int) -> list[np.ndarray]:
+    """Groups of parameters coupled by a structural Hessian pattern (connected components),
+    sorted; uncoupled parameters with a diagonal entry form singleton groups."""
+    from scipy.sparse.csgraph import connected_components
+
+    a, b = pattern
+    graph = sp.coo_matrix((np.ones(a.size), (a, b)), shape=(n, n))
+    _, label = connected_components(graph, directed=False)
+    touched = np.zeros(n, bool)
+    touched[a], touched[b] = True, True
+    return [g for g in (np.flatnonzero(label == k) for k in np.unique(label)) if touched[g].any()]
+
+
+def _block_triu(groups: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(row, col) of the dense upper triangles of the given index groups."""
+    rows, cols = [], []
+    for g in groups:
+        i, j = np.triu_indices(g.size)
+        rows.append(g[i])
+        cols.append(g[j])
+    if not rows:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(rows), np.concatenate(cols)
+
+
 def _vcat(*parts):
     """vertcat that ignores empty parts (0x1 and 1x0 alike; CasADi insists on matching widths)."""
     parts = [ca.vec(q) for q in parts if q.numel() > 0]
@@ -312,6 +367,9 @@ class StructuredNLP:
         mesh: the collocation mesh.
         jit: compile the node functions to C (cached on disk, see :mod:`.jit`).
         threads: worker threads for the map over nodes (default: all cores).
+        hessian: "exact"; "partial-pp" / "partial-xp-pp" to leave the p-p (and x-p) blocks
+            to a quasi-Newton update (see :mod:`.quasi_newton`; ``fn_hess`` then gives only
+            the exact part); "none" for IPOPT's own limited-memory approximation.
     """
 
     def __init__(
@@ -320,7 +378,11 @@ class StructuredNLP:
         mesh: Mesh | list[Mesh],
         jit: bool = False,
         threads: int | None = None,
+        hessian: str = "exact",
     ) -> None:
+        if hessian not in HESSIAN_MODES:
+            raise ValueError(f"hessian must be one of {HESSIAN_MODES}, got {hessian!r}")
+        self.hessian_mode = hessian
         segments = dop.all_segments()
         meshes = [mesh] if isinstance(mesh, Mesh) else list(mesh)
         if len(meshes) != len(segments):
@@ -339,15 +401,21 @@ class StructuredNLP:
         self.n_c = N * (nx + ng) + nr
         threads = threads or os.cpu_count() or 1
 
-        node = build_node_functions(dop)
+        node = build_node_functions(dop, hessian)
         bnd = build_boundary_functions(dop)
         if jit:
             # Only the derivative functions are compiled: nlpsol differentiates the f/g graph
             # (for its internal ``nlp_grad``), which needs symbolic value functions.
             from .jit import compile_functions
 
-            nf, ns, bf, bs = compile_functions([node.first, node.second, bnd.first, bnd.second])
-            node = NodeFunctions(node.values, nf, ns, node.jac, node.hxx, node.hxp, node.hpp)
+            todo = [node.first, bnd.first, bnd.second, node.second, node.lag_grad]
+            nf, bf, bs, ns, lg = [
+                *compile_functions([f for f in todo if f is not None]),
+                *([None] * sum(f is None for f in todo)),
+            ]
+            if node.second is None:
+                ns, lg = None, ns
+            node = replace(node, first=nf, second=ns, lag_grad=lg)
             bnd = BoundaryFunctions(bnd.values, bf, bs, bnd.jac, bnd.hess)
         self.node, self.bnd = node, bnd
 
@@ -416,7 +484,10 @@ class StructuredNLP:
         hes_asm.add_source(col_x[None, :] + a[:, None], col_x[None, :] + b[:, None])
         a, b = node.hxp
         hes_asm.add_source(col_x[None, :] + a[:, None], self.P0 + np.repeat(b[:, None], N, 1))
-        a, b = node.hpp
+        # a quasi-Newton p-p block is dense over each group of coupled parameters
+        self.pp_blocks = _coupled_groups(node.hpp, npar) if hessian != "exact" else []
+        a, b = node.hpp if hessian == "exact" else _block_triu(self.pp_blocks)
+        self.pp_pattern = (a, b)
         hes_asm.add_source(self.P0 + a, self.P0 + b)
         a, b = bnd.hess
         ga, gb = vb_map[a], vb_map[b]
@@ -458,14 +529,36 @@ class StructuredNLP:
         grad = ca.densify(ca.mtimes(_dm_sparse(S_G), _vcat(gx, gp, gM)))
 
         lam_nodes = ca.reshape(lam[: N * (nx + ng)], nx + ng, N)
-        hxx, hxp, hpp = mapped(node.second, [1, 6], [2])(
+        lag_data = [
             *data,
             sigma,
             node_map.pad_zeros(lam_nodes[:nx, :]),
             node_map.pad_zeros(lam_nodes[nx:, :]),
-        )
+        ]
         hb = bnd.second(x0s, xfs, P, sigma, lam[N * (nx + ng) :])
-        hess_nz = ca.mtimes(_dm_sparse(S_H), _vcat(hxx, hxp, hpp, hb))
+        n_src = [node.hxx[0].size * N, node.hxp[0].size * N, self.pp_pattern[0].size]
+        # global nonzero index of every source entry (each lands on exactly one)
+        S_H = S_H.tocsc()
+        S_H.sort_indices()
+        self._hess_src_pos = S_H.indices.astype(np.int64)  # one entry per source column
+        self._hess_src_start = np.cumsum([0, *n_src])
+        if hessian == "exact":
+            hxx, hxp, hpp = mapped(node.second, [1, 6], [2])(*lag_data)
+            hess_nz = ca.mtimes(_dm_sparse(S_H), _vcat(hxx, hxp, hpp, hb))
+        elif hessian == "none":
+            hess_nz = ca.DM.zeros(S_H.shape[0], 1)
+        else:
+            # exact node blocks and the (exact) boundary part; quasi_newton adds the rest
+            exact = mapped(node.second, [1, 6], [])(*lag_data)
+            k_exact = n_src[0] + (n_src[1] if hessian == "partial-pp" else 0)
+            hess_node = ca.mtimes(_dm_sparse(S_H[:, :k_exact]), _vcat(*exact))
+            hess_b = ca.mtimes(_dm_sparse(S_H[:, sum(n_src) :]), _vcat(hb))
+            hess_nz = hess_node + hess_b
+            lx, lp = mapped(node.lag_grad, [1, 6], [1])(*lag_data)
+            self.fn_hess_parts = ca.Function(
+                "hess_parts", [z, sigma, lam], [ca.densify(hess_node), ca.densify(hess_b)]
+            )
+            self.fn_lag_grad = ca.Function("lag_grad", [z, sigma, lam], [lx, lp])
 
         self.z_sym, self.sigma_sym, self.lam_sym = z, sigma, lam
         self.f_expr, self.g_expr = f_expr, g_expr
