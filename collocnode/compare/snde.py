@@ -95,7 +95,7 @@ def constraint_functions(system: Any, fd_step: float = 1e-6) -> tuple[Any, Any]:
 
     if system.n_constraints > 0:
 
-        def g(x: np.ndarray, t: np.ndarray) -> np.ndarray:
+        def g_rows(x: np.ndarray, t: np.ndarray) -> np.ndarray:
             return np.stack(
                 [
                     np.atleast_1d(system.constraints(xi, float(ti)))
@@ -103,7 +103,7 @@ def constraint_functions(system: Any, fd_step: float = 1e-6) -> tuple[Any, Any]:
                 ]
             )
 
-        def G(x: np.ndarray, t: np.ndarray) -> np.ndarray:
+        def G_rows(x: np.ndarray, t: np.ndarray) -> np.ndarray:
             return np.stack(
                 [
                     np.atleast_2d(system.constraint_jacobian(xi, float(ti)))
@@ -111,7 +111,10 @@ def constraint_functions(system: Any, fd_step: float = 1e-6) -> tuple[Any, Any]:
                 ]
             )
 
-        return g, G
+        return (
+            _batched_if_equal(system.constraints, g_rows),
+            _batched_if_equal(system.constraint_jacobian, G_rows),
+        )
 
     names = _invariant_names(system)
     if not names:
@@ -132,6 +135,35 @@ def constraint_functions(system: Any, fd_step: float = 1e-6) -> tuple[Any, Any]:
         return np.stack(cols, axis=-1)  # (B, m, n)
 
     return g, G
+
+
+def _batched_if_equal(batched: Any, rows: Any) -> Any:
+    """``rows(x, t)`` (one system call per row), or one call ``batched(x, t)`` on the whole batch
+    once that has given the same values on a batch of at least two rows.
+
+    The systems' ``constraints``/``constraint_jacobian`` are documented for one state, but most
+    broadcast over leading axes; the row loop dominated SNDE training time. A function that does
+    not broadcast (error, other shape or other values on the check) keeps the row loop for good.
+    """
+    state: dict[str, bool | None] = {"batched": None}
+
+    def call(x: np.ndarray, t: np.ndarray) -> np.ndarray:
+        if state["batched"]:
+            return np.asarray(batched(x, t), dtype=float)
+        out = rows(x, t)
+        if state["batched"] is None and x.shape[0] >= 2:
+            try:
+                with np.errstate(all="ignore"):
+                    trial = np.asarray(batched(x, t), dtype=float)
+                same = trial.shape == out.shape and np.allclose(
+                    trial, out, rtol=1e-12, atol=1e-14, equal_nan=True
+                )
+            except Exception:  # any failure means "does not broadcast"
+                same = False
+            state["batched"] = bool(same)
+        return out
+
+    return call
 
 
 def stabilization(

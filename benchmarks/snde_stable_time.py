@@ -1,0 +1,438 @@
+#!/usr/bin/env python
+"""The SNDE stable-time experiment (White et al. 2023, App. D.3, Table 3): plain NODE vs SNODE.
+
+For each system (two_body, rigid_body, dcdc) a plain NODE and an SNODE are trained on the same
+data with the existing trainers (``make_trainer("node")`` / ``make_trainer("snde")``, identical
+options except the stabilization γ), then both are rolled out from independent test initial
+conditions over the paper's trial length (200 s, 1600 s, 160 s; the training windows are 6.2 s,
+15 s and 10 s) and the stable time of each trial is measured:
+
+    T_stab = max{t | E(t) < E_stab},  E(t) = ‖u(t) − û(t)‖₂ / ‖u(t)‖₂,  E_stab = 10³
+
+(SNDE paper eq. 32, App. D.3; E is the relative state error of App. F.) The paper's Table 3
+numbers are printed next to ours.
+
+    python benchmarks/snde_stable_time.py [--systems two_body,rigid_body,dcdc] [--trials 3]
+        [--seeds 1] [--epochs 1000 | --epochs two_body=60,rigid_body=40,dcdc=8]
+        [--batch-size 1] [--n-train 40] [--jobs 1] [--threads 1] [--out DIR]
+
+Paper protocol (App. F, Table 4) and this script's defaults: 40 training trajectories with random
+initial conditions (the systems' ``sample_x0``), multiple shooting on chunks of 3 steps, ReLU MLPs
+with two hidden layers of the Table 4 widths, AdamW (weight decay 1e-6), learning rate decaying
+exponentially from Max LR to Min LR over the epochs, dopri5 (Tsit5 in the paper) at 1e-6 for
+training and 1e-9 for the test rollouts, γ of Table 4. Each "trial" is one test rollout from its
+own initial condition, as in the paper (which has 100 of them per system and one trained model
+per method); ``--seeds`` trains several model pairs and pools their trials.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, fields
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+SYSTEMS = ("two_body", "rigid_body", "dcdc")
+
+# The stability threshold on the relative state error (SNDE paper App. D.3, below eq. 32).
+E_STAB = 1e3
+
+# SNDE paper (White et al., NeurIPS 2023), App. D.3, Table 3: "Stable time of NODEs for the same
+# 100 test trials as shown in Figure 2. SNODE models (not shown) did not diverge during any
+# trial." E_stab = 10³; all values in seconds.
+PAPER_TABLE3: dict[str, dict[str, float]] = {
+    "two_body": {
+        "trial_length": 200.0,
+        "min": 52.0,
+        "max": 182.8,
+        "median": 121.7,
+        "mean": 117.3,
+        "std": 30.3,
+    },
+    "rigid_body": {
+        "trial_length": 1600.0,
+        "min": 341.7,
+        "max": 1600.0,
+        "median": 1600.0,
+        "mean": 1349.9,
+        "std": 468.4,
+    },
+    "dcdc": {
+        "trial_length": 160.0,
+        "min": 19.3,
+        "max": 160.0,
+        "median": 113.9,
+        "mean": 110.49,
+        "std": 45.6,
+    },
+}
+PAPER_TRIALS = 100
+
+
+@dataclass(frozen=True)
+class Config:
+    """Settings of one run (see the module docstring for the paper's values)."""
+
+    systems: tuple[str, ...] = SYSTEMS
+    trials: int = 3
+    seeds: int = 1
+    epochs: tuple[tuple[str, int], ...] = ()  # per system; missing: 1000 (the paper)
+    batch_size: int = 1
+    n_train: int = 40
+    horizon: float | None = None  # None: the paper's trial length
+    e_stab: float = E_STAB
+    activation: str = "relu"
+    threads: int = 1
+    jobs: int = 1
+    budget_s: float | None = None
+
+    def epochs_for(self, system: str) -> int:
+        return dict(self.epochs).get(system, 1000)
+
+
+# --- the metric --------------------------------------------------------------------------------
+def relative_error(pred: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """E(t) = ‖u − û‖₂ / ‖u‖₂ per sample (SNDE App. F); non-finite predictions give inf.
+
+    ``pred`` may be shorter than ``truth`` (a rollout that stopped): missing samples give inf.
+    """
+    truth = np.asarray(truth, dtype=float)
+    err = np.full(truth.shape[0], np.inf)
+    k = min(len(pred), truth.shape[0])
+    if k:
+        p = np.asarray(pred, dtype=float)[:k]
+        with np.errstate(all="ignore"):
+            e = np.linalg.norm(p - truth[:k], axis=1) / np.linalg.norm(truth[:k], axis=1)
+        err[:k] = np.where(np.isfinite(e), e, np.inf)
+    return err
+
+
+def stable_time(t: np.ndarray, err: np.ndarray, e_stab: float = E_STAB) -> float:
+    """T_stab = max{t | E(t) < E_stab} over the sampled times, measured from t[0].
+
+    SNDE paper eq. (32), App. D.3, taken literally: the last sample time at which the error is
+    below the threshold (a trial that never exceeds it scores its full length). The prose of
+    D.3 reads "the time elapsed until E(t) exceeds E_stab" (:func:`first_exceedance_time`); the
+    two differ only when the error comes back below the threshold, which a diverged rollout
+    (E = inf from its failure on) cannot do.
+    """
+    t = np.asarray(t, dtype=float)
+    below = np.asarray(err, dtype=float) < e_stab
+    if not below.any():
+        return 0.0
+    return float(t[np.flatnonzero(below)[-1]] - t[0])
+
+
+def first_exceedance_time(t: np.ndarray, err: np.ndarray, e_stab: float = E_STAB) -> float:
+    """The last sample time before E(t) first reaches ``e_stab`` (the full length if never)."""
+    t = np.asarray(t, dtype=float)
+    above = ~(np.asarray(err, dtype=float) < e_stab)
+    if not above.any():
+        return float(t[-1] - t[0])
+    k = int(np.argmax(above))
+    return float(t[max(k - 1, 0)] - t[0])
+
+
+def summarize(values: list[float]) -> dict[str, float | int]:
+    """Min, max, median, mean and sample standard deviation (Table 3's columns) and the count."""
+    v = [float(x) for x in values]
+    return {
+        "n": len(v),
+        "min": min(v),
+        "max": max(v),
+        "median": statistics.median(v),
+        "mean": statistics.fmean(v),
+        "std": statistics.stdev(v) if len(v) > 1 else 0.0,
+    }
+
+
+# --- data and models ---------------------------------------------------------------------------
+def training_data(system: Any, n_traj: int, rng: np.random.Generator) -> list[Any]:
+    """``n_traj`` exact trajectories of the paper's training window from random initial states."""
+    t = system.time_grid(system.n_train)
+    return [system.simulate(t, system.sample_x0(rng)) for _ in range(n_traj)]
+
+
+def test_trials(
+    system: Any, n: int, horizon: float | None, rng: np.random.Generator
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The test time grid (dt of the data, paper trial length unless ``horizon``) and ``n``
+    ground-truth trajectories from independent random initial states."""
+    length = PAPER_TABLE3[system.name]["trial_length"] if horizon is None else horizon
+    t = system.time_grid(round(length / system.dt) + 1)
+    return t, [system.simulate(t, system.sample_x0(rng)).x for _ in range(n)]
+
+
+def make_pair(system: str, cfg: Config, seed: int) -> dict[str, Any]:
+    """The SNODE with the paper's options for ``system`` and a plain NODE with the same options
+    (network, data handling, optimiser, schedule, solver) except the stabilization."""
+    from collocnode.compare import make_trainer
+    from collocnode.compare.node import NODEOptions
+
+    common = {
+        "epochs": cfg.epochs_for(system),
+        "batch_size": cfg.batch_size,
+        "activation": cfg.activation,
+        "device": "cpu",
+        "seed": seed,
+    }
+    snode = make_trainer("snde", problem=system, **common)
+    shared = {f.name: getattr(snode.options, f.name) for f in fields(NODEOptions)}
+    node = make_trainer("node", **shared)
+    return {"NODE": node, "SNODE": snode}
+
+
+def rollout_error(trainer: Any, system: Any, t: np.ndarray, truth: np.ndarray) -> dict[str, Any]:
+    """Roll ``trainer`` out from ``truth[0]`` over ``t`` and return E(t) (inf after a failure)."""
+    from collocnode.compare import DivergenceError
+
+    start = time.perf_counter()
+    failed_t = None
+    try:
+        pred = trainer.predict(t, truth[0])
+    except DivergenceError as exc:
+        failed_t = exc.t
+        part = exc.partial if exc.partial is not None else np.zeros((0, system.n_states))
+        pred = part if part.shape[1] == system.n_states else part[:0]
+    return {
+        "error": relative_error(pred, truth),
+        "failed_t": failed_t,
+        "time_s": time.perf_counter() - start,
+    }
+
+
+def evaluate(trainer: Any, system: Any, t: np.ndarray, truths: list[np.ndarray], e_stab: float):
+    """Per-trial stable time (eq. 32) and diagnostics of one trained model."""
+    rows = []
+    for truth in truths:
+        r = rollout_error(trainer, system, t, truth)
+        err = r["error"]
+        finite = err[np.isfinite(err)]
+        rows.append(
+            {
+                "stable_time": stable_time(t, err, e_stab),
+                "first_exceedance_time": first_exceedance_time(t, err, e_stab),
+                "time_to_error_1": first_exceedance_time(t, err, 1.0),
+                "error_end": float(err[-1]),
+                "error_max_finite": float(finite.max()) if finite.size else None,
+                "failed_t": r["failed_t"],
+                "predict_time_s": r["time_s"],
+            }
+        )
+    return rows
+
+
+def run_system(name: str, cfg: Config, log: Any = print) -> dict[str, Any]:
+    """Train the NODE/SNODE pair(s) of one system and evaluate every trial."""
+    import torch
+
+    from collocnode import problems
+
+    torch.set_num_threads(cfg.threads)
+    system = problems.get(name)
+    out: dict[str, Any] = {"system": name, "seeds": []}
+    for seed in range(cfg.seeds):
+        rng = np.random.default_rng([seed, 0])
+        data = training_data(system, cfg.n_train, rng)
+        t, truths = test_trials(system, cfg.trials, cfg.horizon, np.random.default_rng([seed, 1]))
+        entry: dict[str, Any] = {"seed": seed, "horizon_s": float(t[-1] - t[0]), "models": {}}
+        for label, trainer in make_pair(name, cfg, seed).items():
+            fit = trainer.fit(system, data, budget_s=cfg.budget_s)
+            tag = f"[{name} seed {seed}] {label}"
+            log(f"{tag}: {fit.status}, {fit.message}, {fit.train_time_s:.0f} s")
+            trials = evaluate(trainer, system, t, truths, cfg.e_stab)
+            log(f"{tag} stable times: " + ", ".join(f"{r['stable_time']:.1f}" for r in trials))
+            entry["models"][label] = {
+                "status": fit.status,
+                "epochs": fit.epochs,
+                "best_loss": fit.best_loss,
+                "train_time_s": fit.train_time_s,
+                "options": _jsonable(asdict(trainer.options)),
+                "trials": trials,
+            }
+        out["seeds"].append(entry)
+    out["summary"] = summary_of(out)
+    return out
+
+
+def summary_of(result: dict[str, Any]) -> dict[str, Any]:
+    """Stable-time statistics per model over all trials of all seeds, plus the diverged count."""
+    summary: dict[str, Any] = {}
+    for label in ("NODE", "SNODE"):
+        rows = [r for s in result["seeds"] for r in s["models"][label]["trials"]]
+        horizon = result["seeds"][0]["horizon_s"]
+        summary[label] = {
+            "stable_time": summarize([r["stable_time"] for r in rows]),
+            "time_to_error_1": summarize([r["time_to_error_1"] for r in rows]),
+            "diverged": sum(r["stable_time"] < horizon for r in rows),
+            "trials": len(rows),
+            "median_error_end": statistics.median(r["error_end"] for r in rows),
+        }
+    return summary
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return str(obj)
+    if isinstance(obj, (np.floating, np.integer)):
+        return _jsonable(obj.item())
+    return obj
+
+
+# --- reporting ---------------------------------------------------------------------------------
+def markdown(results: list[dict[str, Any]], cfg: Config) -> str:
+    """Our stable-time statistics next to the paper's Table 3."""
+
+    def fmt(x: float) -> str:
+        return f"{x:.1f}"
+
+    lines = [
+        "| System | Trial length [s] | Model | Trials | Min | Max | Median | Mean | Std | "
+        "Diverged (E ≥ 10³) | Median time to E ≥ 1 [s] |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for res in results:
+        name, summ = res["system"], res["summary"]
+        horizon = res["seeds"][0]["horizon_s"]
+        p = PAPER_TABLE3[name]
+        lines.append(
+            f"| {name} | {fmt(p['trial_length'])} | NODE (paper, Table 3) | {PAPER_TRIALS} | "
+            + " | ".join(fmt(p[k]) for k in ("min", "max", "median", "mean", "std"))
+            + " | — | — |"
+        )
+        lines.append(
+            f"| {name} | {fmt(p['trial_length'])} | SNODE (paper) | {PAPER_TRIALS} | "
+            "— | — | — | — | — | 0 | — |"
+        )
+        for label in ("NODE", "SNODE"):
+            s = summ[label]
+            st = s["stable_time"]
+            lines.append(
+                f"| {name} | {fmt(horizon)} | {label} (ours) | {s['trials']} | "
+                + " | ".join(fmt(st[k]) for k in ("min", "max", "median", "mean", "std"))
+                + f" | {s['diverged']} | {fmt(s['time_to_error_1']['median'])} |"
+            )
+    epochs = ", ".join(f"{n}: {cfg.epochs_for(n)}" for n in cfg.systems)
+    lines += [
+        "",
+        f"Stable time T_stab = max{{t | E(t) < {cfg.e_stab:g}}} (SNDE eq. 32), seconds. "
+        f"Ours: {cfg.trials} test trial(s) × {cfg.seeds} trained pair(s) per system; epochs "
+        f"{epochs}; batch size {cfg.batch_size}; {cfg.n_train} training trajectories. "
+        "The paper: 100 test trials, one model per method, 1000 epochs, batch size 1.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# --- command line ------------------------------------------------------------------------------
+def parse_epochs(text: str, systems: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+    """``"60"`` (every system) or ``"two_body=60,dcdc=8"``."""
+    if "=" not in text:
+        return tuple((s, int(text)) for s in systems)
+    pairs = []
+    for item in text.split(","):
+        key, _, val = item.partition("=")
+        if key.strip() not in SYSTEMS:
+            raise ValueError(f"unknown system {key.strip()!r} in --epochs; valid: {SYSTEMS}")
+        pairs.append((key.strip(), int(val)))
+    return tuple(pairs)
+
+
+def parse_args(argv: list[str] | None = None) -> tuple[Config, Path | None]:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--systems", default=",".join(SYSTEMS))
+    ap.add_argument("--trials", type=int, default=3, help="test rollouts per trained model")
+    ap.add_argument("--seeds", type=int, default=1, help="independently trained NODE/SNODE pairs")
+    ap.add_argument("--epochs", default="1000", help="N, or per system: two_body=60,dcdc=8")
+    ap.add_argument("--batch-size", type=int, default=1, help="chunks per step (paper: 1)")
+    ap.add_argument("--n-train", type=int, default=40, help="training trajectories (paper: 40)")
+    ap.add_argument("--horizon", type=float, default=None, help="trial length [s] (paper's)")
+    ap.add_argument("--e-stab", type=float, default=E_STAB)
+    ap.add_argument("--activation", default="relu", help="hidden activation (paper: relu)")
+    ap.add_argument("--budget", type=float, default=None, help="training cap per model [s]")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads per process")
+    ap.add_argument("--jobs", type=int, default=1, help="systems run in parallel processes")
+    ap.add_argument("--out", type=Path, default=None, help="writes stable_time.json/.md here")
+    a = ap.parse_args(argv)
+    systems = tuple(s.strip() for s in a.systems.split(",") if s.strip())
+    bad = [s for s in systems if s not in SYSTEMS]
+    if bad:
+        ap.error(f"unknown system(s) {bad}; valid: {', '.join(SYSTEMS)}")
+    for name in ("trials", "seeds", "batch_size", "n_train", "threads", "jobs"):
+        if getattr(a, name) < 1:
+            ap.error(f"--{name.replace('_', '-')} must be >= 1")
+    try:
+        epochs = parse_epochs(a.epochs, systems)
+    except ValueError as exc:
+        ap.error(str(exc))
+    cfg = Config(
+        systems=systems,
+        trials=a.trials,
+        seeds=a.seeds,
+        epochs=epochs,
+        batch_size=a.batch_size,
+        n_train=a.n_train,
+        horizon=a.horizon,
+        e_stab=a.e_stab,
+        activation=a.activation,
+        threads=a.threads,
+        jobs=a.jobs,
+        budget_s=a.budget,
+    )
+    return cfg, a.out
+
+
+def _run_logged(name: str, cfg: Config) -> dict[str, Any]:
+    return run_system(name, cfg, log=lambda msg: print(msg, flush=True))
+
+
+def run_all(cfg: Config) -> list[dict[str, Any]]:
+    """Every system, in ``cfg.jobs`` parallel processes (each with ``cfg.threads`` threads)."""
+    if cfg.jobs == 1 or len(cfg.systems) == 1:
+        return [_run_logged(name, cfg) for name in cfg.systems]
+    with ProcessPoolExecutor(cfg.jobs, mp_context=get_context("spawn")) as pool:
+        return list(pool.map(_run_logged, cfg.systems, [cfg] * len(cfg.systems)))
+
+
+def write(results: list[dict[str, Any]], cfg: Config, out: Path, wall_s: float) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    meta = {
+        "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+        "config": _jsonable(asdict(cfg)),
+        "wall_time_s": wall_s,
+        "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
+        "paper_table3": PAPER_TABLE3,
+        "results": _jsonable(results),
+    }
+    (out / "stable_time.json").write_text(json.dumps(meta, indent=2))
+    (out / "stable_time.md").write_text(markdown(results, cfg))
+
+
+def main(argv: list[str] | None = None) -> int:
+    cfg, out = parse_args(argv)
+    start = time.perf_counter()
+    results = run_all(cfg)
+    wall = time.perf_counter() - start
+    print(markdown(results, cfg))
+    print(f"wall time {wall:.0f} s")
+    if out is not None:
+        write(results, cfg, out, wall)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,125 @@
+"""``benchmarks/snde_stable_time.py``: the stable-time metric (SNDE eq. 32) on synthetic rollouts
+with known answers, the NODE/SNODE pair, and a tiny end-to-end run."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load():
+    path = ROOT / "benchmarks" / "snde_stable_time.py"
+    spec = importlib.util.spec_from_file_location("snde_stable_time", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses need the module registered
+    spec.loader.exec_module(mod)
+    return mod
+
+
+st = _load()
+T = np.round(np.arange(0.0, 20.0 + 1e-9, 0.1), 10)  # 201 samples, dt = 0.1
+
+
+def test_error_that_grows_through_the_threshold_has_a_known_stable_time():
+    err = 10.0 ** (T / 2.0)  # E = 10^3 exactly at t = 6: the last time with E < 10^3 is 5.9
+    assert st.stable_time(T, err) == pytest.approx(5.9)
+    assert st.first_exceedance_time(T, err) == pytest.approx(5.9)
+    assert st.stable_time(T, err, e_stab=10.0) == pytest.approx(1.9)
+
+
+def test_a_trial_that_stays_below_the_threshold_scores_its_length():
+    err = np.full(T.size, 0.5)
+    assert st.stable_time(T, err) == pytest.approx(20.0)
+    assert st.first_exceedance_time(T, err) == pytest.approx(20.0)
+    # measured from the start of the trial
+    assert st.stable_time(T + 100.0, err) == pytest.approx(20.0)
+
+
+def test_eq32_is_the_last_time_below_not_the_first_exceedance():
+    err = np.zeros(T.size)
+    err[(T > 3.05) & (T < 4.05)] = 5e3  # above the threshold on [3.1, 4.0], back below after
+    assert st.stable_time(T, err) == pytest.approx(20.0)  # max{t | E(t) < E_stab}
+    assert st.first_exceedance_time(T, err) == pytest.approx(3.0)
+
+
+def test_a_diverged_rollout_counts_as_above_the_threshold_from_its_failure_on():
+    truth = np.column_stack([np.cos(T), np.sin(T)])
+    pred = truth[:81] * 1.01  # the solver failed at t = 8.1
+    err = st.relative_error(pred, truth)
+    np.testing.assert_allclose(err[:81], 0.01, rtol=1e-12)
+    assert np.all(np.isinf(err[81:]))
+    assert st.stable_time(T, err) == pytest.approx(8.0)
+    nan_pred = truth.copy()
+    nan_pred[50:] = np.nan
+    assert st.stable_time(T, st.relative_error(nan_pred, truth)) == pytest.approx(4.9)
+
+
+def test_relative_error_is_the_papers_state_error():
+    truth = np.array([[3.0, 4.0], [1.0, 0.0]])
+    pred = np.array([[3.0, 4.0 + 5.0], [0.0, 0.0]])
+    np.testing.assert_allclose(st.relative_error(pred, truth), [1.0, 1.0])
+
+
+def test_summary_has_table3_columns():
+    s = st.summarize([1.0, 2.0, 4.0])
+    assert s == {"n": 3, "min": 1.0, "max": 4.0, "median": 2.0, "mean": 7 / 3, "std": s["std"]}
+    assert s["std"] == pytest.approx(np.std([1.0, 2.0, 4.0], ddof=1))
+    assert st.summarize([5.0])["std"] == 0.0
+
+
+def test_paper_table3_is_copied():
+    assert st.PAPER_TABLE3["two_body"]["median"] == 121.7
+    assert st.PAPER_TABLE3["rigid_body"]["trial_length"] == 1600.0
+    assert st.PAPER_TABLE3["dcdc"]["min"] == 19.3
+    assert st.E_STAB == 1e3
+
+
+def test_epochs_option():
+    assert st.parse_epochs("7", ("two_body", "dcdc")) == (("two_body", 7), ("dcdc", 7))
+    cfg = st.Config(epochs=st.parse_epochs("dcdc=3", st.SYSTEMS))
+    assert cfg.epochs_for("dcdc") == 3 and cfg.epochs_for("two_body") == 1000
+    with pytest.raises(ValueError, match="unknown system"):
+        st.parse_epochs("lorenz=3", st.SYSTEMS)
+
+
+def test_node_and_snode_share_every_option_but_the_stabilization():
+    pytest.importorskip("torchdiffeq")
+    from collocnode.compare.node import NODEOptions
+
+    pair = st.make_pair("rigid_body", st.Config(epochs=(("rigid_body", 5),)), seed=3)
+    node, snode = pair["NODE"], pair["SNODE"]
+    assert type(node).__name__ == "NODE" and snode.name == "snde"
+    for f in NODEOptions.__dataclass_fields__:
+        assert getattr(node.options, f) == getattr(snode.options, f), f
+    o = snode.options
+    assert (o.gamma, o.hidden, o.lr, o.lr_min, o.shooting) == (32.0, (64, 64), 1e-4, 1e-5, 3)
+    assert (o.activation, o.optimizer, o.weight_decay, o.epochs, o.seed) == (
+        "relu",
+        "adamw",
+        1e-6,
+        5,
+        3,
+    )
+
+
+def test_tiny_end_to_end_run_writes_json_and_markdown(tmp_path):
+    pytest.importorskip("torchdiffeq")
+    args = "--systems rigid_body --trials 2 --epochs 1 --batch-size 512 --n-train 2 --horizon 2"
+    assert st.main([*args.split(), "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "stable_time.json").read_text())
+    (res,) = data["results"]
+    assert res["system"] == "rigid_body"
+    for label in ("NODE", "SNODE"):
+        trials = res["seeds"][0]["models"][label]["trials"]
+        assert len(trials) == 2
+        assert all(0.0 <= r["stable_time"] <= 2.0 + 1e-9 for r in trials)
+        assert res["summary"][label]["stable_time"]["n"] == 2
+    md = (tmp_path / "stable_time.md").read_text()
+    assert "NODE (paper, Table 3)" in md and "341.7" in md and "SNODE (ours)" in md
