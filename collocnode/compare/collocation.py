@@ -47,6 +47,9 @@ class CollocationOptions(TrainerOptions):
         tol: IPOPT tolerance.
         jit: compile the node functions with gcc (cached on disk).
         mumps_ordering: MUMPS ordering for IPOPT.
+        hessian: "exact", "limited-memory" (IPOPT's L-BFGS; faster for wide networks, see
+            docs/collocation_extensions.md) or a partial quasi-Newton update ("sr1", "bfgs",
+            "sr1-xp", "bfgs-xp").
         normalize: shift/scale the network inputs by the training data's mean/std and its
             outputs by the std of finite-difference derivatives (constants, not weights).
     """
@@ -62,9 +65,13 @@ class CollocationOptions(TrainerOptions):
     tol: float = 1e-7
     jit: bool = False
     mumps_ordering: str = "auto"
+    hessian: str = "exact"
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        from ..transcription.quasi_newton import HESSIAN_NAMES
+
+        v.choice("hessian", self.hessian, HESSIAN_NAMES)
         if self.intervals is not None:
             v.positive_int("intervals", self.intervals)
         v.positive_int("stages", self.stages)
@@ -136,6 +143,7 @@ class Collocation(Trainer):
         from ..solve import solve
         from ..training import TrainingProblem
         from ..transcription import IpoptOptions, RadauIIA
+        from ..transcription.quasi_newton import hessian_from_name
 
         reason = self.not_applicable(system)
         if reason:
@@ -178,7 +186,10 @@ class Collocation(Trainer):
             mumps_ordering=o.mumps_ordering,
         )
         intervals = o.intervals or max(1, trajs[0].n_samples - 1)
-        sol = solve(problem, RadauIIA(intervals, o.stages, jit=o.jit, ipopt=ipopt), seed=o.seed)
+        alg = RadauIIA(
+            intervals, o.stages, jit=o.jit, ipopt=ipopt, hessian=hessian_from_name(o.hessian)
+        )
+        sol = solve(problem, alg, seed=o.seed)
         self.solution = sol
         self._fitted = True
         status = _STATUS.get(sol.status, "failed")

@@ -22,6 +22,22 @@ def test_collocation_trains_and_predicts_through_the_trainer_interface(name):
         assert np.max(np.abs(system.constraints(x))) < 1e-8
 
 
+@pytest.mark.parametrize("hessian", ["limited-memory", "sr1"])
+def test_collocation_accepts_a_hessian_approximation(hessian):
+    system = problems.get("vdp")
+    split = system.generate(n_steps=60, n_train=40)
+    trainer = make_trainer(
+        "collocation", "vdp", quick=True, intervals=10, epochs=5, hidden=(6,), hessian=hessian
+    )
+    result = trainer.fit(system, split.train)
+    assert result.epochs == 5 and np.isfinite(result.best_loss)
+
+
+def test_unknown_hessian_is_named():
+    with pytest.raises(ValueError, match="hessian"):
+        make_trainer("collocation", "vdp", hessian="newton")
+
+
 def test_qvm_gets_the_hybrid_model_instead_of_the_black_box_one():
     from collocnode.compare.collocation import Collocation
     from collocnode.compare.qvm_collocation import QVMCollocation
