@@ -197,6 +197,12 @@ class Trainer(ABC):
         """Why the method does not apply to ``system``, or None when it does."""
         return None
 
+    def _require_applicable(self, system: Any) -> None:
+        """Raise :class:`NotApplicableError` with the reason if the method does not apply."""
+        reason = self.not_applicable(system)
+        if reason:
+            raise NotApplicableError(f"{self.name} does not apply to {system.name}: {reason}")
+
     @classmethod
     def options_for(
         cls, problem: str | None = None, quick: bool = False, **overrides: Any
@@ -228,9 +234,7 @@ class Trainer(ABC):
 
         from .device import resolve_device, resolve_dtype
 
-        reason = self.not_applicable(system)
-        if reason:
-            raise NotApplicableError(f"{self.name} does not apply to {system.name}: {reason}")
+        self._require_applicable(system)
         trajs = as_trajectories(train)
         for i, tr in enumerate(trajs):
             if tr.n_states != system.n_states:

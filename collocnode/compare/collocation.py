@@ -145,11 +145,7 @@ class Collocation(Trainer):
         from ..transcription import IpoptOptions, RadauIIA
         from ..transcription.quasi_newton import hessian_from_name
 
-        reason = self.not_applicable(system)
-        if reason:
-            from .base import NotApplicableError
-
-            raise NotApplicableError(f"{self.name} does not apply to {system.name}: {reason}")
+        self._require_applicable(system)
         o: CollocationOptions = self.options  # type: ignore[assignment]
         start = time.perf_counter()
         self.system = system

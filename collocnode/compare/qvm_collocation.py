@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import _validation as v
 from ..data import Trajectory
-from .base import FitResult, NotApplicableError, Trainer, TrainerOptions, as_trajectories
+from .base import FitResult, Trainer, TrainerOptions, as_trajectories
 from .collocation import _STATUS
 from .integrators import DivergenceError
 
@@ -111,9 +111,7 @@ class QVMCollocation(Trainer):
     ) -> FitResult:
         from ..experiments import qvm as experiment
 
-        reason = self.not_applicable(system)
-        if reason:
-            raise NotApplicableError(f"{self.name} does not apply to {system.name}: {reason}")
+        self._require_applicable(system)
         trajs = as_trajectories(train)
         if len(trajs) != 1:
             raise ValueError(f"the quarter vehicle trains on one trajectory, got {len(trajs)}")

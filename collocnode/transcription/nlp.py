@@ -156,8 +156,9 @@ def build_node_functions(dop: DynamicOptimizationProblem, hessian: str = "exact"
         hxp_pat = _pattern(ca.jacobian_sparsity(lx, p))
         second = ca.Function("node_second", lag_args, [hxx_nz], lag_names, ["hxx"])
     else:
+        # "none": IPOPT approximates the whole Hessian; the patterns only size the unused one
         hxp_pat = _pattern(ca.jacobian_sparsity(lx, p))
-        second = None
+        second, lag_grad = None, None
     return NodeFunctions(
         values, first, second, jac_pat, hxx_pat, hxp_pat, hpp_pat, lag_grad=lag_grad
     )
@@ -408,14 +409,11 @@ class StructuredNLP:
             # (for its internal ``nlp_grad``), which needs symbolic value functions.
             from .jit import compile_functions
 
-            todo = [node.first, bnd.first, bnd.second, node.second, node.lag_grad]
-            nf, bf, bs, ns, lg = [
-                *compile_functions([f for f in todo if f is not None]),
-                *([None] * sum(f is None for f in todo)),
-            ]
-            if node.second is None:
-                ns, lg = None, ns
-            node = replace(node, first=nf, second=ns, lag_grad=lg)
+            names = [k for k in ("first", "second", "lag_grad") if getattr(node, k) is not None]
+            *compiled, bf, bs = compile_functions(
+                [*(getattr(node, k) for k in names), bnd.first, bnd.second]
+            )
+            node = replace(node, **dict(zip(names, compiled, strict=True)))
             bnd = BoundaryFunctions(bnd.values, bf, bs, bnd.jac, bnd.hess)
         self.node, self.bnd = node, bnd
 
