@@ -46,7 +46,7 @@ ACTIVATIONS: dict[str, Activation] = {
     for a in (
         Activation(
             "sigmoid",
-            casadi=lambda x: 1.0 / (1.0 + _ca().exp(-x)),
+            casadi=lambda x: 0.5 + 0.5 * _ca().tanh(0.5 * x),
             numpy=_np_sigmoid,
             torch=lambda x: _th().sigmoid(x),
             c2=True,
@@ -75,7 +75,7 @@ ACTIVATIONS: dict[str, Activation] = {
         ),
         Activation(
             "silu",
-            casadi=lambda x: x / (1.0 + _ca().exp(-x)),
+            casadi=lambda x: x * (0.5 + 0.5 * _ca().tanh(0.5 * x)),
             numpy=lambda x: x * _np_sigmoid(x),
             torch=lambda x: _th().nn.functional.silu(x),
             c2=True,

@@ -39,6 +39,20 @@ def test_activation_backends_agree(name, rng):
     np.testing.assert_allclose(np.array(f(x)).ravel(), act.numpy(x), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("name", ["sigmoid", "silu", "tanh", "squareplus"])
+def test_activation_derivatives_finite_at_extreme_inputs(name):
+    # IPOPT may try steps that drive pre-activations to ±1e3; a NaN in the Hessian there ends the
+    # solve with an evaluation error (1 / (1 + exp(-x)) differentiates to inf/inf for x < -709).
+    from collocnode.nn import get_activation
+
+    sx = ca.SX.sym("x")
+    y = get_activation(name).casadi(sx)
+    g = ca.gradient(y, sx)
+    f = ca.Function("f", [sx], [y, g, ca.gradient(g, sx)])
+    for x in (-1e3, -750.0, 750.0, 1e3):
+        assert all(np.isfinite(float(v)) for v in f(x)), (name, x)
+
+
 def test_non_smooth_activation_rejected_for_ipopt():
     with pytest.raises(ValueError, match="relu"):
         require_c2("relu")
