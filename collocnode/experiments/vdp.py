@@ -41,6 +41,8 @@ class VdPOptions:
     ``hessian`` selects the Lagrangian Hessian: "exact", "limited-memory" (IPOPT's L-BFGS), or a
     partial quasi-Newton update of the parameter blocks, "sr1", "bfgs" (H_pp) and "sr1-xp",
     "bfgs-xp" (H_xp too); for wide networks (``hidden``), see docs/collocation_extensions.md.
+    ``mumps_ordering`` is MUMPS's fill-reducing ordering of the KKT matrix (see
+    :class:`~collocnode.transcription.IpoptOptions`).
     """
 
     noise: float = 0.0
@@ -61,6 +63,7 @@ class VdPOptions:
     workers: int = 0
     success_tol: float = 0.1
     hessian: str = "exact"
+    mumps_ordering: str = "metis"
 
     def __post_init__(self) -> None:
         v.nonnegative_float("noise", self.noise)
@@ -87,7 +90,11 @@ class VdPOptions:
 
     def algorithm(self) -> RadauIIA:
         ipopt = IpoptOptions(
-            tol=self.tol, max_iter=self.max_iter, backend=self.backend, print_level=self.print_level
+            tol=self.tol,
+            max_iter=self.max_iter,
+            backend=self.backend,
+            print_level=self.print_level,
+            mumps_ordering=self.mumps_ordering,
         )
         hessian = hessian_from_name(self.hessian)
         if self.spectral:
