@@ -36,3 +36,21 @@ for p in smsd tmsd double_pendulum cart_pole slider_crank; do
 done
 run warmstart python benchmarks/warmstart_vdp.py --seeds 20 --noise 0 0.1 --metis
 run refinement python benchmarks/refinement.py --tol 1e-6 --seeds 3
+run vdp-parametric-floor python benchmarks/vdp_parametric_floor.py --noise 0.1 --seeds 100 \
+  --json "$out/vdp_parametric_floor.json"
+for lam in 1e-5 1e-4 1e-3 1e-2; do
+  run "vdp-robust-0.1-lambda$lam" python scripts/train_collocation.py vdp --noise 0.1 --seeds 20 \
+    --warm-start --regularization "$lam" --out "$out/vdp-robust-0.1-lambda$lam"
+done
+run compare-qvm-quick python scripts/compare.py qvm --quick --out "$out/compare-qvm-quick" --no-progress
+run compare-qvm-node-20x python scripts/compare.py qvm --quick --methods collocation,node --budget 270 \
+  --eval-every 20 --set node.epochs=100000 --set node.shooting=1000 --set node.batch_size=3 \
+  --set "node.hidden=(128, 128)" --set node.lr_decay=1.0 --set node.normalize=True \
+  --set node.predict_rtol=1e-7 --set node.predict_atol=1e-7 --out "$out/compare-qvm-node-20x" --no-progress
+for w in 5 32; do
+  run "quasi-newton-width$w" python benchmarks/quasi_newton_vdp.py --widths "$w"
+done
+run quasi-newton-width64 python benchmarks/quasi_newton_vdp.py --widths 64 --hessians limited-memory
+run snde-stable-time python benchmarks/snde_stable_time.py --systems two_body,rigid_body,dcdc --trials 3 \
+  --seeds 1 --epochs two_body=60,rigid_body=40,dcdc=10 --batch-size 64 --budget 600 --jobs 3 \
+  --threads 1 --out "$out/snde_stable_time"
