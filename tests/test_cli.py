@@ -87,6 +87,15 @@ IN_PROCESS = {
         OUT,
         expect=("activation", "'relu'"),
     ),
+    "mumps-ordering": _bad(
+        "train",
+        "vdp",
+        "--mumps-ordering",
+        "nested",
+        "--out",
+        OUT,
+        expect=("mumps_ordering", "'nested'"),
+    ),
     "stages-too-many": _bad(
         "train",
         "vdp",
