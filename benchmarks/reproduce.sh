@@ -54,3 +54,4 @@ run quasi-newton-width64 python benchmarks/quasi_newton_vdp.py --widths 64 --hes
 run snde-stable-time python benchmarks/snde_stable_time.py --systems two_body,rigid_body,dcdc --trials 3 \
   --seeds 1 --epochs two_body=60,rigid_body=40,dcdc=10 --batch-size 64 --budget 600 --jobs 3 \
   --threads 1 --out "$out/snde_stable_time"
+run multi-trajectory python benchmarks/multi_trajectory_vdp.py --json "$out/multi_trajectory.json"
