@@ -27,7 +27,7 @@ from collocnode.training import TrainingProblem
 from collocnode.transcription import IpoptOptions, RadauIIA
 
 
-def run(k: int, intervals: int, iterations: int) -> dict:
+def run(k: int, intervals: int, iterations: int, jit: bool = True) -> dict:
     system = problems.get("vdp")
     angles = 2 * np.pi * np.arange(k) / k
     starts = 2.0 * np.column_stack([np.cos(angles), np.sin(angles)])
@@ -35,7 +35,7 @@ def run(k: int, intervals: int, iterations: int) -> dict:
     model = NeuralODE([MLP((2, 5, 5, 1), "sigmoid") for _ in range(2)])
     problem = TrainingProblem(model, data, regularization=1e-4, initial_state="data")
     ipopt = IpoptOptions(max_iter=iterations, tol=1e-12, print_level=0, mumps_ordering="metis")
-    sol = solve(problem, RadauIIA(intervals, 5, jit=True, ipopt=ipopt), seed=0)
+    sol = solve(problem, RadauIIA(intervals, 5, jit=jit, ipopt=ipopt), seed=0)
     t = sol.timings
     size = sol.solution.size
     return {

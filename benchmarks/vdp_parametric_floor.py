@@ -32,6 +32,20 @@ def van_der_pol(x, u, t, blocks, params):
     return ca.vertcat(x[1], params["mu"] * (1 - x[0] ** 2) * x[1] - x[0])
 
 
+def fit_mu(noise: float, seed: int, intervals: int = 500):
+    """Fit μ of the exact model to the robustness study's data of ``seed``; the solution."""
+    system = problems.get("vdp")
+    model = HybridModel(
+        2, {}, van_der_pol, parameters={"mu": Parameter(0.5, fit=True, lb=0.01, ub=5.0)}
+    )
+    alg = RadauIIA(
+        intervals, 5, ipopt=IpoptOptions(tol=1e-10, print_level=0, mumps_ordering="metis")
+    )
+    noise_seed, _ = seeds(seed)  # the robustness study's noise realisation of this seed
+    data = system.generate(noise=noise, seed=noise_seed).train
+    return solve(TrainingProblem(model, data, initial_state=system.x0), alg)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("--noise", type=float, default=0.1)
@@ -43,15 +57,9 @@ def main() -> None:
     system = problems.get("vdp")
     t = np.linspace(0.0, T_ROBUST, 1601)
     truth = system.simulate(t).x
-    model = HybridModel(
-        2, {}, van_der_pol, parameters={"mu": Parameter(0.5, fit=True, lb=0.01, ub=5.0)}
-    )
-    alg = RadauIIA(500, 5, ipopt=IpoptOptions(tol=1e-10, print_level=0, mumps_ordering="metis"))
     rows = []
     for seed in range(args.seeds):
-        noise_seed, _ = seeds(seed)  # the robustness study's noise realisation of this seed
-        data = system.generate(noise=args.noise, seed=noise_seed).train
-        sol = solve(TrainingProblem(model, data, initial_state=system.x0), alg)
+        sol = fit_mu(args.noise, seed)
         x = sol.simulate(t, system.x0, rtol=1e-10, atol=1e-10).x
         rmse = float(np.sqrt(np.mean((x - truth) ** 2)))
         rows.append({"seed": seed, "status": sol.status.value, "mu": float(sol.p[0]), "rmse": rmse})
