@@ -55,3 +55,5 @@ run snde-stable-time python benchmarks/snde_stable_time.py --systems two_body,ri
   --seeds 1 --epochs two_body=60,rigid_body=40,dcdc=10 --batch-size 64 --budget 600 --jobs 3 \
   --threads 1 --out "$out/snde_stable_time"
 run multi-trajectory python benchmarks/multi_trajectory_vdp.py --json "$out/multi_trajectory.json"
+run vdp-robust-0-warm python scripts/train_collocation.py vdp --noise 0 --seeds 100 --warm-start \
+  --out "$out/vdp-robust-0-warm"
