@@ -129,14 +129,10 @@ def main() -> None:
         "naive_vs_structured": naive_vs_structured(args.naive_intervals, 5),
     }
     print(f"{'setup':<18}{'total':>8}{'build':>8}{'IPOPT':>8}{'callbk':>8}{'iters':>7}")
-    for key in (
-        "local_500x5",
-        "local_500x5_warm",
-        "global_70",
-        "local_500x5_auto",
-        "global_70_auto",
-    ):
-        m = report[key]["median"]
+    for key, timed in report.items():
+        if "median" not in timed:
+            continue
+        m = timed["median"]
         print(
             f"{key:<18}{m['total']:8.2f}{m['build']:8.2f}{m['ipopt']:8.2f}"
             f"{m['callbacks']:8.2f}{m['iterations']:7.0f}"

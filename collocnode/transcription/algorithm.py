@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import _validation as v
-from .ipopt import HESSIANS, IpoptOptions
+from .ipopt import IpoptOptions, check_hessian
 from .mesh import Mesh
 from .quasi_newton import PartialQuasiNewton
 from .radau import MAX_STAGES
@@ -39,10 +39,7 @@ class RadauIIA:
     hessian: str | PartialQuasiNewton = "exact"
 
     def __post_init__(self) -> None:
-        if not isinstance(self.hessian, PartialQuasiNewton) and self.hessian not in HESSIANS:
-            raise ValueError(
-                f"hessian must be one of {HESSIANS} or a PartialQuasiNewton, got {self.hessian!r}"
-            )
+        check_hessian(self.hessian)
         v.positive_int("intervals", self.intervals)
         if v.positive_int("stages", self.stages) > MAX_STAGES:
             raise ValueError(f"stages must be at most {MAX_STAGES}, got {self.stages}")

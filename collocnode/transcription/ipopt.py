@@ -25,6 +25,15 @@ from .quasi_newton import HessianCallback, PartialQuasiNewton, PartialQuasiNewto
 # what ``RadauIIA(hessian=...)`` accepts besides a PartialQuasiNewton
 HESSIANS = ("exact", "limited-memory")
 
+
+def check_hessian(hessian: object) -> None:
+    """Raise unless ``hessian`` is one of :data:`HESSIANS` or a :class:`PartialQuasiNewton`."""
+    if not isinstance(hessian, PartialQuasiNewton) and hessian not in HESSIANS:
+        raise ValueError(
+            f"hessian must be one of {HESSIANS} or a PartialQuasiNewton, got {hessian!r}"
+        )
+
+
 BACKENDS = ("casadi", "cyipopt")
 # MUMPS fill-reducing orderings (IPOPT option mumps_pivot_order)
 MUMPS_ORDERINGS = {"amd": 0, "amf": 2, "scotch": 3, "pord": 4, "metis": 5, "qamd": 6, "auto": 7}
@@ -159,13 +168,10 @@ def solve_ipopt(
     ``hessian``: "exact" (the NLP's exact Hessian), "limited-memory" (IPOPT's own L-BFGS of
     the whole Hessian) or a :class:`PartialQuasiNewton` (exact cheap blocks, learned dense ones).
     """
+    check_hessian(hessian)
     evaluate: Any = None
     if isinstance(hessian, PartialQuasiNewton):
         evaluate = PartialQuasiNewtonHessian(nlp, hessian)
-    elif hessian not in HESSIANS:
-        raise ValueError(
-            f"hessian must be one of {HESSIANS} or a PartialQuasiNewton, got {hessian!r}"
-        )
     elif hessian == "exact" and nlp.hessian_mode != "exact":
         raise ValueError(
             f"an exact Hessian needs an NLP built with hessian='exact', not {nlp.hessian_mode!r}"
@@ -176,8 +182,8 @@ def solve_ipopt(
     with _Interrupt() as interrupt:
         recorder = _Recorder(interrupt, options.max_wall_time)
         if options.backend == "casadi":
-            return _solve_casadi(nlp, z0, options, ipopt, recorder, evaluate)
-        return _solve_cyipopt(nlp, z0, options, ipopt, recorder, evaluate)
+            return _solve_casadi(nlp, z0, ipopt, recorder, evaluate)
+        return _solve_cyipopt(nlp, z0, ipopt, recorder, evaluate)
 
 
 class _IterationCallback(ca.Callback):
@@ -216,7 +222,6 @@ class _IterationCallback(ca.Callback):
 def _solve_casadi(
     nlp: StructuredNLP,
     z0: np.ndarray,
-    options: IpoptOptions,
     ipopt: dict[str, Any],
     recorder: _Recorder,
     evaluate: Any,
@@ -337,7 +342,6 @@ class _CyipoptProblem:
 def _solve_cyipopt(
     nlp: StructuredNLP,
     z0: np.ndarray,
-    options: IpoptOptions,
     ipopt: dict[str, Any],
     recorder: _Recorder,
     evaluate: Any,
@@ -358,7 +362,8 @@ def _solve_cyipopt(
         problem.add_option(key, value)
     t_start = time.perf_counter()
     recorder.t0 = t_start
-    with contextlib.redirect_stdout(None) if options.print_level == 0 else contextlib.nullcontext():
+    quiet = ipopt["print_level"] == 0
+    with contextlib.redirect_stdout(None) if quiet else contextlib.nullcontext():
         z, info = problem.solve(np.asarray(z0, dtype=float))
     t_total = time.perf_counter() - t_start
     status, name = from_ipopt(int(info["status"]))

@@ -3,27 +3,13 @@ with known answers, the NODE/SNODE pair, and a tiny end-to-end run."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from load_benchmark import load_benchmark
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _load():
-    path = ROOT / "benchmarks" / "snde_stable_time.py"
-    spec = importlib.util.spec_from_file_location("snde_stable_time", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses need the module registered
-    spec.loader.exec_module(mod)
-    return mod
-
-
-st = _load()
+st = load_benchmark("snde_stable_time")
 T = np.round(np.arange(0.0, 20.0 + 1e-9, 0.1), 10)  # 201 samples, dt = 0.1
 
 
