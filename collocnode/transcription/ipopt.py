@@ -52,7 +52,7 @@ class IpoptOptions:
         mumps_ordering: MUMPS's fill-reducing ordering ("auto", "metis", "amd", "amf", "scotch",
             "pord", "qamd"); it decides the cost of every KKT factorization on these arrowhead
             systems, and no choice wins everywhere: METIS was 2x faster than "auto" on the
-            global Van der Pol variant but 2x slower on the full quarter-vehicle NLP
+            global Van der Pol variant but slower on the quarter-vehicle strategy II problems
             (docs/performance.md).
         mumps_scaling: let MUMPS scale the KKT matrix (its default). Off here: the NLP is
             already scaled by nominal state values, and on the quarter-vehicle problem MUMPS's
