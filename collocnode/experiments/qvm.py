@@ -34,6 +34,7 @@ from ..data import Trajectory
 from ..io import save_figure, write_json
 from ..models import HybridModel
 from ..nn import MLP, Block, RationalChebyshev, require_c2
+from ..recipes.qvm import hybrid_model
 from ..simulate import SimulationError, simulate
 from ..solve import solve
 from ..training import BlockConstraint, TrainingProblem, TrainingSolution
@@ -111,36 +112,6 @@ class QVMOptions:
             mumps_ordering=self.mumps_ordering,
         )
         return RadauIIA(intervals, self.stages, jit=self.jit, ipopt=ipopt)
-
-
-def hybrid_model(system: Any, friction: Block, spring: Block) -> HybridModel:
-    """The neural QVM: eq. 15 with F_fr = friction(Δv_s) and F_pr = spring(Δz_s)."""
-
-    def forces(x, nets):
-        dz, dv = system.relative_motion(x)
-        return nets["friction"](dv), nets["spring"](dz)
-
-    def rhs(x, u, t, nets, params):
-        return system.physics_rhs(x, u[0], *forces(x, nets))[0]
-
-    def outputs(x, u, t, nets, params):
-        return system.physics_rhs(x, u[0], *forces(x, nets))[1]
-
-    return HybridModel(
-        n_states=5,
-        blocks={"friction": friction, "spring": spring},
-        rhs=rhs,
-        outputs=outputs,
-        n_outputs=2,
-        n_inputs=1,
-        state_names=system.state_names,
-        input_names=system.input_names,
-        output_names=("a_b", "a_w"),
-        recipe=(
-            "collocnode.experiments.qvm:hybrid_model",
-            {"system": system, "friction": friction, "spring": spring},
-        ),
-    )
 
 
 def input_spread(data: Trajectory) -> tuple[float, float]:
