@@ -19,10 +19,10 @@ import numpy as np
 
 from .. import _validation as v
 from ..data import Trajectory
+from ..problems.layout import StateLayout
 from ..status import SolverStatus
 from .base import FitResult, Trainer, TrainerOptions, as_trajectories
 from .integrators import DivergenceError
-from .layout import StateLayout
 
 _STATUS = {
     SolverStatus.SUCCESS: "success",

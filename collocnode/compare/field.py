@@ -19,10 +19,10 @@ from torch import nn
 from .. import _validation as v
 from ..data import Trajectory
 from ..nn import MLP
+from ..problems.layout import StateLayout
 from .base import Trainer, TrainerOptions
 from .inputs import InputSignal, param_vector
 from .integrators import check_integrator, integrate
-from .layout import StateLayout
 
 
 @dataclass(frozen=True)

@@ -265,7 +265,7 @@ def test_test_systems_are_sane(circle, oscillator):
 
 
 def test_only_holonomic_mechanisms_are_partitioned():
-    from collocnode.compare.layout import StateLayout
+    from collocnode.problems.layout import StateLayout
 
     crank = StateLayout.for_system(problems.get("slider_crank"))
     assert crank.partitioned and crank.independent == (2,) and crank.n_model == 2

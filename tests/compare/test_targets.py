@@ -8,7 +8,7 @@ import pytest
 from collocnode import problems
 from collocnode.compare import targets as tg
 from collocnode.compare.fnode import FNODEOptions, fnode_targets
-from collocnode.compare.layout import StateLayout
+from collocnode.problems.layout import StateLayout
 
 # damped oscillator q'' = -5 q - 0.2 q' (the SMSD of FNODE §3.2), exact solution
 W0, ZETA = np.sqrt(5.0), 0.2 / (2 * np.sqrt(5.0))
