@@ -29,7 +29,7 @@ Pol data with σ = 0.1 gave the lowest derivative error of the three methods (me
 the first and last few samples. ``"kernel"`` is a local-quadratic Epanechnikov smoother (the
 kernel regression of ``collocate_data``) with the bandwidth also chosen by GCV; it has no end
 bias but is noisier. ``"fft"`` reuses FNODE's hybrid FFT/finite-difference derivative
-(:mod:`collocnode.compare.targets`, uniform sampling only) and keeps the samples as the states.
+(:mod:`collocnode.derivatives`, uniform sampling only) and keeps the samples as the states.
 
 When some fitted columns are model outputs (e.g. the quarter vehicle's accelerations) the
 unobserved states cannot be smoothed from data: the regression then evaluates the model at the
@@ -84,7 +84,7 @@ def smooth_samples(t: object, y: object, method: str = "spline") -> tuple[np.nda
     elif method == "kernel":
         ys, dy = _kernel(t, cols)
     else:
-        from .compare.targets import derivative, uniform_step
+        from .derivatives import derivative, uniform_step
 
         ys, dy = cols.copy(), derivative(cols, uniform_step(t), "hybrid")
     return (ys[:, 0], dy[:, 0]) if flat else (ys, dy)

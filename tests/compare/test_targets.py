@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from collocnode import derivatives as tg
 from collocnode import problems
-from collocnode.compare import targets as tg
 from collocnode.compare.fnode import FNODEOptions, fnode_targets
 from collocnode.problems.layout import StateLayout
 

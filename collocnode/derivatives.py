@@ -1,4 +1,4 @@
-"""FNODE derivative targets: FFT spectral differentiation, finite differences and their hybrid.
+"""Derivative estimates from samples: FFT spectral differentiation, finite differences, a hybrid.
 
 FNODE (Wang, Wang & Negrut) trains on acceleration labels obtained by differentiating the sampled
 velocities once (FNODE §2.3). Everything here takes the samples of the *training window only*: the
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _validation as v
+from . import _validation as v
 
 METHODS = ("hybrid", "fft", "fd")
 
