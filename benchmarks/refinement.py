@@ -37,8 +37,13 @@ from collocnode.nn import MLP
 from collocnode.simulate import SimulationError
 from collocnode.solve import solve
 from collocnode.training import TrainingProblem
-from collocnode.transcription import DynamicOptimizationProblem, IpoptOptions, RadauIIA
-from collocnode.transcription.refine import RefinementRule, interval_errors, solve_adaptive
+from collocnode.transcription import (
+    AdaptiveRefinement,
+    DynamicOptimizationProblem,
+    IpoptOptions,
+    RadauIIA,
+)
+from collocnode.transcription.refine import RefinementRule, interval_errors
 
 MUMPS = {"mumps_pivot_order": 5, "mumps_scaling": 0}
 STEEP = 40.0
@@ -98,7 +103,7 @@ def front_study(tol: float) -> dict:
     exact = np.tanh(STEEP * (tt - 0.5))
     out: dict[str, Any] = {}
     for strategy in ("h", "hp"):
-        res = solve_adaptive(front(), alg, tol=tol, rule=RefinementRule(strategy))
+        res = solve(front(), AdaptiveRefinement(alg, tol=tol, rule=RefinementRule(strategy)))
         out[f"adaptive {strategy}"] = {
             "converged": res.converged,
             "rounds": len(res.rounds),
@@ -136,7 +141,8 @@ def vdp_study(noise: float, seed: int, tol: float) -> dict:
     ipopt = IpoptOptions(tol=opts.tol, max_iter=opts.max_iter, print_level=0, extra=MUMPS)
     out: dict[str, Any] = {}
 
-    res = solve_adaptive(problem, RadauIIA(20, 3, jit=True, ipopt=ipopt), tol=tol, seed=weight_seed)
+    adaptive = AdaptiveRefinement(RadauIIA(20, 3, jit=True, ipopt=ipopt), tol=tol)
+    res = solve(problem, adaptive, seed=weight_seed)
     out["adaptive h"] = {
         "converged": res.converged,
         "rounds": len(res.rounds),

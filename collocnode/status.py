@@ -31,6 +31,22 @@ class SolverStatus(str, Enum):
         return self.value
 
 
+class SolveInterrupted(KeyboardInterrupt):
+    """Ctrl-C before IPOPT started: while the NLP was built ("build": the problem's symbolic
+    functions, their derivatives, the sparsity) or compiled ("compile": the JIT of the node
+    functions). There is no iterate to keep. A ``KeyboardInterrupt``, so code that stops on
+    Ctrl-C still does; ``phase`` says where it landed. (Ctrl-C inside IPOPT is not an exception:
+    the solve returns with status ``interrupted`` and the last iterate.)"""
+
+    PHASES = ("build", "compile")
+
+    def __init__(self, phase: str) -> None:
+        if phase not in self.PHASES:
+            raise ValueError(f"phase must be one of {self.PHASES}, got {phase!r}")
+        super().__init__(f"interrupted during the {phase} phase, before IPOPT started")
+        self.phase = phase
+
+
 # IPOPT ApplicationReturnStatus names (as CasADi reports them) and integer codes (as cyipopt does).
 _BY_NAME = {
     "Solve_Succeeded": SolverStatus.SUCCESS,

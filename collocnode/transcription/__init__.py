@@ -1,15 +1,20 @@
 """Direct collocation: Radau IIA / fLGR tables, meshes and the transcription to an NLP."""
 
+from .adaptive import AdaptiveRefinement, AdaptiveSolution
 from .algorithm import RadauIIA
-from .ipopt import IpoptOptions
+from .driver import solve_dop
+from .hessian import PartialQuasiNewton
+from .ipopt_options import IpoptOptions
 from .mesh import Mesh
 from .nlp import StructuredNLP
 from .problem import Constraint, DynamicOptimizationProblem, Inputs
-from .quasi_newton import PartialQuasiNewton
 from .radau import RadauTable, lagrange_basis, lagrange_derivative, radau_table
+from .refine import RefinementRule, interval_errors
 from .solution import Solution
 
 __all__ = [
+    "AdaptiveRefinement",
+    "AdaptiveSolution",
     "Constraint",
     "DynamicOptimizationProblem",
     "Inputs",
@@ -18,9 +23,12 @@ __all__ = [
     "PartialQuasiNewton",
     "RadauIIA",
     "RadauTable",
+    "RefinementRule",
     "Solution",
     "StructuredNLP",
+    "interval_errors",
     "lagrange_basis",
     "lagrange_derivative",
     "radau_table",
+    "solve_dop",
 ]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import _validation as v
-from .ipopt import IpoptOptions, check_hessian
+from .hessian import Hessian, check_hessian
+from .ipopt_options import IpoptOptions
 from .mesh import Mesh
-from .quasi_newton import PartialQuasiNewton
 from .radau import MAX_STAGES
 
 
@@ -25,7 +25,7 @@ class RadauIIA:
         ipopt: IPOPT settings.
         hessian: "exact" (default), "limited-memory" (IPOPT's L-BFGS of the whole Lagrangian
             Hessian), or a :class:`PartialQuasiNewton` (exact state blocks, quasi-Newton
-            parameter blocks; for wide networks, seed paper §2.5.4).
+            parameter blocks; for wide networks, seed paper §2.5.4); see :mod:`.hessian`.
 
     ``RadauIIA.spectral(70)`` is the global spectral variant: one interval with 70 nodes.
     """
@@ -36,10 +36,12 @@ class RadauIIA:
     jit: bool = False
     threads: int | None = None
     ipopt: IpoptOptions = field(default_factory=IpoptOptions)
-    hessian: str | PartialQuasiNewton = "exact"
+    hessian: Hessian = "exact"
 
     def __post_init__(self) -> None:
         check_hessian(self.hessian)
+        if not isinstance(self.jit, bool):
+            raise TypeError(f"jit must be True or False, got {self.jit!r}")
         v.positive_int("intervals", self.intervals)
         if v.positive_int("stages", self.stages) > MAX_STAGES:
             raise ValueError(f"stages must be at most {MAX_STAGES}, got {self.stages}")
@@ -50,19 +52,13 @@ class RadauIIA:
         if not isinstance(self.ipopt, IpoptOptions):
             raise TypeError(f"ipopt must be an IpoptOptions, got {self.ipopt!r}")
 
-    @property
-    def nlp_hessian(self) -> str:
-        """Which Hessian blocks the NLP computes symbolically (``StructuredNLP(hessian=...)``)."""
-        if isinstance(self.hessian, PartialQuasiNewton):
-            return self.hessian.nlp_mode
-        return "exact" if self.hessian == "exact" else "none"
-
     @classmethod
     def spectral(cls, nodes: int, **kwargs: object) -> RadauIIA:
         """One interval with ``nodes`` collocation nodes (global spectral collocation)."""
         return cls(intervals=1, stages=v.positive_int("nodes", nodes), **kwargs)  # type: ignore[arg-type]
 
     def mesh_for(self, tspan: tuple[float, float]) -> Mesh:
+        """The mesh over ``tspan``: ``mesh`` (checked to span it) or an equidistant one."""
         if self.mesh is not None:
             t0, tf = tspan
             tol = 1e-9 * max(1.0, abs(tf - t0))

@@ -8,106 +8,40 @@ round-off of the two IPOPT/MUMPS builds.
 from __future__ import annotations
 
 import contextlib
+import io
+import re
 import signal
+import sys
+import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import casadi as ca
 import numpy as np
 
-from .. import _validation as v
 from ..status import SolverStatus, from_ipopt
+from .hessian import Hessian, PartialQuasiNewton, check_hessian, ipopt_approximation
+from .ipopt_options import (
+    BACKENDS,
+    MUMPS_ORDERINGS,
+    REASON_PRINT_LEVEL,
+    IpoptOptions,
+    failure_reason,
+)
 from .nlp import StructuredNLP
-from .quasi_newton import HessianCallback, PartialQuasiNewton, PartialQuasiNewtonHessian
+from .quasi_newton import HessianCallback, PartialQuasiNewtonHessian
 
-# what ``RadauIIA(hessian=...)`` accepts besides a PartialQuasiNewton
-HESSIANS = ("exact", "limited-memory")
-
-
-def check_hessian(hessian: object) -> None:
-    """Raise unless ``hessian`` is one of :data:`HESSIANS` or a :class:`PartialQuasiNewton`."""
-    if not isinstance(hessian, PartialQuasiNewton) and hessian not in HESSIANS:
-        raise ValueError(
-            f"hessian must be one of {HESSIANS} or a PartialQuasiNewton, got {hessian!r}"
-        )
-
-
-BACKENDS = ("casadi", "cyipopt")
-# MUMPS fill-reducing orderings (IPOPT option mumps_pivot_order)
-MUMPS_ORDERINGS = {"amd": 0, "amf": 2, "scotch": 3, "pord": 4, "metis": 5, "qamd": 6, "auto": 7}
-
-
-@dataclass(frozen=True)
-class IpoptOptions:
-    """IPOPT settings (see the IPOPT options reference); ``extra`` passes any other option.
-
-    Args:
-        tol: convergence tolerance (IPOPT ``tol``).
-        max_iter: iteration limit.
-        mu_strategy: barrier update, "adaptive" (default; ~10 % fewer iterations on the Van der
-            Pol benchmark) or "monotone".
-        linear_solver: IPOPT's sparse symmetric solver ("mumps" ships with both backends).
-        mumps_ordering: MUMPS's fill-reducing ordering ("auto", "metis", "amd", "amf", "scotch",
-            "pord", "qamd"); it decides the cost of every KKT factorization on these arrowhead
-            systems, and no choice wins everywhere: METIS was 2x faster than "auto" on the
-            global Van der Pol variant but slower on the quarter-vehicle strategy II problems
-            (docs/performance.md).
-        mumps_scaling: let MUMPS scale the KKT matrix (its default). Off here: the NLP is
-            already scaled by nominal state values, and on the quarter-vehicle problem MUMPS's
-            scaling led to exploding delayed pivots (workspace reallocation, a first iteration
-            taking minutes); on Van der Pol turning it off saved 25 % of IPOPT's time.
-        print_level: 0 (silent) .. 12; 5 prints one line per iteration.
-        max_wall_time: wall-clock limit in seconds, or None.
-        backend: "casadi" (``nlpsol`` with custom derivative Functions) or "cyipopt".
-        extra: further IPOPT options by name.
-    """
-
-    tol: float = 1e-8
-    max_iter: int = 3000
-    mu_strategy: str = "adaptive"
-    linear_solver: str = "mumps"
-    mumps_ordering: str = "auto"
-    mumps_scaling: bool = False
-    print_level: int = 5
-    max_wall_time: float | None = None
-    backend: str = "casadi"
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        v.positive_float("tol", self.tol)
-        v.positive_int("max_iter", self.max_iter)
-        v.choice("mu_strategy", self.mu_strategy, ("adaptive", "monotone"))
-        v.choice("backend", self.backend, BACKENDS)
-        v.choice("mumps_ordering", self.mumps_ordering, MUMPS_ORDERINGS)
-        if v.nonnegative_int("print_level", self.print_level) > 12:
-            raise ValueError(f"print_level must be in 0..12, got {self.print_level}")
-        if self.max_wall_time is not None:
-            v.positive_float("max_wall_time", self.max_wall_time)
-        if not isinstance(self.extra, dict):
-            raise TypeError(f"extra must be a dict of IPOPT options, got {self.extra!r}")
-
-    def ipopt_dict(self) -> dict[str, Any]:
-        opts: dict[str, Any] = {
-            "tol": self.tol,
-            "max_iter": self.max_iter,
-            "mu_strategy": self.mu_strategy,
-            "linear_solver": self.linear_solver,
-            "print_level": self.print_level,
-            "hessian_approximation": "exact",
-            "mumps_pivot_order": MUMPS_ORDERINGS[self.mumps_ordering],
-            **({} if self.mumps_scaling else {"mumps_scaling": 0, "mumps_permuting_scaling": 0}),
-            "sb": "yes",  # no IPOPT banner
-        }
-        if self.max_wall_time is not None:
-            opts["max_wall_time"] = self.max_wall_time
-        opts.update(self.extra)
-        return opts
+__all__ = ["BACKENDS", "MUMPS_ORDERINGS", "IpoptOptions", "IpoptResult", "solve_ipopt"]
 
 
 @dataclass
 class IpoptResult:
+    """What one IPOPT run returned (the NLP's scaled variables; see :class:`.solution.Solution`
+    for the physical ones)."""
+
     z: np.ndarray
     lam_g: np.ndarray
     objective: float
@@ -119,18 +53,28 @@ class IpoptResult:
     t_callbacks: float
     t_total: float
     message: str = ""
+    non_finite_evaluations: int = 0  # callback evaluations that returned NaN or Inf
 
 
 class _Interrupt:
-    """Turns Ctrl-C during a solve into a polite stop request at the next IPOPT iteration."""
+    """Turns Ctrl-C during a solve into a polite stop request at the next IPOPT iteration.
+
+    A process that ignores SIGINT (``SIG_IGN``, e.g. a worker of a pool) keeps ignoring it: no
+    handler is installed then.
+    """
 
     def __init__(self) -> None:
         self.requested = False
         self._previous: Any = None
+        self._installed = False
 
     def __enter__(self) -> _Interrupt:
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._handler)
+            previous = signal.getsignal(signal.SIGINT)
+            if previous is not signal.SIG_IGN:
+                self._previous = previous
+                signal.signal(signal.SIGINT, self._handler)
+                self._installed = True
         return self
 
     def _handler(self, signum: int, frame: Any) -> None:
@@ -140,8 +84,9 @@ class _Interrupt:
         self.requested = True
 
     def __exit__(self, *exc: object) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+        if self._installed:
+            # a handler set outside Python (None) is restored as Python's default
+            signal.signal(signal.SIGINT, self._previous or signal.default_int_handler)
 
 
 class _Recorder:
@@ -161,12 +106,16 @@ def solve_ipopt(
     nlp: StructuredNLP,
     z0: np.ndarray,
     options: IpoptOptions,
-    hessian: str | PartialQuasiNewton = "exact",
+    hessian: Hessian = "exact",
 ) -> IpoptResult:
     """Solve the NLP from ``z0`` with the backend chosen in ``options``.
 
-    ``hessian``: "exact" (the NLP's exact Hessian), "limited-memory" (IPOPT's own L-BFGS of
-    the whole Hessian) or a :class:`PartialQuasiNewton` (exact cheap blocks, learned dense ones).
+    ``hessian``: a choice of :mod:`.hessian`: "exact" (the NLP's exact Hessian),
+    "limited-memory" (IPOPT's own L-BFGS of the whole Hessian) or a :class:`PartialQuasiNewton`
+    (exact cheap blocks, learned dense ones).
+
+    When IPOPT fails without a message of collocnode's own, ``message`` gives IPOPT's reason
+    (its errors, read from a temporary ``output_file`` unless ``extra`` names one).
     """
     check_hessian(hessian)
     evaluate: Any = None
@@ -177,13 +126,23 @@ def solve_ipopt(
             f"an exact Hessian needs an NLP built with hessian='exact', not {nlp.hessian_mode!r}"
         )
     ipopt = options.ipopt_dict()
-    if hessian == "limited-memory":
-        ipopt["hessian_approximation"] = "limited-memory"
-    with _Interrupt() as interrupt:
+    ipopt["hessian_approximation"] = ipopt_approximation(hessian)
+    with contextlib.ExitStack() as stack:
+        log = None
+        if "output_file" not in ipopt:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="collocnode_ipopt_"))
+            log = Path(tmp) / "ipopt.out"
+            ipopt["output_file"], ipopt["file_print_level"] = str(log), REASON_PRINT_LEVEL
+        interrupt = stack.enter_context(_Interrupt())
         recorder = _Recorder(interrupt, options.max_wall_time)
         if options.backend == "casadi":
-            return _solve_casadi(nlp, z0, ipopt, recorder, evaluate)
-        return _solve_cyipopt(nlp, z0, ipopt, recorder, evaluate)
+            result = _solve_casadi(nlp, z0, ipopt, recorder, evaluate)
+        else:
+            result = _solve_cyipopt(nlp, z0, ipopt, recorder, evaluate)
+        if not result.status.ok and result.status != SolverStatus.INTERRUPTED:
+            reason = failure_reason(log.read_text()) if log is not None and log.exists() else ""
+            result.message = f"IPOPT: {reason}" if reason else ""
+    return result
 
 
 class _IterationCallback(ca.Callback):
@@ -219,6 +178,49 @@ class _IterationCallback(ca.Callback):
         return [0 if keep_going else 1]
 
 
+class _EvaluationWarnings(io.TextIOBase):
+    """Stands in for ``sys.stderr`` during a CasADi solve: counts CasADi's "NaN detected" /
+    "Inf detected" warnings (one per callback evaluation that returned a non-finite value,
+    which IPOPT answers by cutting its step) instead of printing them; other text passes."""
+
+    _WARNING = re.compile(r"(NaN|Inf) detected for output")
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+        self.count = 0
+        self._partial = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        *lines, self._partial = (self._partial + text).split("\n")
+        for line in lines:
+            if self._WARNING.search(line):
+                self.count += 1
+            else:
+                self.target.write(line + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        self.target.flush()
+
+    def release(self) -> None:
+        """Pass on a last unterminated line."""
+        if self._partial and not self._WARNING.search(self._partial):
+            self.target.write(self._partial)
+        self._partial = ""
+
+
+def _iteration_count(reported: object, history: list) -> int:
+    """IPOPT's iteration count, or the recorded one when IPOPT stopped before iterating (CasADi
+    then reports an uninitialised number)."""
+    recorded = history[-1][1] if history else 0
+    if not history or not isinstance(reported, (int, np.integer)):
+        return recorded
+    return int(reported) if 0 <= reported <= len(history) else recorded
+
+
 def _solve_casadi(
     nlp: StructuredNLP,
     z0: np.ndarray,
@@ -252,7 +254,12 @@ def _solve_casadi(
     )
     t_start = time.perf_counter()
     recorder.t0 = t_start
-    out = solver(x0=z0, lbx=nlp.lbz, ubx=nlp.ubz, lbg=nlp.lbg, ubg=nlp.ubg)
+    warnings_ = _EvaluationWarnings(sys.stderr)
+    try:
+        with contextlib.redirect_stderr(warnings_):
+            out = solver(x0=z0, lbx=nlp.lbz, ubx=nlp.ubz, lbg=nlp.lbg, ubg=nlp.ubg)
+    finally:
+        warnings_.release()
     t_total = time.perf_counter() - t_start
     stats = solver.stats()
     status, name = from_ipopt(stats.get("return_status", "Unknown"))
@@ -277,11 +284,12 @@ def _solve_casadi(
         objective=float(out["f"]),
         status=status,
         ipopt_status=name,
-        iterations=int(stats.get("iter_count", max(len(hist) - 1, 0))),
+        iterations=_iteration_count(stats.get("iter_count"), hist),
         history=hist,
         t_ipopt=max(t_total - t_cb, 0.0),
         t_callbacks=t_cb,
         t_total=t_total,
+        non_finite_evaluations=warnings_.count,
     )
 
 
@@ -292,16 +300,22 @@ class _CyipoptProblem:
         self.nlp, self.recorder = nlp, recorder
         self._hess = evaluate or (lambda z, s, lam: self.nlp.fn_hess(z, s, lam).full().ravel())
         self.t_cb = 0.0
+        self.non_finite = 0  # evaluations that returned NaN or Inf
         hr, hc = nlp.hessian_structure()
         jr, jc = nlp.jacobian_structure()
         self._jac_structure = (jr, jc)
         self._hess_structure = (hc, hr)  # lower triangle = transposed upper triangle
 
+    def _count(self, out: np.ndarray) -> np.ndarray:
+        if not np.all(np.isfinite(out)):
+            self.non_finite += 1
+        return out
+
     def _timed(self, fn: ca.Function, *args: Any) -> np.ndarray:
         t = time.perf_counter()
         out = fn(*args).full().ravel()
         self.t_cb += time.perf_counter() - t
-        return out
+        return self._count(out)
 
     def objective(self, z: np.ndarray) -> float:
         return float(self._timed(self.nlp.fn_f, z)[0])
@@ -322,7 +336,7 @@ class _CyipoptProblem:
         t = time.perf_counter()
         out = self._hess(z, obj_factor, lam)
         self.t_cb += time.perf_counter() - t
-        return out
+        return self._count(np.asarray(out))
 
     def hessianstructure(self) -> tuple[np.ndarray, np.ndarray]:
         return self._hess_structure
@@ -379,4 +393,5 @@ def _solve_cyipopt(
         t_ipopt=max(t_total - prob_obj.t_cb, 0.0),
         t_callbacks=prob_obj.t_cb,
         t_total=t_total,
+        non_finite_evaluations=prob_obj.non_finite,
     )

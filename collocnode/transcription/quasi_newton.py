@@ -22,62 +22,22 @@ those groups, so each group gets its own secant pair and update (a partitioned u
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import casadi as ca
 import numpy as np
 
-from .. import _validation as v
+from .hessian import HESSIAN_NAMES, PartialQuasiNewton, hessian_from_name
 from .nlp import StructuredNLP
 
-UPDATES = ("sr1", "bfgs")
-BLOCKS = ("pp", "xp+pp")
-
-
-@dataclass(frozen=True)
-class PartialQuasiNewton:
-    """Selects a partial quasi-Newton Hessian for :class:`RadauIIA` (``hessian=...``).
-
-    Args:
-        update: "sr1" (symmetric rank one; can represent indefinite Hessians, skipped when its
-            denominator is tiny) or "bfgs" (Powell-damped BFGS; stays positive definite).
-        blocks: which blocks are approximated, "pp" (H_pp only) or "xp+pp" (H_xp and H_pp).
-        initial_scale: B_pp starts as ``initial_scale · I``; None rescales it at the first
-            update to |rᵀr / sᵀr| per group (Shanno–Phua), starting from I.
-        skip_tol: an SR1 update is skipped when |uᵀs| < skip_tol ‖u‖ ‖s‖.
-    """
-
-    update: str = "sr1"
-    blocks: str = "pp"
-    initial_scale: float | None = None
-    skip_tol: float = 1e-8
-
-    def __post_init__(self) -> None:
-        v.choice("update", self.update, UPDATES)
-        v.choice("blocks", self.blocks, BLOCKS)
-        if self.initial_scale is not None:
-            v.positive_float("initial_scale", self.initial_scale)
-        v.positive_float("skip_tol", self.skip_tol)
-
-    @property
-    def nlp_mode(self) -> str:
-        """The :class:`StructuredNLP` ``hessian`` mode that computes the exact blocks."""
-        return "partial-pp" if self.blocks == "pp" else "partial-xp-pp"
-
-
-# command-line names of the Hessian choices (RadauIIA(hessian=...))
-HESSIAN_NAMES = ("exact", "limited-memory", "sr1", "bfgs", "sr1-xp", "bfgs-xp")
-
-
-def hessian_from_name(name: str) -> str | PartialQuasiNewton:
-    """ "exact" / "limited-memory" as they are; "sr1", "bfgs" → the H_pp update; a suffix "-xp"
-    also learns H_xp."""
-    v.choice("hessian", name, HESSIAN_NAMES)
-    if name in ("exact", "limited-memory"):
-        return name
-    update, _, xp = name.partition("-")
-    return PartialQuasiNewton(update, "xp+pp" if xp else "pp")
+# the Hessian choice's vocabulary lives in .hessian; these names are kept importable from here
+__all__ = [
+    "HESSIAN_NAMES",
+    "HessianCallback",
+    "PartialQuasiNewton",
+    "PartialQuasiNewtonHessian",
+    "hessian_from_name",
+]
 
 
 class PartialQuasiNewtonHessian:
@@ -95,14 +55,13 @@ class PartialQuasiNewtonHessian:
         rows, cols = nlp.hessian_structure()
         self._rows, self._cols = rows, cols
         self._offdiag = rows != cols
-        start, pos = nlp._hess_src_start, nlp._hess_src_pos
         # state z-index and parameter index of every x-p entry, node-major like its source
         a, b = nlp.node.hxp
         col_x = nlp.coll_node * nlp.nx
-        self._xp_pos = pos[start[1] : start[2]]
+        self._xp_pos = nlp.hessian_positions("xp")
         self._xp_row = (col_x[None, :] + a[:, None]).ravel(order="F")
         self._xp_col = np.repeat(b[:, None], nlp.N, 1).ravel(order="F")
-        self._pp_pos = pos[start[2] : start[3]]
+        self._pp_pos = nlp.hessian_positions("pp")
         self._coll_idx = (col_x[None, :] + np.arange(nlp.nx)[:, None]).ravel(order="F")
         self.groups = nlp.pp_blocks
         # nlp.pp_pattern lists each group's upper triangle in this order

@@ -22,17 +22,17 @@ The seed paper fixes the grid a priori and leaves adaptive refinement open (Lang
    stage-order-m collocation polynomial shrinks like h^(m+1)) or given more stages (``"hp"``,
    Patterson & Rao's rule: ⌈log10(e_i / tol)⌉ more stages while that stays below
    ``max_stages``, otherwise a split into intervals of ``min_stages`` stages).
-3. **Warm start** (:func:`solve_adaptive`). Each refined NLP starts from the previous solution:
-   its states interpolated onto the new nodes with the collocation polynomials, its parameters
-   copied.
+3. **The loop** (:class:`.adaptive.AdaptiveRefinement`, an algorithm that wraps a
+   :class:`RadauIIA`): solve, estimate, refine, and re-solve warm from the previous solution
+   (its states interpolated onto the new nodes with the collocation polynomials, its parameters
+   copied).
 
 Intervals are never merged: refinement starts from a coarse mesh, so there is little to remove.
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import casadi as ca
@@ -40,8 +40,6 @@ import numpy as np
 from numpy.polynomial import chebyshev as cheb
 
 from .. import _validation as v
-from ..status import SolverStatus
-from .algorithm import RadauIIA
 from .mesh import Mesh
 from .problem import DynamicOptimizationProblem
 from .radau import MAX_STAGES
@@ -63,8 +61,10 @@ def _running_integral(k: int) -> tuple[np.ndarray, np.ndarray]:
     return 0.5 * (xk + 1.0), 0.5 * Q  # ds = dx / 2
 
 
-def _as_solution(solution: Any) -> Solution:
-    inner = getattr(solution, "solution", solution)  # a TrainingSolution wraps a Solution
+def as_solution(solution: Any) -> Solution:
+    """The collocation :class:`Solution` of ``solution`` (itself, or the one a
+    ``TrainingSolution`` wraps)."""
+    inner = getattr(solution, "solution", solution)
     if not isinstance(inner, Solution):
         raise TypeError(f"solution must be a Solution or TrainingSolution, got {solution!r}")
     return inner
@@ -76,20 +76,25 @@ def _dynamics_function(dop: DynamicOptimizationProblem) -> ca.Function:
     return ca.Function("f", [x, p, u, t], [ca.vertcat(dop.dynamics(x, p, u, t))])
 
 
-def interval_errors(solution: Any) -> np.ndarray:
+def interval_errors(solution: Any, segment: int = 0) -> np.ndarray:
     """Estimated relative local error of every mesh interval of a solved problem.
 
     Args:
         solution: a :class:`Solution` (or :class:`collocnode.TrainingSolution`).
+        segment: which trajectory of a multi-trajectory problem.
 
     Returns:
-        shape (n_intervals,), dimensionless: per interval the largest scaled integrated defect
-        (see the module docstring). A converged collocation solution whose true solution is a
-        polynomial of degree <= m_i on each interval has estimates at round-off level.
+        shape (n_intervals,) of that trajectory's mesh, dimensionless: per interval the largest
+        scaled integrated defect (see the module docstring). A converged collocation solution
+        whose true solution is a polynomial of degree <= m_i on each interval has estimates at
+        round-off level.
     """
-    sol = _as_solution(solution)
-    mesh, dop = sol.mesh, sol.problem
-    scale = dop.x_nominal + np.max(np.abs(sol.x_nodes), axis=0)
+    sol = as_solution(solution)
+    if not 0 <= v.nonnegative_int("segment", segment) < sol.n_segments:
+        raise ValueError(f"segment must be in [0, {sol.n_segments}), got {segment}")
+    mesh, dop = sol.meshes[segment], sol.problem
+    x_nodes, inputs = sol.segment_states[segment], dop.all_segments()[segment].inputs
+    scale = dop.x_nominal + np.max(np.abs(x_nodes), axis=0)
     f = _dynamics_function(dop)
     errors = np.empty(mesh.n_intervals)
     for m in np.unique(mesh.stages):
@@ -98,8 +103,8 @@ def interval_errors(solution: Any) -> np.ndarray:
         t = mesh.grid[intervals][:, None] + mesh.h[intervals][:, None] * s
         t[:, -1] = mesh.grid[intervals + 1]  # t_i + h_i may round past t_{i+1} (and tf)
         t = t.ravel()
-        x = mesh.interpolate(sol.x_nodes, t)  # continuous: end points need no care
-        u = dop.inputs(t)
+        x = mesh.interpolate(x_nodes, t)  # continuous: end points need no care
+        u = inputs(t)
         fx = np.asarray(f.map(t.size)(x.T, sol.p, u.T, t[None, :])).T
         k, nx = s.size, dop.n_states
         fx = fx.reshape(intervals.size, k, nx)
@@ -174,182 +179,3 @@ class RefinementRule:
             grid[-1] = b  # exact interval ends, whatever the rounding above
             stages.extend([m_new] * parts)
         return Mesh.from_grid(np.array(grid), np.array(stages))
-
-
-# ---- the adaptive loop ---------------------------------------------------------------------------
-
-
-class _Dense:
-    """The collocation polynomials of a solution as a picklable ``t (n,) -> (n, n_states)``."""
-
-    def __init__(self, mesh: Mesh, x_nodes: np.ndarray) -> None:
-        self.mesh, self.x_nodes = mesh, x_nodes
-
-    def __call__(self, t: np.ndarray) -> np.ndarray:
-        t = np.clip(np.asarray(t, dtype=float), self.mesh.t0, self.mesh.tf)
-        return self.mesh.interpolate(self.x_nodes, np.atleast_1d(t))
-
-
-@dataclass(frozen=True)
-class RoundRecord:
-    """One round of :func:`solve_adaptive`.
-
-    Attributes:
-        round: 0 for the coarse mesh.
-        intervals, nodes: mesh size (state nodes, ``1 + sum(stages)``).
-        max_stages: the largest stage count on the mesh.
-        max_error: largest interval estimate after the solve (:func:`interval_errors`).
-        refined: intervals above the tolerance (refined for the next round).
-        status: the NLP's status; iterations: its IPOPT iterations.
-        solve_s: wall time of the solve (build + IPOPT) [s]; estimate_s: of the estimate [s].
-    """
-
-    round: int
-    intervals: int
-    nodes: int
-    max_stages: int
-    max_error: float
-    refined: int
-    status: str
-    iterations: int
-    solve_s: float
-    estimate_s: float
-
-
-@dataclass
-class AdaptiveSolution:
-    """The result of :func:`solve_adaptive`: the last solution and the per-round record.
-
-    ``converged`` is True only if the last solve succeeded and every interval estimate is
-    at most ``tol``.
-    """
-
-    solution: Any
-    rounds: list[RoundRecord]
-    converged: bool
-    tol: float
-    errors: np.ndarray
-
-    @property
-    def mesh(self) -> Mesh:
-        return _as_solution(self.solution).mesh
-
-    @property
-    def wall_time(self) -> float:
-        """Total wall time of all rounds [s] (solves and estimates)."""
-        return float(sum(r.solve_s + r.estimate_s for r in self.rounds))
-
-    @property
-    def iterations(self) -> int:
-        """IPOPT iterations summed over the rounds."""
-        return int(sum(r.iterations for r in self.rounds))
-
-    def table(self) -> str:
-        """The per-round record as a Markdown table."""
-        head = "| round | intervals | nodes | max stages | max error | refined | status | "
-        head += "iterations | solve [s] |\n|---|---|---|---|---|---|---|---|---|"
-        rows = [
-            f"| {r.round} | {r.intervals} | {r.nodes} | {r.max_stages} | {r.max_error:.2e} | "
-            f"{r.refined} | {r.status} | {r.iterations} | {r.solve_s:.2f} |"
-            for r in self.rounds
-        ]
-        return "\n".join([head, *rows])
-
-
-def _coarse_mesh(coarse: object, alg: RadauIIA, tspan: tuple[float, float]) -> Mesh:
-    if coarse is None:
-        return alg.mesh_for(tspan)
-    if isinstance(coarse, Mesh):
-        return replace(alg, mesh=coarse).mesh_for(tspan)  # checks the span
-    n = v.positive_int("coarse", coarse)
-    return Mesh.equidistant(tspan[0], tspan[1], n, alg.stages)
-
-
-def solve_adaptive(
-    problem: Any,
-    alg: RadauIIA | None = None,
-    *,
-    tol: float = 1e-6,
-    max_rounds: int = 6,
-    coarse: Mesh | int | None = None,
-    rule: RefinementRule | None = None,
-    seed: int | None = None,
-) -> AdaptiveSolution:
-    """Solve on a coarse mesh, then refine where the error estimate exceeds ``tol`` and re-solve
-    from the previous solution until every interval meets it.
-
-    Args:
-        problem: a :class:`DynamicOptimizationProblem` or :class:`collocnode.TrainingProblem`.
-        alg: the collocation and IPOPT settings (default ``RadauIIA()``); its mesh is replaced
-            every round.
-        tol: tolerance on the relative interval error estimates (:func:`interval_errors`).
-        max_rounds: most refinements after the coarse solve.
-        coarse: the first mesh: a :class:`Mesh`, a number of equidistant intervals (with
-            ``alg.stages``), or None for ``alg``'s own mesh.
-        rule: the refinement rule (default ``RefinementRule()``, h-refinement).
-        seed: seeds the random initial weights of a training problem without ``params_guess``
-            (first round only; later rounds start from the previous solution).
-
-    Returns:
-        An :class:`AdaptiveSolution`. The loop stops early, not converged, if a solve fails or
-        the next mesh would exceed ``rule.max_nodes``.
-    """
-    from ..solve import solve  # solve imports this package: resolve the cycle at call time
-    from ..training import TrainingProblem
-
-    if not isinstance(problem, (DynamicOptimizationProblem, TrainingProblem)):
-        raise TypeError(
-            f"problem must be a DynamicOptimizationProblem or TrainingProblem, got {problem!r}"
-        )
-    alg = RadauIIA() if alg is None else alg
-    if not isinstance(alg, RadauIIA):
-        raise TypeError(f"alg must be a RadauIIA algorithm, got {alg!r}")
-    rule = RefinementRule() if rule is None else rule
-    if not isinstance(rule, RefinementRule):
-        raise TypeError(f"rule must be a RefinementRule, got {rule!r}")
-    tol = v.positive_float("tol", tol)
-    max_rounds = v.nonnegative_int("max_rounds", max_rounds)
-    tspan = problem.horizon if isinstance(problem, TrainingProblem) else problem.tspan
-    mesh = _coarse_mesh(coarse, alg, tspan)
-
-    rounds: list[RoundRecord] = []
-    current = problem
-    for k in range(max_rounds + 1):
-        t0 = time.perf_counter()
-        sol = solve(current, replace(alg, mesh=mesh), seed=seed)
-        t_solve = time.perf_counter() - t0
-        inner = _as_solution(sol)
-        t0 = time.perf_counter()
-        errors = interval_errors(inner)
-        t_est = time.perf_counter() - t0
-        bad = errors > tol
-        rounds.append(
-            RoundRecord(
-                round=k,
-                intervals=mesh.n_intervals,
-                nodes=mesh.n_nodes,
-                max_stages=int(mesh.stages.max()),
-                max_error=float(errors.max()),
-                refined=int(bad.sum()),
-                status=inner.status.value,
-                iterations=inner.iterations,
-                solve_s=t_solve,
-                estimate_s=t_est,
-            )
-        )
-        ok = inner.status in (SolverStatus.SUCCESS, SolverStatus.ACCEPTABLE)
-        if not ok or not bad.any() or k == max_rounds:
-            break
-        new_mesh = rule.apply(mesh, errors, tol)
-        if new_mesh.n_nodes > rule.max_nodes:
-            break
-        guess = _Dense(mesh, inner.x_nodes)
-        if isinstance(problem, TrainingProblem):
-            current = replace(problem, state_guess=guess, params_guess=inner.p)
-        else:
-            current = problem.remake(x_guess=guess, p_guess=inner.p)
-        mesh = new_mesh
-    converged = inner.status == SolverStatus.SUCCESS and not bad.any()
-    return AdaptiveSolution(
-        solution=sol, rounds=rounds, converged=converged, tol=tol, errors=errors
-    )

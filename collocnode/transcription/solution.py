@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from ..status import SolverStatus
+from .assembly import NLPSize
 from .mesh import Mesh
-from .nlp import NLPSize
 from .problem import DynamicOptimizationProblem
 
 
@@ -34,6 +34,11 @@ class Solution:
         timings: wall times [s]: ``build`` (transcription, JIT), ``ipopt`` (IPOPT's own work),
             ``callbacks`` (function and derivative evaluations), ``total``.
         size: NLP size (variables, constraints, Jacobian and Hessian nonzeros).
+        problem: the solved problem.
+        meshes, segment_states: per trajectory (segment) its mesh and node states (n_nodes_s,
+            n_states); the first are ``mesh`` and ``x_nodes``.
+        non_finite_evaluations: IPOPT callback evaluations (objective, constraints and their
+            derivatives) that returned NaN or Inf; IPOPT answers each by shortening its step.
     """
 
     status: SolverStatus
@@ -51,6 +56,7 @@ class Solution:
     problem: DynamicOptimizationProblem = field(repr=False)
     meshes: list[Mesh] = field(default_factory=list, repr=False)
     segment_states: list[np.ndarray] = field(default_factory=list, repr=False)
+    non_finite_evaluations: int = 0
 
     def __post_init__(self) -> None:
         if not self.meshes:
@@ -94,6 +100,7 @@ class Solution:
             "message": self.message,
             "objective": self.objective,
             "iterations": self.iterations,
+            "non_finite_evaluations": self.non_finite_evaluations,
             "wall_time_s": dict(self.timings),
             "n_variables": self.size.n_variables,
             "n_constraints": self.size.n_constraints,
@@ -121,6 +128,8 @@ class Solution:
             ("NLP", f"{self.size.n_variables} variables, {self.size.n_constraints} constraints"),
             ("nonzeros", f"Jacobian {self.size.nnz_jacobian}, Hessian {self.size.nnz_hessian}"),
         ]
+        if self.non_finite_evaluations:
+            rows.append(("NaN/Inf evaluations", str(self.non_finite_evaluations)))
         if self.message:
             rows.append(("message", self.message))
         width = max(len(k) for k, _ in rows)

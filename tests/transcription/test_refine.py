@@ -16,11 +16,8 @@ from collocnode import (
     solve,
 )
 from collocnode.nn import MLP
-from collocnode.transcription.refine import (
-    RefinementRule,
-    interval_errors,
-    solve_adaptive,
-)
+from collocnode.transcription import AdaptiveRefinement
+from collocnode.transcription.refine import RefinementRule, interval_errors
 
 QUIET = IpoptOptions(tol=1e-12, print_level=0)
 STEEP = 40.0  # slope parameter of the front
@@ -162,8 +159,9 @@ def test_rule_apply_validation():
 @pytest.mark.parametrize("strategy", ["h", "hp"])
 def test_refinement_concentrates_intervals_at_the_front_and_meets_the_tolerance(strategy):
     tol = 1e-6
-    res = solve_adaptive(
-        front(), RadauIIA(4, 3, ipopt=QUIET), tol=tol, rule=RefinementRule(strategy)
+    res = solve(
+        front(),
+        AdaptiveRefinement(RadauIIA(4, 3, ipopt=QUIET), tol=tol, rule=RefinementRule(strategy)),
     )
     assert res.converged
     assert res.errors.max() <= tol
@@ -178,7 +176,7 @@ def test_refinement_concentrates_intervals_at_the_front_and_meets_the_tolerance(
 
 
 def test_adaptive_mesh_beats_a_uniform_mesh_with_three_times_the_nodes():
-    res = solve_adaptive(front(), RadauIIA(4, 3, ipopt=QUIET), tol=1e-6)
+    res = solve(front(), AdaptiveRefinement(RadauIIA(4, 3, ipopt=QUIET), tol=1e-6))
     err = front_error(res.solution)
     intervals = res.mesh.n_intervals
     same = solve(front(), RadauIIA(intervals, 3, ipopt=QUIET))
@@ -190,26 +188,26 @@ def test_adaptive_mesh_beats_a_uniform_mesh_with_three_times_the_nodes():
 
 
 def test_max_rounds_zero_solves_once_and_reports_not_converged():
-    res = solve_adaptive(front(), RadauIIA(4, 3, ipopt=QUIET), tol=1e-6, max_rounds=0)
+    res = solve(front(), AdaptiveRefinement(RadauIIA(4, 3, ipopt=QUIET), tol=1e-6, max_rounds=0))
     assert len(res.rounds) == 1 and not res.converged
     assert res.rounds[0].refined == int(np.sum(res.errors > 1e-6)) > 0
 
 
 def test_node_cap_stops_refinement():
     rule = RefinementRule(max_nodes=40)
-    res = solve_adaptive(front(), RadauIIA(4, 3, ipopt=QUIET), tol=1e-8, rule=rule)
+    res = solve(front(), AdaptiveRefinement(RadauIIA(4, 3, ipopt=QUIET), tol=1e-8, rule=rule))
     assert not res.converged
     assert res.mesh.n_nodes <= 40
 
 
 def test_coarse_mesh_argument():
     alg = RadauIIA(50, 3, ipopt=QUIET)
-    by_count = solve_adaptive(decay(), alg, tol=1.0, coarse=5)
+    by_count = solve(decay(), AdaptiveRefinement(alg, tol=1.0, coarse=5))
     assert by_count.mesh.n_intervals == 5 and by_count.converged
     mesh = Mesh.from_grid([0.0, 0.5, 2.0], 4)
-    assert solve_adaptive(decay(), alg, tol=1.0, coarse=mesh).mesh == mesh
+    assert solve(decay(), AdaptiveRefinement(alg, tol=1.0, coarse=mesh)).mesh == mesh
     with pytest.raises(ValueError, match="horizon"):
-        solve_adaptive(decay(), alg, coarse=Mesh.from_grid([0.0, 1.0], 3))
+        solve(decay(), AdaptiveRefinement(alg, coarse=Mesh.from_grid([0.0, 1.0], 3)))
 
 
 def test_training_problem_rounds_are_warm_started():
@@ -219,7 +217,7 @@ def test_training_problem_rounds_are_warm_started():
     model = NeuralODE([MLP((2, 5, 5, 1), "sigmoid") for _ in range(2)])
     problem = TrainingProblem(model, data, regularization=1e-4, initial_state=system.x0)
     alg = RadauIIA(ipopt=IpoptOptions(tol=1e-7, max_iter=200, print_level=0))
-    res = solve_adaptive(problem, alg, tol=1e-4, coarse=10, seed=0)
+    res = solve(problem, AdaptiveRefinement(alg, tol=1e-4, coarse=10), seed=0)
     assert res.converged and len(res.rounds) >= 2
     assert res.solution.status == SolverStatus.SUCCESS
     assert res.rounds[0].iterations > 20
@@ -237,13 +235,13 @@ def test_training_problem_rounds_are_warm_started():
         ({"coarse": 0}, ValueError, "coarse"),
     ],
 )
-def test_solve_adaptive_argument_errors(kwargs, error, match):
+def test_adaptive_refinement_argument_errors(kwargs, error, match):
     with pytest.raises(error, match=match):
-        solve_adaptive(decay(), RadauIIA(4, 2, ipopt=QUIET), **kwargs)
+        solve(decay(), AdaptiveRefinement(RadauIIA(4, 2, ipopt=QUIET), **kwargs))
 
 
-def test_solve_adaptive_rejects_other_problems_and_algorithms():
+def test_adaptive_refinement_rejects_other_problems_and_algorithms():
     with pytest.raises(TypeError, match="problem"):
-        solve_adaptive(object())
+        solve(object(), AdaptiveRefinement())
     with pytest.raises(TypeError, match="RadauIIA"):
-        solve_adaptive(decay(), "radau")
+        AdaptiveRefinement("radau")

@@ -1,0 +1,221 @@
+"""Adaptive mesh refinement as an algorithm: :class:`AdaptiveRefinement` wraps a
+:class:`RadauIIA` the way diffrax's ``HalfSolver`` wraps a solver, and ``solve`` accepts it for a
+dynamic optimization problem or a training problem alike::
+
+    solve(problem, AdaptiveRefinement(RadauIIA(20, 3), tol=1e-6, max_rounds=6), seed=0)
+
+The loop works on the dynamic optimization problem only: solve on a coarse mesh, estimate the
+error of every interval (:func:`.refine.interval_errors`), refine the intervals above ``tol``
+(:class:`.refine.RefinementRule`) and re-solve from the previous solution -- its states
+interpolated onto the new nodes with the collocation polynomials, its parameters copied -- until
+every interval meets the tolerance. Each trajectory of a multi-trajectory problem has its own mesh,
+refined by its own estimates.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from .. import _validation as v
+from ..status import SolverStatus
+from .algorithm import RadauIIA
+from .collocation import solve_collocation
+from .mesh import Mesh
+from .problem import DynamicOptimizationProblem
+from .refine import RefinementRule, as_solution, interval_errors
+from .solution import Solution
+
+
+@dataclass(frozen=True)
+class AdaptiveRefinement:
+    """Adaptive mesh refinement around a collocation algorithm.
+
+    Args:
+        alg: the collocation and IPOPT settings (default ``RadauIIA()``); its mesh is replaced
+            every round.
+        tol: tolerance on the relative interval error estimates (:func:`.refine.interval_errors`,
+            dimensionless).
+        max_rounds: most refinements after the coarse solve.
+        coarse: the first mesh: a :class:`Mesh`, a number of equidistant intervals (with
+            ``alg.stages``), or None for ``alg``'s own mesh.
+        rule: the refinement rule (default ``RefinementRule()``, h-refinement).
+
+    ``solve(problem, AdaptiveRefinement(...))`` returns an :class:`AdaptiveSolution`. The loop
+    stops early, not converged, if a solve fails or the next mesh would exceed
+    ``rule.max_nodes``.
+    """
+
+    alg: RadauIIA = field(default_factory=RadauIIA)
+    tol: float = 1e-6
+    max_rounds: int = 6
+    coarse: Mesh | int | None = None
+    rule: RefinementRule = field(default_factory=RefinementRule)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.alg, RadauIIA):
+            raise TypeError(f"alg must be a RadauIIA algorithm, got {self.alg!r}")
+        object.__setattr__(self, "tol", v.positive_float("tol", self.tol))
+        object.__setattr__(self, "max_rounds", v.nonnegative_int("max_rounds", self.max_rounds))
+        if self.coarse is not None and not isinstance(self.coarse, Mesh):
+            v.positive_int("coarse", self.coarse)
+        if not isinstance(self.rule, RefinementRule):
+            raise TypeError(f"rule must be a RefinementRule, got {self.rule!r}")
+
+    def coarse_mesh(self, tspan: tuple[float, float]) -> Mesh:
+        """The first mesh over ``tspan`` (checked to span it when ``coarse`` is a Mesh)."""
+        if self.coarse is None:
+            return self.alg.mesh_for(tspan)
+        if isinstance(self.coarse, Mesh):
+            return replace(self.alg, mesh=self.coarse).mesh_for(tspan)
+        return Mesh.equidistant(tspan[0], tspan[1], int(self.coarse), self.alg.stages)
+
+
+@dataclass(frozen=True)
+class RoundRecord:
+    """One round of the adaptive loop.
+
+    Attributes:
+        round: 0 for the coarse mesh.
+        intervals, nodes: mesh size, summed over trajectories (state nodes, ``1 + sum(stages)``
+            per trajectory).
+        max_stages: the largest stage count on the meshes.
+        max_error: largest interval estimate after the solve (:func:`.refine.interval_errors`).
+        refined: intervals above the tolerance (refined for the next round).
+        status: the NLP's status; iterations: its IPOPT iterations.
+        solve_s: wall time of the solve (build + IPOPT) [s]; estimate_s: of the estimate [s].
+    """
+
+    round: int
+    intervals: int
+    nodes: int
+    max_stages: int
+    max_error: float
+    refined: int
+    status: str
+    iterations: int
+    solve_s: float
+    estimate_s: float
+
+
+@dataclass
+class AdaptiveSolution:
+    """The result of adaptive refinement: the last solution and the per-round record.
+
+    Attributes:
+        solution: the last round's :class:`Solution` (a ``TrainingSolution`` for a training
+            problem).
+        rounds: one :class:`RoundRecord` per round.
+        converged: True only if the last solve succeeded and every interval estimate is at most
+            ``tol``.
+        tol: the tolerance.
+        errors: the last estimates of every interval, trajectory after trajectory, shape
+            (total intervals,).
+    """
+
+    solution: Any
+    rounds: list[RoundRecord]
+    converged: bool
+    tol: float
+    errors: np.ndarray
+
+    @property
+    def mesh(self) -> Mesh:
+        """The last mesh (of the first trajectory)."""
+        return as_solution(self.solution).mesh
+
+    @property
+    def meshes(self) -> list[Mesh]:
+        """The last mesh of every trajectory."""
+        return as_solution(self.solution).meshes
+
+    @property
+    def wall_time(self) -> float:
+        """Total wall time of all rounds [s] (solves and estimates)."""
+        return float(sum(r.solve_s + r.estimate_s for r in self.rounds))
+
+    @property
+    def iterations(self) -> int:
+        """IPOPT iterations summed over the rounds."""
+        return int(sum(r.iterations for r in self.rounds))
+
+    def table(self) -> str:
+        """The per-round record as a Markdown table."""
+        head = "| round | intervals | nodes | max stages | max error | refined | status | "
+        head += "iterations | solve [s] |\n|---|---|---|---|---|---|---|---|---|"
+        rows = [
+            f"| {r.round} | {r.intervals} | {r.nodes} | {r.max_stages} | {r.max_error:.2e} | "
+            f"{r.refined} | {r.status} | {r.iterations} | {r.solve_s:.2f} |"
+            for r in self.rounds
+        ]
+        return "\n".join([head, *rows])
+
+
+class _Dense:
+    """The collocation polynomials of a solution as a picklable ``t (n,) -> (n, n_states)``."""
+
+    def __init__(self, mesh: Mesh, x_nodes: np.ndarray) -> None:
+        self.mesh, self.x_nodes = mesh, x_nodes
+
+    def __call__(self, t: np.ndarray) -> np.ndarray:
+        t = np.clip(np.asarray(t, dtype=float), self.mesh.t0, self.mesh.tf)
+        return self.mesh.interpolate(self.x_nodes, np.atleast_1d(t))
+
+
+def _warm(dop: DynamicOptimizationProblem, sol: Solution) -> DynamicOptimizationProblem:
+    """``dop`` starting from ``sol``: its collocation polynomials and parameters as the guess."""
+    guesses = [_Dense(m, x) for m, x in zip(sol.meshes, sol.segment_states, strict=True)]
+    if not dop.segments:
+        return dop.remake(x_guess=guesses[0], p_guess=sol.p)
+    segments = tuple(replace(seg, x_guess=g) for seg, g in zip(dop.segments, guesses, strict=True))
+    return dop.remake(segments=segments, p_guess=sol.p)
+
+
+def solve_adaptive(
+    dop: DynamicOptimizationProblem, refinement: AdaptiveRefinement
+) -> AdaptiveSolution:
+    """Run the adaptive loop of ``refinement`` on ``dop``; an :class:`AdaptiveSolution` whose
+    ``solution`` is a :class:`Solution`."""
+    if not isinstance(refinement, AdaptiveRefinement):
+        raise TypeError(f"refinement must be an AdaptiveRefinement, got {refinement!r}")
+    alg, tol, rule = refinement.alg, refinement.tol, refinement.rule
+    meshes = [refinement.coarse_mesh(seg.tspan) for seg in dop.all_segments()]
+    rounds: list[RoundRecord] = []
+    current = dop
+    for k in range(refinement.max_rounds + 1):
+        t0 = time.perf_counter()
+        sol = solve_collocation(current, alg, meshes)
+        t_solve = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        per_segment = [interval_errors(sol, s) for s in range(len(meshes))]
+        errors = np.concatenate(per_segment)
+        t_est = time.perf_counter() - t0
+        bad = errors > tol
+        rounds.append(
+            RoundRecord(
+                round=k,
+                intervals=sum(m.n_intervals for m in meshes),
+                nodes=sum(m.n_nodes for m in meshes),
+                max_stages=max(int(m.stages.max()) for m in meshes),
+                max_error=float(errors.max()),
+                refined=int(bad.sum()),
+                status=sol.status.value,
+                iterations=sol.iterations,
+                solve_s=t_solve,
+                estimate_s=t_est,
+            )
+        )
+        if not sol.status.ok or not bad.any() or k == refinement.max_rounds:
+            break
+        new_meshes = [rule.apply(m, e, tol) for m, e in zip(meshes, per_segment, strict=True)]
+        if sum(m.n_nodes for m in new_meshes) > rule.max_nodes:
+            break
+        current = _warm(dop, sol)
+        meshes = new_meshes
+    converged = sol.status == SolverStatus.SUCCESS and not bad.any()
+    return AdaptiveSolution(
+        solution=sol, rounds=rounds, converged=converged, tol=tol, errors=errors
+    )

@@ -1,0 +1,149 @@
+"""One collocation solve of a dynamic optimization problem: transcribe on given meshes, run IPOPT,
+package the :class:`Solution`.
+
+Before anything is built the NLP's size is estimated from the problem's dimensions and refused if
+its derivative arrays would not fit in this machine's memory. Ctrl-C before IPOPT starts raises
+:class:`~collocnode.status.SolveInterrupted` naming the phase ("build", "compile"); inside IPOPT it
+stops the solve with status ``interrupted`` and keeps the last iterate.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from ..status import SolveInterrupted, SolverStatus
+from .algorithm import RadauIIA
+from .assembly import estimated_nonzeros
+from .ipopt import solve_ipopt
+from .mesh import Mesh
+from .nlp import StructuredNLP
+from .problem import DynamicOptimizationProblem
+from .solution import Solution
+
+# Peak memory of the NLP build per estimated derivative nonzero [bytes]: measured 220-250 on
+# Van der Pol (2,500 and 10,000 nodes, 102 weights; numpy assembly, scatter matrices, MX graph).
+BYTES_PER_NONZERO = 250
+
+
+def solve_collocation(
+    dop: DynamicOptimizationProblem, alg: RadauIIA, meshes: list[Mesh] | None = None
+) -> Solution:
+    """Transcribe ``dop`` with ``alg`` and solve it with IPOPT.
+
+    Args:
+        dop: the problem.
+        alg: the collocation scheme, Hessian choice and IPOPT settings.
+        meshes: one mesh per segment (default: ``alg.mesh_for`` each segment's span).
+
+    Raises:
+        ValueError: the NLP's derivative arrays would not fit in memory (nothing is built).
+        SolveInterrupted: Ctrl-C before IPOPT started.
+    """
+    t_start = time.perf_counter()
+    segments = dop.all_segments()
+    if meshes is None:
+        meshes = [alg.mesh_for(seg.tspan) for seg in segments]
+    check_memory(dop, meshes)
+    try:
+        nlp = StructuredNLP(dop, meshes, jit=alg.jit, threads=alg.threads, hessian=alg.hessian)
+        z0 = nlp.initial_guess()
+    except SolveInterrupted:
+        raise
+    except KeyboardInterrupt as interrupt:
+        raise SolveInterrupted("build") from interrupt
+    t_build = time.perf_counter() - t_start
+    res = solve_ipopt(nlp, z0, alg.ipopt, hessian=alg.hessian)
+    segment_states = nlp.segment_states(res.z)
+    _, p = nlp.split(res.z)
+    message = res.message
+    if res.status == SolverStatus.EVALUATION_ERROR or not np.all(np.isfinite(res.z)):
+        message = locate_non_finite(nlp, res.z) or message
+    return Solution(
+        status=res.status,
+        ipopt_status=res.ipopt_status,
+        message=message,
+        objective=res.objective,
+        iterations=res.iterations,
+        mesh=meshes[0],
+        x_nodes=segment_states[0],
+        p=p,
+        lam_g=res.lam_g,
+        history=res.history,
+        timings={
+            "build": t_build,
+            "ipopt": res.t_ipopt,
+            "callbacks": res.t_callbacks,
+            "total": time.perf_counter() - t_start,
+        },
+        size=nlp.size,
+        problem=dop,
+        meshes=list(meshes),
+        segment_states=segment_states,
+        non_finite_evaluations=res.non_finite_evaluations,
+    )
+
+
+def _physical_memory() -> int | None:
+    """This machine's physical memory [bytes], or None where the OS does not say."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def check_memory(
+    dop: DynamicOptimizationProblem, meshes: list[Mesh], memory: int | None = None
+) -> None:
+    """Raise a ValueError if the NLP of ``dop`` on ``meshes`` would not fit in ``memory``
+    bytes (default: this machine's physical memory), estimated from its dimensions with
+    :func:`.assembly.estimated_nonzeros` at :data:`BYTES_PER_NONZERO`."""
+    memory = _physical_memory() if memory is None else memory
+    ng = dop.path.n if dop.path else 0
+    nr = dop.boundary.n if dop.boundary else 0
+    nx, npar = dop.n_states, dop.n_params
+    est = estimated_nonzeros(nx, npar, ng, nr, meshes)
+    need = BYTES_PER_NONZERO * (est["jacobian"] + est["hessian"])
+    if memory is None or need <= memory:
+        return
+    raise ValueError(
+        f"the NLP would need about {need / 1e9:.3g} GB for its derivatives, more than this "
+        f"machine's memory ({memory / 1e9:.3g} GB): {est['nodes']} collocation nodes x "
+        f"(n_states = {nx}, n_params = {npar}) give about {est['jacobian']:.3g} Jacobian and "
+        f"{est['hessian']:.3g} Hessian nonzeros, of which the node-by-parameter border "
+        f"(nodes x n_states x n_params) is {est['hessian_border']:.3g} and the parameter block "
+        f"(n_params² / 2) {est['hessian_pp']:.3g}; use fewer nodes or parameters"
+    )
+
+
+def locate_non_finite(nlp: StructuredNLP, z: np.ndarray) -> str:
+    """Where the model first produces a NaN/Inf at the iterate ``z``: the variable, node,
+    trajectory (when there are several) and time; "" if nowhere."""
+    several = len(nlp.meshes) > 1
+
+    def where(segment: int, local: int, t: float, kind: str) -> str:
+        of = f" of trajectory {segment}" if several else ""
+        return f"{kind} {local}{of} (t = {t:.6g})"
+
+    if not np.all(np.isfinite(z)):
+        i = int(np.flatnonzero(~np.isfinite(z))[0])
+        if i >= nlp.P0:
+            return f"non-finite parameter p[{i - nlp.P0}]"
+        node, state = divmod(i, nlp.nx)
+        segment = int(np.searchsorted(nlp.node_start, node, side="right")) - 1
+        local = node - int(nlp.node_start[segment])
+        t = float(nlp.meshes[segment].node_times[local])
+        return f"non-finite state x[{state}] at " + where(segment, local, t, "node")
+    vals = nlp.node_values(z)
+    coll_start = np.cumsum([0] + [m.n_collocation for m in nlp.meshes])
+    for name, what in (("res", "dynamics"), ("g", "path constraints"), ("obj", "loss")):
+        arr = vals[name]
+        if arr.size and not np.all(np.isfinite(arr)):
+            k = int(np.flatnonzero(~np.all(np.isfinite(arr), axis=0))[0])
+            segment = int(np.searchsorted(coll_start, k, side="right")) - 1
+            local = k - int(coll_start[segment])
+            t = float(nlp.t_coll[k])
+            return f"non-finite {what} at " + where(segment, local, t, "collocation node")
+    return ""

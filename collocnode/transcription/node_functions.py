@@ -1,0 +1,187 @@
+"""The per-node symbolic functions of the collocation NLP and the local sparsity of their outputs.
+
+One function per node type, built once from the problem's callables: the values (the dynamics
+residual part −h f, the path constraints and the weighted Lagrange term), their first derivatives
+(the node's Jacobian nonzeros and objective gradient) and the node Lagrangian's Hessian blocks
+H_xx, H_xp, H_pp (each as its structural nonzeros). Likewise for the boundary terms, which see
+x(t0), x(tf) and p. :mod:`.assembly` places these local nonzeros in the global NLP; :mod:`.nlp`
+evaluates them over all nodes.
+
+Variables are scaled: the node functions see x / x_nominal, and the dynamics are divided by
+x_nominal, so every state's collocation equations are of order one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import casadi as ca
+import numpy as np
+
+from .hessian import NLP_MODES
+from .problem import DynamicOptimizationProblem
+
+
+@dataclass(frozen=True)
+class NodeFunctions:
+    """Per-node symbolic functions and the local sparsity of their derivative outputs.
+
+    Inputs of every node function: x (n_x), p (n_p), u (n_u), t, h (interval length),
+    w (quadrature weight h b_j); the Hessian adds sigma (objective factor, shared), lam_c (n_x)
+    and lam_g (n_g).
+    """
+
+    values: ca.Function  # -> res = -h f (n_x), g (n_g), obj = w L (1)
+    first: ca.Function  # -> jac_nz, gx (n_x), gp (n_p)
+    second: ca.Function | None  # -> the exactly computed blocks among hxx_nz, hxp_nz, hpp_nz
+    jac: tuple[np.ndarray, np.ndarray]  # local (row, col) of jac_nz; col < n_x: x, else p
+    hxx: tuple[np.ndarray, np.ndarray]
+    hxp: tuple[np.ndarray, np.ndarray]  # col indexes p
+    hpp: tuple[np.ndarray, np.ndarray]
+    lag_grad: ca.Function | None = None  # (..., sigma, lam_c, lam_g) -> lx (n_x), lp (n_p)
+
+
+@dataclass(frozen=True)
+class BoundaryFunctions:
+    """Functions of vb = [x0 (n_x), xf (n_x), p (n_p)]: r and M and their derivatives."""
+
+    values: ca.Function  # (x0, xf, p) -> r (n_r), M (1)
+    first: ca.Function  # -> jac_r_nz, grad_M (2 n_x + n_p)
+    second: ca.Function  # (x0, xf, p, sigma, lam_r) -> hess_nz (upper triangle over vb)
+    jac: tuple[np.ndarray, np.ndarray]
+    hess: tuple[np.ndarray, np.ndarray]
+
+
+def _nz(expr: ca.SX) -> tuple[ca.SX, tuple[np.ndarray, np.ndarray]]:
+    """The structural nonzeros of ``expr`` as a column, and their (row, col) in that order."""
+    sparsity = expr.sparsity()
+    rows, cols = sparsity.get_triplet()
+    return ca.vertcat(*expr.nonzeros()) if expr.nnz() else ca.SX(0, 1), (
+        np.asarray(rows, dtype=np.int64),
+        np.asarray(cols, dtype=np.int64),
+    )
+
+
+def _as_column(name: str, value: object, n: int | None) -> ca.SX:
+    expr = ca.SX(value) if not isinstance(value, ca.SX) else value
+    if expr.is_empty() and (n in (None, 0)):
+        return ca.SX(0, 1)
+    if expr.shape[1] != 1 and expr.shape[0] == 1:
+        expr = expr.T
+    if expr.shape[1] != 1 or (n is not None and expr.shape[0] != n):
+        want = f"({n}, 1)" if n is not None else "a column"
+        raise ValueError(f"{name} must return {want}, got shape {expr.shape}")
+    return expr
+
+
+def _pattern(sp_: ca.Sparsity) -> tuple[np.ndarray, np.ndarray]:
+    rows, cols = sp_.get_triplet()
+    return np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
+
+
+def build_node_functions(dop: DynamicOptimizationProblem, hessian: str = "exact") -> NodeFunctions:
+    """The per-node functions. ``hessian`` says which Lagrangian Hessian blocks are computed
+    symbolically: all ("exact"), the state-state and state-parameter blocks ("partial-pp"), the
+    state-state block only ("partial-xp-pp"), or none ("none"); the patterns of the blocks left
+    to a quasi-Newton update are structural (sparsity propagation, no second derivatives).
+    The modes are :data:`.hessian.NLP_MODES`."""
+    if hessian not in NLP_MODES:
+        raise ValueError(f"hessian must be one of {NLP_MODES}, got {hessian!r}")
+    nx, npar, nu = dop.n_states, dop.n_params, dop.n_inputs
+    ng = dop.path.n if dop.path else 0
+    x, p, u = ca.SX.sym("x", nx), ca.SX.sym("p", npar), ca.SX.sym("u", nu)
+    t, h, w = ca.SX.sym("t"), ca.SX.sym("h"), ca.SX.sym("w")
+    sigma, lam_c, lam_g = ca.SX.sym("sigma"), ca.SX.sym("lam_c", nx), ca.SX.sym("lam_g", ng)
+
+    nom = dop.x_nominal
+    xp_ = x * nom  # the NLP's variables are x / x_nominal
+    f = _as_column("dynamics", dop.dynamics(xp_, p, u, t), nx) / nom
+    g = _as_column("path constraint", dop.path.fn(xp_, p, u, t), ng) if dop.path else ca.SX(0, 1)
+    L = (
+        _as_column("lagrange", dop.lagrange(xp_, p, u, t), 1)
+        if dop.lagrange is not None
+        else ca.SX(1, 1)
+    )
+    res = -h * f
+    obj = w * L
+    xp = ca.vertcat(x, p)
+    args = [x, p, u, t, h, w]
+    names = ["x", "p", "u", "t", "h", "w"]
+
+    values = ca.Function("node_values", args, [res, g, obj], names, ["res", "g", "obj"])
+
+    jac_nz, jac_pat = _nz(ca.jacobian(ca.vertcat(res, g), xp))
+    grad = ca.densify(ca.gradient(obj, xp))
+    first = ca.Function(
+        "node_first", args, [jac_nz, grad[:nx], grad[nx:]], names, ["jac", "gx", "gp"]
+    )
+
+    lag = sigma * obj + ca.dot(lam_c, res) + ca.dot(lam_g, g)
+    lag_args, lag_names = [*args, sigma, lam_c, lam_g], [*names, "sigma", "lam_c", "lam_g"]
+    if hessian == "exact":
+        H, _ = ca.hessian(lag, xp)
+        hxx_nz, hxx_pat = _nz(ca.triu(H[:nx, :nx]))
+        hxp_nz, hxp_pat = _nz(H[:nx, nx:])
+        hpp_nz, hpp_pat = _nz(ca.triu(H[nx:, nx:]))
+        second = ca.Function(
+            "node_second", lag_args, [hxx_nz, hxp_nz, hpp_nz], lag_names, ["hxx", "hxp", "hpp"]
+        )
+        return NodeFunctions(values, first, second, jac_pat, hxx_pat, hxp_pat, hpp_pat)
+    # Partial quasi-Newton (paper §2.5.4): the p-p block costs n_p second-derivative sweeps
+    # per node, the x-p block n_x sweeps, the x-x block n_x sweeps of a much smaller graph.
+    lx, lp = ca.gradient(lag, x), ca.gradient(lag, p)
+    lag_grad = ca.Function("node_lag_grad", lag_args, [lx, lp], lag_names, ["lx", "lp"])
+    hxx_nz, hxx_pat = _nz(ca.triu(ca.jacobian(lx, x)))
+    hpp_pat = _pattern(ca.triu(ca.jacobian_sparsity(lp, p)))
+    second: ca.Function | None
+    if hessian == "partial-pp":
+        hxp_nz, hxp_pat = _nz(ca.jacobian(lx, p))
+        second = ca.Function("node_second", lag_args, [hxx_nz, hxp_nz], lag_names, ["hxx", "hxp"])
+    elif hessian == "partial-xp-pp":
+        hxp_pat = _pattern(ca.jacobian_sparsity(lx, p))
+        second = ca.Function("node_second", lag_args, [hxx_nz], lag_names, ["hxx"])
+    else:
+        # "none": IPOPT approximates the whole Hessian; the patterns only size the unused one
+        hxp_pat = _pattern(ca.jacobian_sparsity(lx, p))
+        second, lag_grad = None, None
+    return NodeFunctions(
+        values, first, second, jac_pat, hxx_pat, hxp_pat, hpp_pat, lag_grad=lag_grad
+    )
+
+
+def build_boundary_functions(dop: DynamicOptimizationProblem) -> BoundaryFunctions:
+    nx, npar = dop.n_states, dop.n_params
+    nr = dop.boundary.n if dop.boundary else 0
+    x0, xf, p = ca.SX.sym("x0", nx), ca.SX.sym("xf", nx), ca.SX.sym("p", npar)
+    sigma, lam_r = ca.SX.sym("sigma"), ca.SX.sym("lam_r", nr)
+    nom = dop.x_nominal
+    r = (
+        _as_column("boundary constraint", dop.boundary.fn(x0 * nom, xf * nom, p), nr)
+        if dop.boundary
+        else ca.SX(0, 1)
+    )
+    M = (
+        _as_column("mayer", dop.mayer(x0 * nom, xf * nom, p), 1)
+        if dop.mayer is not None
+        else ca.SX(1, 1)
+    )
+    vb = ca.vertcat(x0, xf, p)
+    values = ca.Function("bnd_values", [x0, xf, p], [r, M], ["x0", "xf", "p"], ["r", "M"])
+    jac_nz, jac_pat = _nz(ca.jacobian(r, vb))
+    first = ca.Function(
+        "bnd_first",
+        [x0, xf, p],
+        [jac_nz, ca.densify(ca.gradient(M, vb))],
+        ["x0", "xf", "p"],
+        ["jac", "grad"],
+    )
+    H, _ = ca.hessian(sigma * M + ca.dot(lam_r, r), vb)
+    hess_nz, hess_pat = _nz(ca.triu(H))
+    second = ca.Function(
+        "bnd_second",
+        [x0, xf, p, sigma, lam_r],
+        [hess_nz],
+        ["x0", "xf", "p", "sigma", "lam_r"],
+        ["hess"],
+    )
+    return BoundaryFunctions(values, first, second, jac_pat, hess_pat)
