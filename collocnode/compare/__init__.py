@@ -11,21 +11,16 @@
 Importing this package loads no torch; the method modules load on first use.
 """
 
-from .base import (
-    FitResult,
-    NotApplicableError,
-    Progress,
-    Trainer,
-    TrainerOptions,
-    available,
-    make_trainer,
-    method_class,
-)
+from .base import FitResult, NotApplicableError, Progress, Trainer, TrainerOptions
+from .gradient import GradientOptions, GradientTrainer
 from .integrators import DivergenceError
+from .registry import available, make_trainer, method_class
 
 __all__ = [
     "DivergenceError",
     "FitResult",
+    "GradientOptions",
+    "GradientTrainer",
     "NotApplicableError",
     "Progress",
     "Trainer",

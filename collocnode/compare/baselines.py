@@ -26,7 +26,7 @@ from torch import nn
 from .. import _validation as v
 from ..data import Trajectory
 from ..nn import MLP
-from .base import Trainer, TrainerOptions
+from .gradient import GradientOptions, GradientTrainer
 from .inputs import InputSignal, param_vector
 from .integrators import DivergenceError
 
@@ -39,7 +39,7 @@ def _check_rollout(x: np.ndarray, t: np.ndarray, blowup: float) -> np.ndarray:
     return x
 
 
-class _Common(Trainer):
+class _Common(GradientTrainer):
     """Parameter inputs and default inputs shared by the two baselines."""
 
     def _prepare(self, system: Any, trajs: list[Trajectory]) -> None:
@@ -60,7 +60,7 @@ class _Common(Trainer):
 
 
 @dataclass(frozen=True)
-class LSTMOptions(TrainerOptions):
+class LSTMOptions(GradientOptions):
     """LSTM options.
 
     Attributes:
@@ -181,7 +181,7 @@ class LSTM(_Common):
 
 
 @dataclass(frozen=True)
-class FCNNOptions(TrainerOptions):
+class FCNNOptions(GradientOptions):
     """FCNN options (450 epochs; the double pendulum uses lr 3e-3 in the FNODE paper)."""
 
     epochs: int = 450

@@ -20,13 +20,13 @@ from .. import _validation as v
 from ..data import Trajectory
 from ..nn import MLP
 from ..problems.layout import StateLayout
-from .base import Trainer, TrainerOptions
+from .gradient import GradientOptions, GradientTrainer
 from .inputs import InputSignal, param_vector
 from .integrators import check_integrator, integrate
 
 
 @dataclass(frozen=True)
-class FieldOptions(TrainerOptions):
+class FieldOptions(GradientOptions):
     """Options of every vector-field method.
 
     Attributes:
@@ -104,7 +104,7 @@ def data_stats(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mean, std
 
 
-class FieldTrainer(Trainer):
+class FieldTrainer(GradientTrainer):
     """Shared parts of the vector-field trainers: network, weights, inputs, rollout."""
 
     options_class = FieldOptions

@@ -30,7 +30,7 @@ from typing import Any
 
 from .. import _validation as v
 from ..io import atomic_write_bytes, atomic_write_text
-from . import base
+from . import registry
 from .base import NotApplicableError, Progress
 from .device import check_device_name
 from .metrics import evaluate
@@ -100,7 +100,7 @@ class CompareConfig:
         if not methods:
             raise ValueError("methods must name at least one method")
         for m in methods:
-            v.choice("method", m, base.available())
+            v.choice("method", m, registry.available())
         object.__setattr__(self, "methods", methods)
         if self.epochs is not None:
             v.positive_int("epochs", self.epochs)
@@ -237,7 +237,7 @@ def run_method(
         if cfg.epochs is not None:
             overrides["epochs"] = cfg.epochs
         overrides.update(cfg.options.get(name, {}))
-        trainer = base.make_trainer(name, cfg.problem, quick=cfg.quick, **overrides)
+        trainer = registry.make_trainer(name, cfg.problem, quick=cfg.quick, **overrides)
         reason = trainer.not_applicable(system)
         if reason:
             row.update(status="not applicable", message=reason)
@@ -504,5 +504,5 @@ def parse_methods(text: str | Sequence[str]) -> tuple[str, ...]:
     if not names:
         raise ValueError("methods must name at least one method")
     for n in names:
-        v.choice("method", n, base.available())
+        v.choice("method", n, registry.available())
     return tuple(names)

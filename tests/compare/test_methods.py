@@ -8,12 +8,13 @@ import pytest
 import torch
 
 from collocnode import problems
-from collocnode.compare import base
-from collocnode.compare.base import FitResult, NotApplicableError, make_trainer
+from collocnode.compare import registry
+from collocnode.compare.base import FitResult, NotApplicableError
 from collocnode.compare.integrators import DivergenceError
+from collocnode.compare.registry import make_trainer
 from collocnode.compare.snde import _Stabilize, constraint_functions, stabilization
 
-ALL = [m for m in base.available() if m != "collocation"]  # tested in test_collocation_method
+ALL = [m for m in registry.available() if m != "collocation"]  # tested in test_collocation_method
 QUICKER = {
     "node": {"shooting": 5},
     "node_adjoint": {"shooting": 5},

@@ -1,0 +1,156 @@
+"""The trainer interface apart from the gradient-descent loop, the options split between them,
+and the one method registry."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import fields
+
+import numpy as np
+import pytest
+import torch
+
+from collocnode import problems
+from collocnode.compare import registry
+from collocnode.compare.base import FitResult, Trainer, TrainerOptions
+from collocnode.compare.gradient import GradientOptions, GradientTrainer
+from collocnode.compare.options import gradient_settings, replace_options
+from collocnode.problems.base import System
+
+GRADIENT_ONLY = {"lr", "lr_decay", "weight_decay", "grad_clip", "batch_size", "optimizer"}
+GRADIENT_ONLY |= {"device", "dtype"}
+
+
+class ConstantModel(Trainer):
+    """A method that is not trained by gradient descent writes fit, predict and n_params only."""
+
+    name = "constant"
+
+    def fit(self, system, train, *, budget_s=None, callback=None):
+        self.system, self._fitted = system, True
+        return FitResult(self.name, "success", 0.0, 0, 0)
+
+    def predict(self, t, x0, u=None, *, params=None):
+        t, x0 = self._check_predict_args(t, x0)
+        return np.tile(x0, (t.size, 1))
+
+    @property
+    def n_params(self):
+        return 0
+
+
+class LinearDecay(GradientTrainer):
+    """x' = -k x with one trained rate k, fitted to finite differences: a gradient method writes
+    _setup, _loss, modules and predict only."""
+
+    name = "linear_decay"
+
+    def _setup(self, system, trajs):
+        x = np.concatenate([tr.x[:-1] for tr in trajs])
+        dx = np.concatenate([np.diff(tr.x, axis=0) / np.diff(tr.t)[:, None] for tr in trajs])
+        self.k = torch.nn.Linear(1, 1, bias=False, dtype=self.dtype)
+        torch.nn.init.zeros_(self.k.weight)
+        self._x = torch.as_tensor(x, dtype=self.dtype)
+        self._dx = torch.as_tensor(dx, dtype=self.dtype)
+        return x.shape[0]
+
+    def _loss(self, idx):
+        err = -self.k(self._x[idx]) - self._dx[idx]
+        return (err * err).mean()
+
+    def modules(self):
+        return [self.k]
+
+    def predict(self, t, x0, u=None, *, params=None):
+        t, x0 = self._check_predict_args(t, x0)
+        rate = float(self.k.weight.detach()[0, 0])
+        return x0[None, :] * np.exp(-rate * (t - t[0]))[:, None]
+
+
+class Decay(System):
+    name = "decay"
+    state_names = ("x",)
+    PRESETS = {"default": {"k": 0.7}}
+    dt = 0.05
+    n_steps = 41
+    n_train = 41
+
+    @property
+    def x0(self):
+        return np.array([1.0])
+
+    def rhs(self, t, x, u=None):
+        return -self.params["k"] * np.asarray(x, dtype=float)
+
+
+def test_a_method_without_a_gradient_loop_needs_no_stubs():
+    model = ConstantModel()
+    system = problems.get("vdp")
+    split = system.generate(n_steps=10, n_train=10)
+    assert model.fit(system, split.train).status == "success"
+    assert model.predict(split.full.t, split.full.x[0]).shape == (10, 2)
+
+
+def test_a_gradient_method_writes_only_its_loss_and_gets_the_loop():
+    system = Decay()
+    train = system.generate().train
+    trainer = LinearDecay(epochs=60, lr=0.05, lr_decay=1.0, batch_size=8, device="cpu")
+    seen = []
+    result = trainer.fit(system, train, callback=lambda p: seen.append(p.epoch))
+    assert result.status == "success" and result.epochs == 60 and seen == list(range(1, 61))
+    assert result.n_params == trainer.n_params == 1
+    # the kept weights are those of the best epoch, and they fit the decay rate
+    assert result.best_loss == min(h[2] for h in result.history)
+    assert float(trainer.k.weight.detach()[0, 0]) == pytest.approx(0.7, rel=0.05)
+
+
+def test_gradient_settings_live_on_the_gradient_options_only():
+    shared = {f.name for f in fields(TrainerOptions)}
+    assert set(gradient_settings()) == GRADIENT_ONLY
+    assert not shared & GRADIENT_ONLY
+    assert {"epochs", "hidden", "activation", "seed"} <= shared
+    assert GRADIENT_ONLY <= {f.name for f in fields(GradientOptions)}
+
+
+def test_options_without_gradient_settings_accept_and_check_them():
+    opts = replace_options(TrainerOptions(), lr=1e-2, device="cpu", epochs=7)
+    assert type(opts) is TrainerOptions and opts.epochs == 7
+    with pytest.raises(ValueError, match="lr must be a positive finite number, got -1"):
+        replace_options(TrainerOptions(), lr=-1.0)
+    with pytest.raises(ValueError, match="unknown device 'tpu'"):
+        replace_options(TrainerOptions(), device="tpu")
+    with pytest.raises(ValueError, match="unknown option 'stages' of TrainerOptions"):
+        replace_options(TrainerOptions(), stages=3)
+    with pytest.raises(ValueError, match="unknown option 'epoch' of GradientOptions"):
+        replace_options(GradientOptions(), epoch=3)
+
+
+def test_one_registry_names_every_method_its_defaults_and_specialisations():
+    assert registry.available() == list(registry.METHODS)
+    for name in registry.available():
+        cls = registry.method_class(name)
+        assert issubclass(cls, Trainer)
+        assert issubclass(cls, GradientTrainer) is (name != "collocation"), name
+    assert registry.method_defaults("node_adjoint") == {"adjoint": True}
+    qvm_cls = registry.method_class("collocation", "qvm")
+    assert qvm_cls is not registry.method_class("collocation")
+    assert qvm_cls.__name__ == "QVMCollocation"
+    with pytest.raises(ValueError, match="unknown method 'sindy'"):
+        registry.method_class("sindy")
+
+
+def test_every_method_accepts_the_comparison_wide_settings():
+    for name in registry.available():
+        trainer = registry.make_trainer(name, "vdp", quick=True, device="cpu", seed=1)
+        assert trainer.options.seed == 1
+
+
+def test_importing_the_comparison_loads_no_torch():
+    code = (
+        "import sys; import collocnode.compare, collocnode.compare.harness, "
+        "collocnode.compare.gradient, collocnode.plotting; "
+        "print('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
