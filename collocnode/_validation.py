@@ -6,7 +6,8 @@ produces one clear ``ValueError`` / ``TypeError`` that names the field and the o
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Callable, Iterable, Sequence
 from numbers import Integral, Real
 
 import numpy as np
@@ -76,12 +77,37 @@ def finite_array(
 
     ``shape`` may contain ``None`` for free axes.
     """
+    arr = _float_array(name, value, ndim, shape)
+    if not np.all(np.isfinite(arr)):
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        where = tuple(int(i) for i in bad)
+        raise ValueError(f"{name} must be finite, found {float(arr[where])} at index {where}")
+    return arr
+
+
+def real_array(
+    name: str, value: object, ndim: int | None = None, shape: tuple[int | None, ...] | None = None
+) -> np.ndarray:
+    """``value`` as a float64 array of real numbers; ±inf allowed (bounds), NaN refused.
+
+    ``ndim`` and ``shape`` as in :func:`finite_array`.
+    """
+    arr = _float_array(name, value, ndim, shape)
+    if np.any(np.isnan(arr)):
+        where = tuple(int(i) for i in np.argwhere(np.isnan(arr))[0])
+        raise ValueError(f"{name} must not be NaN, found nan at index {where}")
+    return arr
+
+
+def _float_array(
+    name: str, value: object, ndim: int | None, shape: tuple[int | None, ...] | None
+) -> np.ndarray:
     try:
         raw = np.asarray(value)
         if raw.dtype.kind not in "biuf":  # complex, strings, objects are not real numbers
-            if raw.dtype.kind == "O":
-                raw = np.asarray(value, dtype=float)
-            else:
+            # an object array is accepted only if every entry is a real number: float() would
+            # also turn the string "1.5" into a number
+            if raw.dtype.kind != "O" or not all(_is_real(e) for e in raw.flat):
                 raise TypeError
         arr = np.asarray(raw, dtype=float)
     except (TypeError, ValueError):
@@ -97,16 +123,20 @@ def finite_array(
             want = "(" + ", ".join("*" if s is None else str(s) for s in shape)
             want += ",)" if len(shape) == 1 else ")"
             raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        bad = np.argwhere(~np.isfinite(arr))[0]
-        where = tuple(int(i) for i in bad)
-        raise ValueError(f"{name} must be finite, found {float(arr[where])} at index {where}")
     return arr
 
 
+def _is_real(value: object) -> bool:
+    return isinstance(value, (Real, np.bool_))
+
+
 def increasing(name: str, value: object, strict: bool = True) -> np.ndarray:
-    """A finite 1-D array whose entries increase (strictly by default)."""
+    """A finite 1-D array whose entries increase (strictly by default) and whose span
+    ``value[-1] - value[0]`` is a finite float."""
     arr = finite_array(name, value, ndim=1)
+    first, last = (float(arr[0]), float(arr[-1])) if arr.size else (0.0, 0.0)
+    if not np.isfinite(last - first):  # Python floats: overflow gives inf, no warning
+        raise ValueError(f"{name} spans [{first!r}, {last!r}], whose length overflows a float64")
     d = np.diff(arr)
     bad = np.flatnonzero(d <= 0 if strict else d < 0)
     if bad.size:
@@ -126,3 +156,56 @@ def choice(name: str, value: object, options: Iterable[str]) -> str:
     if not isinstance(value, str) or value not in opts:
         raise ValueError(f"unknown {name} {_show(value)}; valid: {', '.join(map(str, opts))}")
     return value
+
+
+def optional_seed(name: str, value: object) -> int | None:
+    """``value`` if it is None or an int >= 0 (a seed for ``numpy.random.default_rng``)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise TypeError(f"{name} must be None or a non-negative integer, got {_show(value)}")
+    return nonnegative_int(name, value)
+
+
+def function(name: str, value: object) -> Callable:
+    """``value`` if it is callable; otherwise a TypeError naming ``name``."""
+    if not callable(value):
+        raise TypeError(f"{name} must be callable, got {_show(value)}")
+    return value
+
+
+def names(name: str, value: object, length: int | None = None) -> tuple[str, ...]:
+    """``value`` as a tuple of strings (column labels); empty means "no labels".
+
+    A single string is refused rather than split into characters.
+    """
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise TypeError(f"{name} must be a sequence of strings, got {_show(value)}")
+    labels = tuple(value)
+    bad = [label for label in labels if not isinstance(label, str)]
+    if bad:
+        raise TypeError(f"{name} must be a sequence of strings, got {_show(bad[0])} in it")
+    if length is not None and labels and len(labels) != length:
+        raise ValueError(f"{name} has {len(labels)} labels for {length} columns")
+    return labels
+
+
+def physical_memory_bytes() -> int | None:
+    """This machine's physical memory in bytes, or None where the OS does not say."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def fits_in_memory(name: str, n_values: int, what: str = "values") -> int:
+    """``n_values`` if that many float64 numbers fit in this machine's physical memory;
+    otherwise a ValueError naming ``name``, the count and the size in GB."""
+    limit = physical_memory_bytes()
+    need = 8 * int(n_values)
+    if limit is not None and need > limit:
+        raise ValueError(
+            f"{name} needs {n_values} {what} ({need / 1e9:.3g} GB as float64), more than this "
+            f"machine's memory ({limit / 1e9:.3g} GB)"
+        )
+    return int(n_values)

@@ -295,6 +295,25 @@ def test_choice(name, options, data):
     assert message.endswith("valid: " + ", ".join(options))
 
 
+@PROPS
+@given(names, st.lists(finite, min_size=1, max_size=6), st.data())
+def test_finite_array_rejects_numbers_written_as_strings_in_object_arrays(name, values, data):
+    mixed = np.array(values, dtype=object)
+    assert np.array_equal(v.finite_array(name, mixed), np.array(values))
+    mixed[data.draw(st.integers(0, len(values) - 1))] = data.draw(st.sampled_from(["1.5", "nan"]))
+    with pytest.raises(TypeError, match=rf"^{name} must be an array of real numbers"):
+        v.finite_array(name, mixed)
+
+
+@PROPS
+@given(names, st.floats(1e308, 1.7e308), st.floats(1e308, 1.7e308))
+def test_increasing_refuses_spans_that_overflow(name, low, high):
+    # every entry is finite, but high - (-low) >= 2e308 is not
+    with pytest.raises(ValueError, match=rf"^{name} spans \[.*\], whose length overflows"):
+        v.increasing(name, [-low, 0.0, high])
+    assert v.increasing(name, [0.0, high]).tolist() == [0.0, high]
+
+
 def test_finite_array_rejects_complex_numbers():
     with pytest.raises(TypeError, match=r"^x must be an array of real numbers"):
         v.finite_array("x", np.array([1.0 + 2.0j]))
