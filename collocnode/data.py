@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,7 +21,8 @@ class Trajectory:
         y: observed outputs that are not states (e.g. accelerations), shape ``(n, n_outputs)``
             (``n_outputs`` may be 0).
         state_names, input_names, output_names: labels of the columns.
-        params: parameter values the trajectory was generated with (for parameterized systems).
+        params: parameter values the trajectory was generated with (for parameterized systems),
+            name -> finite float.
     """
 
     t: np.ndarray
@@ -59,15 +61,12 @@ class Trajectory:
             ("input_names", self.input_names, u.shape[1]),
             ("output_names", self.output_names, y.shape[1]),
         ):
-            if labels and len(labels) != width:
-                raise ValueError(f"{name} has {len(labels)} labels for {width} columns")
+            object.__setattr__(self, name, v.names(name, labels, width))
         object.__setattr__(self, "t", t)
         object.__setattr__(self, "x", x)
         object.__setattr__(self, "u", u)
         object.__setattr__(self, "y", y)
-        object.__setattr__(self, "state_names", tuple(self.state_names))
-        object.__setattr__(self, "input_names", tuple(self.input_names))
-        object.__setattr__(self, "output_names", tuple(self.output_names))
+        object.__setattr__(self, "params", _check_params(self.params))
 
     @property
     def n_samples(self) -> int:
@@ -87,6 +86,8 @@ class Trajectory:
 
     def window(self, t_start: float, t_end: float) -> Trajectory:
         """The samples with ``t_start <= t <= t_end`` (inclusive, with a tolerance of 1e-9 dt)."""
+        t_start = v.finite_float("t_start", t_start)
+        t_end = v.finite_float("t_end", t_end)
         tol = 1e-9 * (float(np.min(np.diff(self.t))) if self.t.size > 1 else 1.0)
         mask = (self.t >= t_start - tol) & (self.t <= t_end + tol)
         if not mask.any():
@@ -117,13 +118,15 @@ class Trajectory:
     ) -> Trajectory:
         """A copy with i.i.d. Gaussian noise on the states (std ``sigma_x``) and on the outputs
         (std ``sigma_y``); each is a scalar or one value per column."""
-        rng = np.random.default_rng(seed)
-        noisy = {}
-        for name, arr, sig in (("x", self.x, sigma_x), ("y", self.y, sigma_y)):
-            s = np.asarray(sig, dtype=float)
-            if np.any(~np.isfinite(s)) or np.any(s < 0):
-                raise ValueError(f"sigma_{name} must be finite and >= 0, got {sig!r}")
-            noisy[name] = arr + rng.standard_normal(arr.shape) * np.broadcast_to(s, arr.shape[1:])
+        sigmas = {
+            name: _check_sigma(f"sigma_{name}", sig, arr.shape[1])
+            for name, arr, sig in (("x", self.x, sigma_x), ("y", self.y, sigma_y))
+        }
+        rng = np.random.default_rng(v.optional_seed("seed", seed))
+        noisy = {
+            name: arr + rng.standard_normal(arr.shape) * sigmas[name]
+            for name, arr in (("x", self.x), ("y", self.y))
+        }
         return self._replace(**noisy)
 
     def _select(self, idx: slice | np.ndarray) -> Trajectory:
@@ -142,3 +145,30 @@ class Trajectory:
         )
         fields.update(changes)
         return Trajectory(**fields)  # type: ignore[arg-type]
+
+
+def _check_params(params: object) -> dict[str, float]:
+    if not isinstance(params, Mapping):
+        raise TypeError(f"params must be a mapping of names to numbers, got {params!r:.60}")
+    out = {}
+    for name, value in params.items():
+        if not isinstance(name, str):
+            raise TypeError(f"params keys must be strings, got {name!r:.60}")
+        out[name] = v.finite_float(f"params[{name!r}]", value)
+    return out
+
+
+def _check_sigma(name: str, sigma: object, n_columns: int) -> np.ndarray:
+    """A noise level: a scalar or one value per column, finite and >= 0; shape () or (n,)."""
+    try:
+        s = v.finite_array(name, sigma)
+    except ValueError:  # non-finite: say so in the words the caller expects
+        raise ValueError(f"{name} must be finite and >= 0, got {sigma!r:.60}") from None
+    if np.any(s < 0):
+        raise ValueError(f"{name} must be finite and >= 0, got {sigma!r:.60}")
+    if s.shape not in ((), (1,), (n_columns,)):
+        raise ValueError(
+            f"{name} must be a scalar or have {n_columns} entries (one per column), "
+            f"got shape {s.shape}"
+        )
+    return s

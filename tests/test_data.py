@@ -1,0 +1,96 @@
+"""Trajectory: bad input that used to be accepted silently or answered with a numpy traceback."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from collocnode import Trajectory
+
+T = np.linspace(0.0, 1.0, 5)
+X = np.column_stack([T, 2 * T])
+
+
+@pytest.mark.parametrize(
+    "params, error, match",
+    [
+        ({"mu": np.nan}, ValueError, r"^params\['mu'\] must be finite, got nan"),
+        ({"mu": np.inf}, ValueError, r"^params\['mu'\] must be finite, got inf"),
+        ({"mu": "1.0"}, TypeError, r"^params\['mu'\] must be a number, got '1.0'"),
+        ({1: 1.0}, TypeError, r"^params keys must be strings, got 1"),
+        ([("mu", 1.0)], TypeError, r"^params must be a mapping of names to numbers"),
+    ],
+)
+def test_params_must_be_finite_numbers_by_name(params, error, match):
+    with pytest.raises(error, match=match):
+        Trajectory(T, X, params=params)
+
+
+def test_params_are_stored_as_floats():
+    traj = Trajectory(T, X, params={"mu": 1, "k": np.float32(0.5)})
+    assert traj.params == {"mu": 1.0, "k": 0.5}
+    assert all(type(value) is float for value in traj.params.values())
+
+
+@pytest.mark.parametrize("key", ["t", "x", "u", "y"])
+def test_object_arrays_of_strings_are_not_numbers(key):
+    arrays = {"t": T, "x": X, "u": np.zeros((5, 1)), "y": np.zeros((5, 1))}
+    numbers = np.asarray(arrays[key])
+    arrays[key] = np.array([str(a) for a in numbers.ravel()], dtype=object).reshape(numbers.shape)
+    with pytest.raises(TypeError, match=rf"^{key} must be an array of real numbers"):
+        Trajectory(**arrays)
+
+
+def test_object_arrays_of_numbers_are_still_numbers():
+    traj = Trajectory(np.array([0.0, 1, np.float32(2)], dtype=object), [1.0, 2.0, 3.0])
+    assert traj.t.dtype == np.float64 and traj.t.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_time_spans_that_overflow_are_refused():
+    with pytest.raises(ValueError, match=r"^t spans \[-1e\+308, 1e\+308\], whose length overflows"):
+        Trajectory([-1e308, 1e308], [0.0, 1.0])
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        (dict(sigma_x=[0.1, 0.2, 0.3]), ValueError, r"^sigma_x must be a scalar or have 2 entries"),
+        (dict(sigma_x=np.zeros((2, 2))), ValueError, r"^sigma_x must be .* got shape \(2, 2\)"),
+        (dict(sigma_y=[0.1, 0.2]), ValueError, r"^sigma_y must be a scalar or have 0 entries"),
+        (dict(sigma_x="big"), TypeError, r"^sigma_x must be an array of real numbers, got 'big'"),
+        (dict(sigma_x=np.nan), ValueError, r"^sigma_x must be finite and >= 0, got nan"),
+        (dict(sigma_x=[0.1, -0.1]), ValueError, r"^sigma_x must be finite and >= 0"),
+        (dict(seed="one"), TypeError, r"^seed must be None or a non-negative integer, got 'one'"),
+        (dict(seed=-1), ValueError, r"^seed must be a non-negative integer, got -1"),
+    ],
+)
+def test_with_noise_arguments(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        Trajectory(T, X).with_noise(**kwargs)
+
+
+def test_with_noise_per_column_sigma():
+    noisy = Trajectory(T, X).with_noise([0.0, 1.0], seed=0)
+    assert np.array_equal(noisy.x[:, 0], X[:, 0]) and not np.array_equal(noisy.x[:, 1], X[:, 1])
+    # one value for all columns, as a scalar or a 1-entry array
+    one = Trajectory(T, X).with_noise([0.5], seed=1)
+    assert np.array_equal(one.x, Trajectory(T, X).with_noise(0.5, seed=1).x)
+
+
+@pytest.mark.parametrize(
+    "start, end, error, match",
+    [
+        ("a", 1.0, TypeError, r"^t_start must be a number, got 'a'"),
+        (0.0, np.nan, ValueError, r"^t_end must be finite, got nan"),
+    ],
+)
+def test_window_bounds_are_numbers(start, end, error, match):
+    with pytest.raises(error, match=match):
+        Trajectory(T, X).window(start, end)
+
+
+@pytest.mark.parametrize("field", ["state_names", "input_names", "output_names"])
+def test_a_single_string_is_not_a_list_of_labels(field):
+    arrays = {"u": np.zeros((5, 1)), "y": np.zeros((5, 1))}
+    with pytest.raises(TypeError, match=rf"^{field} must be a sequence of strings, got 'ab'"):
+        Trajectory(T, X, **arrays, **{field: "ab"})
