@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from numbers import Real
 from typing import Any
 
 import casadi as ca
@@ -39,6 +40,16 @@ class Parameter:
 
     def __post_init__(self) -> None:
         v.finite_float("value", self.value)
+        if not isinstance(self.fit, (bool, np.bool_)):
+            raise TypeError(f"fit must be True or False, got {self.fit!r}")
+        for name in ("lb", "ub"):
+            bound = getattr(self, name)
+            if isinstance(bound, bool) or not isinstance(bound, Real):
+                raise TypeError(f"{name} must be a number or ±inf, got {bound!r:.60}")
+            if np.isnan(bound):
+                raise ValueError(f"{name} must be a number or ±inf, got {bound!r}")
+        if self.lb > self.ub:
+            raise ValueError(f"lb must be <= ub, got lb = {self.lb}, ub = {self.ub}")
         if not self.lb <= self.value <= self.ub:
             raise ValueError(
                 f"parameter value {self.value} is outside its bounds [{self.lb}, {self.ub}]"
@@ -65,6 +76,35 @@ class Blocks(Mapping):
 
 
 PhysicsFn = Callable[..., Any]
+
+
+def _named(field_name: str, value: object, kind: type, kind_name: str) -> dict[str, Any]:
+    """``value`` as a dict of name -> ``kind``; one clear error for anything else."""
+    if not isinstance(value, Mapping):
+        raise TypeError(
+            f"{field_name} must be a mapping of names to {kind_name}s, got {value!r:.60}"
+        )
+    for name, item in value.items():
+        if not isinstance(name, str):
+            raise TypeError(f"{field_name} names must be strings, got {name!r:.60}")
+        if not isinstance(item, kind):
+            raise TypeError(f"{field_name}[{name!r}] must be a {kind_name}, got {item!r:.60}")
+    return dict(value)
+
+
+def _column(name: str, value: Any, n: int) -> Any:
+    """What the physics function ``name`` returned, as an (n, 1) CasADi column."""
+    if value is None:
+        raise TypeError(f"{name} must return {n} values (a CasADi expression or list), got None")
+    try:
+        col = ca.vertcat(value)
+    except NotImplementedError:  # CasADi's "wrong number or type of arguments"
+        raise TypeError(
+            f"{name} must return {n} values (a CasADi expression or list), got {value!r:.60}"
+        ) from None
+    if col.shape != (n, 1):
+        raise ValueError(f"{name} must return {n} values, got shape {col.shape}")
+    return col
 
 
 @dataclass(frozen=True)
@@ -112,14 +152,19 @@ class HybridModel:
             raise TypeError(f"outputs must be callable or None, got {self.outputs!r}")
         if (self.outputs is None) != (self.n_outputs == 0):
             raise ValueError("outputs and n_outputs must be given together")
-        for name, block in self.blocks.items():
-            if not isinstance(block, Block):
-                raise TypeError(f"block {name!r} must be a collocnode.nn.Block, got {block!r}")
-        for name, par in self.parameters.items():
-            if not isinstance(par, Parameter):
-                raise TypeError(f"parameter {name!r} must be a Parameter, got {par!r}")
-        object.__setattr__(self, "blocks", dict(self.blocks))
-        object.__setattr__(self, "parameters", dict(self.parameters))
+        object.__setattr__(
+            self, "blocks", _named("blocks", self.blocks, Block, "collocnode.nn.Block")
+        )
+        object.__setattr__(
+            self, "parameters", _named("parameters", self.parameters, Parameter, "Parameter")
+        )
+        for name, width in (
+            ("state_names", self.n_states),
+            ("input_names", self.n_inputs),
+            ("output_names", self.n_outputs),
+        ):
+            object.__setattr__(self, name, v.names(name, getattr(self, name), width))
+        v.fits_in_memory("the model's parameter vector", self.n_params, "parameters")
 
     # ---- parameter vector layout ---------------------------------------------------------------
     @cached_property
@@ -174,21 +219,28 @@ class HybridModel:
 
     # ---- evaluation ----------------------------------------------------------------------------
     def symbolic(self, x: Any, p: Any, u: Any, t: Any) -> tuple[Any, Any]:
-        """(x', y) as CasADi expressions of states, parameter vector, inputs and time."""
-        weights = {name: p[self.slices[name]] for name in self.blocks}
+        """(x', y) as CasADi expressions of states x (n_states, 1), parameter vector p
+        (n_params, 1), inputs u (n_inputs, 1) and time t (1, 1); x' is (n_states, 1), y is
+        (n_outputs, 1)."""
+        for name, value, n in (
+            ("x", x, self.n_states),
+            ("p", p, self.n_params),
+            ("u", u, self.n_inputs),
+        ):
+            if value.shape != (n, 1):
+                raise ValueError(f"{name} must be a ({n}, 1) column, got shape {value.shape}")
+        # split p by explicit offsets: slicing a (1, 1) symbol by a range can give a 1 x 0 row
+        offsets = [0, *(s.stop for s in self.slices.values())]
+        parts = dict(zip(self.slices, ca.vertsplit(p, offsets), strict=True))
+        weights = {name: parts[name] for name in self.blocks}
         params: dict[str, Any] = {
-            name: (p[self.slices[name]][0] if par.fit else par.value)
-            for name, par in self.parameters.items()
+            name: (parts[name] if par.fit else par.value) for name, par in self.parameters.items()
         }
         blocks = Blocks(self.blocks, weights)
-        xdot = ca.vertcat(self.rhs(x, u, t, blocks, params))
-        if xdot.shape != (self.n_states, 1):
-            raise ValueError(f"rhs must return {self.n_states} values, got shape {xdot.shape}")
+        xdot = _column("rhs", self.rhs(x, u, t, blocks, params), self.n_states)
         y = ca.SX(0, 1) if isinstance(x, ca.SX) else ca.MX(0, 1)
         if self.outputs is not None:
-            y = ca.vertcat(self.outputs(x, u, t, blocks, params))
-            if y.shape != (self.n_outputs, 1):
-                raise ValueError(f"outputs must return {self.n_outputs} values, got {y.shape}")
+            y = _column("outputs", self.outputs(x, u, t, blocks, params), self.n_outputs)
         return xdot, y
 
     @cached_property
@@ -225,8 +277,15 @@ def NeuralODE(
     """
     if isinstance(blocks, Block):
         blocks = {"f": blocks}
-    elif not isinstance(blocks, Mapping):
+    elif isinstance(blocks, (list, tuple)):
         blocks = {f"f{k}": b for k, b in enumerate(blocks)}
+    blocks = _named("blocks", blocks, Block, "collocnode.nn.Block")
+    if not blocks:
+        raise ValueError("blocks must hold at least one network, got none")
+    n_inputs = v.nonnegative_int("n_inputs", n_inputs)
+    for name, flag in (("time_input", time_input), ("second_order", second_order)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False, got {flag!r:.60}")
     n_out = sum(b.n_out for b in blocks.values())
     n_states = 2 * n_out if second_order else n_out
     n_in = n_states + n_inputs + (1 if time_input else 0)
