@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,11 +36,18 @@ class MLP(Block):
     output_scale: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
-        sizes = tuple(self.sizes) if not isinstance(self.sizes, int) else (self.sizes,)
+        if isinstance(self.sizes, int):
+            sizes: tuple[Any, ...] = (self.sizes,)
+        elif isinstance(self.sizes, Iterable) and not isinstance(self.sizes, str):
+            sizes = tuple(self.sizes)
+        else:
+            raise TypeError(f"sizes must be a sequence of layer widths, got {self.sizes!r:.60}")
         if len(sizes) < 2:
             raise ValueError(f"sizes must list at least input and output sizes, got {self.sizes!r}")
         sizes = tuple(v.positive_int(f"sizes[{i}]", s) for i, s in enumerate(sizes))
         object.__setattr__(self, "sizes", sizes)
+        # refuse before any weight is drawn: init_weights allocates every layer at once
+        v.fits_in_memory(f"MLP sizes {sizes}", self.n_params, "weights")
         v.choice("activation", self.activation, ACTIVATIONS)
         v.choice("init", self.init, INITS)
         for name, length, default in (
@@ -108,7 +116,10 @@ class MLP(Block):
         w = np.asarray(w, dtype=float)
         if w.shape != (self.n_params,):
             raise ValueError(f"w must have shape ({self.n_params},), got {w.shape}")
-        z = (np.asarray(x, dtype=float) - np.array(self.input_shift)) / np.array(self.input_scale)
+        x = np.asarray(x, dtype=float)
+        if x.ndim == 0 or x.shape[-1] != self.n_in:
+            raise ValueError(f"x must have shape (..., {self.n_in}), got {x.shape}")
+        z = (x - np.array(self.input_shift)) / np.array(self.input_scale)
         layers = self.unflatten(w)
         for li, (W, b) in enumerate(layers):
             z = z @ W.T + b

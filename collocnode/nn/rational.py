@@ -58,6 +58,16 @@ class RationalChebyshev(Block):
         if v.finite_float("output_scale", self.output_scale) == 0:
             raise ValueError("output_scale must be non-zero, got 0.0")
         v.nonnegative_float("init_scale", self.init_scale)
+        if not isinstance(self.positive_denominator, (bool, np.bool_)):
+            raise TypeError(
+                f"positive_denominator must be True or False, got {self.positive_denominator!r:.60}"
+            )
+        # every degree costs one weight and one term of the symbolic recurrence
+        v.fits_in_memory(
+            f"RationalChebyshev degrees ({self.num_degree}, {self.den_degree})",
+            self.n_params,
+            "weights",
+        )
 
     n_in = 1
     n_out = 1
@@ -87,6 +97,8 @@ class RationalChebyshev(Block):
         if w.shape != (self.n_params,):
             raise ValueError(f"w must have shape ({self.n_params},), got {w.shape}")
         x = np.asarray(x, dtype=float)
+        if x.ndim == 0 or x.shape[-1] != 1:
+            raise ValueError(f"x must have shape (..., 1), got {x.shape}")
         s = (x[..., 0] - self.input_shift) / self.input_scale
         return self._ratio(s, w)[..., None]
 

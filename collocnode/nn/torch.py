@@ -78,5 +78,8 @@ class TorchRational(nn.Module):
         return self.weights.detach().cpu().to(torch.float64).numpy().copy()
 
     def set_flat(self, weights: np.ndarray) -> None:
+        w = np.asarray(weights, dtype=float)
+        if w.shape != (self.spec.n_params,):
+            raise ValueError(f"weights must have shape ({self.spec.n_params},), got {w.shape}")
         with torch.no_grad():
-            self.weights.copy_(torch.as_tensor(weights, dtype=self.weights.dtype))
+            self.weights.copy_(torch.as_tensor(w, dtype=self.weights.dtype))

@@ -72,3 +72,35 @@ def test_non_smooth_activation_rejected_for_ipopt():
 def test_bad_specs(kwargs, match):
     with pytest.raises((ValueError, TypeError), match=match):
         MLP(**kwargs)
+
+
+def test_a_network_too_large_for_memory_is_refused_before_drawing_weights(monkeypatch):
+    from collocnode import _validation as v
+
+    # issue example: 2e9 hidden units, 6e9 weights = 48 GB; checked against a 16 GB machine so
+    # that the test does not depend on this one's memory
+    monkeypatch.setattr(v, "physical_memory_bytes", lambda: 16 * 10**9)
+    with pytest.raises(ValueError) as exc:
+        MLP((1, 2 * 10**9, 1))
+    assert str(exc.value) == (
+        "MLP sizes (1, 2000000000, 1) needs 6000000001 weights (48 GB as float64), more than "
+        "this machine's memory (16 GB)"
+    )
+    assert MLP((1, 10**8, 1)).n_params == 3 * 10**8 + 1  # 2.4 GB: fits, nothing drawn yet
+
+
+def test_a_network_beyond_any_memory_is_refused():
+    with pytest.raises(ValueError, match=r"^MLP sizes \(1, 1000000000000000, 1\) needs"):
+        MLP((1, 10**15, 1))
+
+
+@pytest.mark.parametrize("sizes", [None, "1,2", 2.5])
+def test_sizes_must_be_a_sequence_of_widths(sizes):
+    with pytest.raises(TypeError, match=r"^sizes"):
+        MLP(sizes)
+
+
+def test_numpy_forward_checks_the_input_width():
+    net = MLP((2, 3, 1))
+    with pytest.raises(ValueError, match=r"^x must have shape \(\.\.\., 2\), got \(4, 3\)"):
+        net.numpy(np.zeros((4, 3)), net.init_weights(0))

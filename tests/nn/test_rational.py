@@ -55,3 +55,12 @@ def test_positive_denominator_has_no_poles(rng):
     q = w[3] * s + w[4] * (2 * s**2 - 1) + w[5] * (4 * s**3 - 3 * s)
     num = w[0] + w[1] * s + w[2] * (2 * s**2 - 1)
     np.testing.assert_allclose(spec.numpy(x, w)[:, 0], num / (1 + q**2), rtol=1e-12)
+
+
+def test_bad_rational_specs():
+    with pytest.raises(TypeError, match=r"^positive_denominator must be True or False, got 'no'"):
+        RationalChebyshev(positive_denominator="no")
+    with pytest.raises(ValueError, match=r"^RationalChebyshev degrees \(1000000000000000, 1\)"):
+        RationalChebyshev(10**15, 1)
+    with pytest.raises(ValueError, match=r"^x must have shape \(\.\.\., 1\), got \(3, 2\)"):
+        RationalChebyshev(2, 1).numpy(np.zeros((3, 2)), np.zeros(4))

@@ -23,3 +23,11 @@ def test_torch_module_matches_casadi_and_round_trips(activation, rng):
     np.testing.assert_allclose(
         module(torch.as_tensor(x)).detach().numpy(), spec.numpy(x, w2), rtol=1e-12, atol=1e-12
     )
+
+
+def test_torch_rational_set_flat_checks_the_shape():
+    from collocnode.nn import RationalChebyshev
+
+    module = RationalChebyshev(2, 1).torch_module()
+    with pytest.raises(ValueError, match=r"^weights must have shape \(4,\), got \(5,\)"):
+        module.set_flat(np.zeros(5))
