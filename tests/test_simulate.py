@@ -1,0 +1,108 @@
+"""simulate(): one clear error per bad argument, a step budget, and short output grids."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+from collocnode import NeuralODE, SimulationError, simulate
+from collocnode.nn import MLP
+from collocnode.simulate import MAX_STEPS
+
+# x' = y, y' = -x: the weights of one identity layer
+OSCILLATOR = NeuralODE(MLP((2, 2), "identity"))
+P = np.array([0.0, 1.0, -1.0, 0.0, 0.0, 0.0])
+X0 = np.array([1.0, 0.0])
+T = np.linspace(0.0, 1.0, 6)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        (dict(rtol=-1), ValueError, r"^rtol must be a positive finite number, got -1"),
+        (dict(rtol="tight"), TypeError, r"^rtol must be a positive number, got 'tight'"),
+        (dict(atol=-1e-9), ValueError, r"^atol must be a number >= 0 or one per state"),
+        (dict(atol=[1e-9] * 3), ValueError, r"^atol must be a number >= 0 or one per state \(2\)"),
+        (dict(bound=np.nan), ValueError, r"^bound must be a positive finite number, got nan"),
+        (dict(bound=np.inf), ValueError, r"^bound must be a positive finite number, got inf"),
+        (dict(bound=0.0), ValueError, r"^bound must be a positive finite number, got 0.0"),
+        (dict(max_step=0.0), ValueError, r"^max_step must be a positive number .* got 0.0"),
+        (dict(max_step=np.nan), ValueError, r"^max_step must be a positive number .* got nan"),
+        (dict(method="euler"), ValueError, r"^unknown method 'euler'; valid: DOP853"),
+        (dict(substeps=0), ValueError, r"^substeps must be a positive integer, got 0"),
+        (dict(max_steps=0), ValueError, r"^max_steps must be a positive integer, got 0"),
+        (dict(max_steps=1.5), TypeError, r"^max_steps must be a positive integer, got 1.5"),
+        (dict(inputs=5), TypeError, r"^inputs must be callable, got 5"),
+        (dict(t=[]), ValueError, r"^t must hold at least one output time, got an empty array"),
+        (dict(t=5.0), ValueError, r"^t must have 1 dimension\(s\), got shape \(\)"),
+        (dict(t=[-1e308, 1e308]), ValueError, r"^t spans \[-1e\+308, 1e\+308\], whose length"),
+        (dict(x0=[1.0]), ValueError, r"^x0 must have shape \(2,\), got \(1,\)"),
+        (dict(model="model"), TypeError, r"^model must be a HybridModel, got 'model'"),
+    ],
+)
+def test_bad_arguments_give_one_clear_error(kwargs, error, match):
+    args = {"model": OSCILLATOR, "p": P, "t": T, "x0": X0, **kwargs}
+    with pytest.raises(error, match=match):
+        simulate(**args)
+
+
+@pytest.mark.parametrize("method", ["DOP853", "Radau", "rk4"])
+def test_one_output_time_gives_the_initial_state(method):
+    traj = simulate(OSCILLATOR, P, [0.25], X0, method=method)
+    assert traj.t.tolist() == [0.25] and traj.x.tolist() == [X0.tolist()]
+
+
+def test_per_state_atol_is_accepted():
+    traj = simulate(OSCILLATOR, P, T, X0, atol=[1e-10, 1e-10])
+    np.testing.assert_allclose(traj.x[:, 0], np.cos(T), atol=1e-8)
+
+
+def test_an_endless_horizon_stops_at_the_step_budget():
+    start = time.perf_counter()
+    with pytest.raises(SimulationError, match=r"the step budget max_steps=200 is exhausted") as exc:
+        simulate(OSCILLATOR, P, [0.0, 1e300], X0, max_steps=200)
+    assert time.perf_counter() - start < 30.0
+    # the time reached is where the solver stopped, named in the message
+    assert 0.0 < exc.value.t_fail < 1e300
+    assert f"failed at t = {exc.value.t_fail:.6g}" in str(exc.value)
+
+
+def test_rk4_counts_its_steps_against_the_budget():
+    t = np.linspace(0.0, 10.0, 101)
+    with pytest.raises(SimulationError, match=r"max_steps=50 is exhausted \(100 output interval"):
+        simulate(OSCILLATOR, P, t, X0, method="rk4", substeps=2, max_steps=50)
+    assert simulate(OSCILLATOR, P, t, X0, method="rk4", substeps=2, max_steps=200).x.shape == (
+        101,
+        2,
+    )
+
+
+def test_the_default_budget_is_documented_and_ample():
+    assert MAX_STEPS >= 100_000
+    assert "max_steps" in simulate.__doc__ and "MAX_STEPS" in simulate.__doc__
+
+
+def test_the_step_budget_leaves_the_integration_unchanged():
+    # the budgeted solver takes exactly the steps of scipy's own DOP853
+    t = np.linspace(0.0, 6.0, 31)
+    traj = simulate(OSCILLATOR, P, t, X0, rtol=1e-8, atol=1e-8)
+    ref = solve_ivp(
+        lambda tt, x: np.array([x[1], -x[0]]),
+        (0.0, 6.0),
+        X0,
+        method="DOP853",
+        t_eval=t,
+        rtol=1e-8,
+        atol=1e-8,
+    )
+    np.testing.assert_allclose(traj.x, ref.y.T, rtol=0, atol=1e-14)
+
+
+def test_inputs_of_the_wrong_size_name_the_expected_shape():
+    model = NeuralODE(MLP((3, 2), "identity"), n_inputs=1)
+    p = np.zeros(model.n_params)
+    with pytest.raises(ValueError, match=r"^inputs\(t\) must return shape \(1, 1\) for 1 times"):
+        simulate(model, p, T, X0, inputs=lambda t: np.zeros((t.size, 2)))
