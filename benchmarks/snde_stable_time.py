@@ -28,8 +28,6 @@ per method); ``--seeds`` trains several model pairs and pools their trials.
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import os
 import platform
 import statistics
@@ -258,7 +256,7 @@ def run_system(name: str, cfg: Config, log: Any = print) -> dict[str, Any]:
                 "epochs": fit.epochs,
                 "best_loss": fit.best_loss,
                 "train_time_s": fit.train_time_s,
-                "options": _jsonable(asdict(trainer.options)),
+                "options": asdict(trainer.options),
                 "trials": trials,
             }
         out["seeds"].append(entry)
@@ -280,18 +278,6 @@ def summary_of(result: dict[str, Any]) -> dict[str, Any]:
             "median_error_end": statistics.median(r["error_end"] for r in rows),
         }
     return summary
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {k: _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return str(obj)
-    if isinstance(obj, (np.floating, np.integer)):
-        return _jsonable(obj.item())
-    return obj
 
 
 # --- reporting ---------------------------------------------------------------------------------
@@ -409,16 +395,19 @@ def run_all(cfg: Config) -> list[dict[str, Any]]:
 
 
 def write(results: list[dict[str, Any]], cfg: Config, out: Path, wall_s: float) -> None:
+    """``stable_time.json`` (strict JSON: a non-finite number is null) and ``stable_time.md``."""
+    from collocnode.io import write_json
+
     out.mkdir(parents=True, exist_ok=True)
     meta = {
         "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
-        "config": _jsonable(asdict(cfg)),
+        "config": asdict(cfg),
         "wall_time_s": wall_s,
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
         "paper_table3": PAPER_TABLE3,
-        "results": _jsonable(results),
+        "results": results,
     }
-    (out / "stable_time.json").write_text(json.dumps(meta, indent=2))
+    write_json(out / "stable_time.json", meta)
     (out / "stable_time.md").write_text(markdown(results, cfg))
 
 

@@ -6,28 +6,34 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Mapping
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
+def jsonable(obj: Any) -> Any:
+    """``obj`` as strict JSON data, for every JSON file this library writes.
+
+    Mappings become dicts with string keys, lists and tuples lists, numpy arrays nested lists,
+    numpy scalars Python numbers, enums their values, and non-finite floats None (strict JSON
+    has no NaN or Infinity). Anything else is returned unchanged, so ``json.dumps`` names what
+    it cannot encode.
+    """
+    if isinstance(obj, Enum):
+        return jsonable(obj.value)
+    if isinstance(obj, Mapping):
+        return {str(k): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
+        return [jsonable(v) for v in obj]
     if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
-    if isinstance(obj, (np.floating, float)):
-        f = float(obj)
-        return f if math.isfinite(f) else None  # JSON has no NaN/Inf
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (np.bool_,)):
-        return bool(obj)
-    if hasattr(obj, "value") and isinstance(obj.value, str):  # enums
-        return obj.value
+        return jsonable(obj.tolist())
+    if isinstance(obj, np.generic):
+        return jsonable(obj.item())
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
     return obj
 
 
@@ -57,8 +63,8 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
 
 
 def write_json(path: str | Path, obj: Any) -> Path:
-    """JSON with NaN/Inf written as null, numpy types converted; atomic."""
-    return atomic_write_text(path, json.dumps(_jsonable(obj), indent=2) + "\n")
+    """``obj`` as indented strict JSON (see :func:`jsonable`), written atomically."""
+    return atomic_write_text(path, json.dumps(jsonable(obj), indent=2, allow_nan=False) + "\n")
 
 
 def save_figure(fig: Any, path: str | Path, dpi: int = 120) -> Path:
