@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -13,9 +14,17 @@ import numpy as np
 import pytest
 
 from collocnode import HybridModel, NeuralODE, Parameter, SolverStatus, problems, simulate
-from collocnode.experiments import qvm
 from collocnode.nn import MLP, Block, RationalChebyshev
-from collocnode.serialize import SUPPORTED_VERSIONS, LoadedModel, load_model, save_model
+from collocnode.recipes import qvm
+from collocnode.serialize import (
+    SUPPORTED_VERSIONS,
+    LoadedModel,
+    load_model,
+    register_builder,
+    save_model,
+)
+
+OSCILLATOR = f"{__name__}:damped_oscillator"
 
 
 def damped_oscillator(stiffness: Block, damping: Parameter) -> HybridModel:
@@ -30,7 +39,7 @@ def damped_oscillator(stiffness: Block, damping: Parameter) -> HybridModel:
         rhs=rhs,
         parameters={"c": damping},
         state_names=("q", "v"),
-        recipe=(f"{__name__}:damped_oscillator", {"stiffness": stiffness, "damping": damping}),
+        recipe=(OSCILLATOR, {"stiffness": stiffness, "damping": damping}),
     )
 
 
@@ -62,7 +71,7 @@ class Case:
     t: np.ndarray
     inputs: Callable[[np.ndarray], np.ndarray] | None = None
     method: str = "DOP853"
-    trusted: tuple[str, ...] = ()
+    builders: dict[str, Callable[..., HybridModel]] | None = None
 
 
 def make_case(name: str) -> Case:
@@ -86,7 +95,8 @@ def make_case(name: str) -> Case:
         model = damped_oscillator(
             MLP((1, 4, 1), "softplus"), Parameter(0.3, fit=True, lb=0.0, ub=np.inf)
         )
-        return Case(model, np.array([1.0, 0.0]), np.linspace(0.0, 2.0, 41), trusted=(__name__,))
+        builders = {OSCILLATOR: damped_oscillator}
+        return Case(model, np.array([1.0, 0.0]), np.linspace(0.0, 2.0, 41), builders=builders)
     raise AssertionError(name)
 
 
@@ -99,8 +109,8 @@ def case(request) -> Case:
 
 
 def roundtrip(case: Case, tmp_path: Path, p: np.ndarray, **kwargs: Any) -> LoadedModel:
-    path = save_model(tmp_path / "model.json", case.model, p, **kwargs)
-    return load_model(path, trusted_modules=case.trusted)
+    path = save_model(tmp_path / "model.json", case.model, p, builders=case.builders, **kwargs)
+    return load_model(path, builders=case.builders)
 
 
 def test_roundtrip_is_bitwise(case, tmp_path):
@@ -231,11 +241,11 @@ CORRUPTIONS = {
     "layout_changed": (edit(lambda d: d["model"].update(n_params=7)), "model.n_params"),
     "untrusted_recipe": (
         edit(lambda d: d["model"].update(recipe={"function": "os:getcwd", "kwargs": {}})),
-        "outside the trusted modules",
+        "not a registered model builder",
     ),
     "missing_recipe_function": (
         edit(lambda d: d["model"]["recipe"].update(function="collocnode.models:NoSuchThing")),
-        "cannot be imported",
+        "not a registered model builder",
     ),
 }
 
@@ -268,17 +278,19 @@ def test_untrusted_recipe_is_not_run(tmp_path):
     doc = json.loads(path.read_text())
     doc["model"]["recipe"] = {"function": "pathlib:Path.touch", "kwargs": {"self": str(marker)}}
     path.write_text(json.dumps(doc))
-    with pytest.raises(ValueError, match="outside the trusted modules"):
+    with pytest.raises(ValueError, match="not a registered model builder"):
         load_model(path)
     assert not marker.exists()
 
 
-def test_custom_recipe_needs_its_module_trusted(tmp_path):
+def test_custom_recipe_needs_its_builder_registered(tmp_path):
     case = make_case("custom_hybrid")
-    path = save_model(tmp_path / "m.json", case.model, case.model.init_params(0))
-    with pytest.raises(ValueError, match=f"trusted_modules=\\('{__name__.split('.')[0]}',\\)"):
+    path = save_model(
+        tmp_path / "m.json", case.model, case.model.init_params(0), builders=case.builders
+    )
+    with pytest.raises(ValueError, match=rf"register_builder\('{OSCILLATOR}'\)"):
         load_model(path)
-    assert load_model(path, trusted_modules=case.trusted).model.fitted == ["c"]
+    assert load_model(path, builders=case.builders).model.fitted == ["c"]
 
 
 def _no_recipe_model() -> HybridModel:
@@ -300,8 +312,32 @@ def _wrong_recipe_model() -> HybridModel:
     )
 
 
+def _unregistered_builder_model() -> HybridModel:
+    return make_case("custom_hybrid").model
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 0
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+_LOOP: dict[str, Any] = {}
+_LOOP["self"] = _LOOP
+
 SAVE_ERRORS = {
     "no_recipe": (_no_recipe_model, None, None, ValueError, "model has no recipe"),
+    "unregistered_builder": (
+        _unregistered_builder_model,
+        None,
+        None,
+        ValueError,
+        rf"'{OSCILLATOR}' is not a registered model builder.*register_builder\('{OSCILLATOR}'\)",
+    ),
+    "self_referencing_metadata": (None, None, {"loop": _LOOP}, ValueError, "contains itself"),
+    "deep_metadata": (None, None, {"deep": _nested(70)}, ValueError, "nested more than 64"),
+    "complex_array": (None, None, {"z": np.array([1j])}, TypeError, "dtype complex128"),
     "main_recipe": (_main_recipe_model, None, None, ValueError, "defined in __main__"),
     "wrong_recipe": (_wrong_recipe_model, None, None, ValueError, "different layout"),
     "nan_p": (None, "nan", None, ValueError, r"p must be finite, found nan at index \(4,\)"),
@@ -332,3 +368,153 @@ def test_supported_versions_include_the_current_one():
     from collocnode.serialize import FORMAT_VERSION
 
     assert FORMAT_VERSION in SUPPORTED_VERSIONS
+
+
+# ---- files of earlier releases, builders, arguments ------------------------------------------
+
+LEGACY = Path(__file__).parent / "data" / "legacy"
+
+
+@pytest.mark.parametrize(
+    "name, sizes, builder",
+    [
+        ("neural_ode", (2, 0, 0, 102), "collocnode.models:NeuralODE"),
+        # written as collocnode.experiments.qvm:hybrid_model, the builder's name in 0.1.0
+        ("qvm_hybrid", (5, 1, 2, 92), "collocnode.recipes.qvm:hybrid_model"),
+    ],
+)
+def test_files_of_release_0_1_0_load(name, sizes, builder):
+    path = LEGACY / f"{name}_v0.1.0.json"
+    doc = json.loads(path.read_text())
+    loaded = load_model(path)
+    m = loaded.model
+    assert (m.n_states, m.n_inputs, m.n_outputs, m.n_params) == sizes
+    assert hashlib.sha256(loaded.p.astype("<f8").tobytes()).hexdigest() == doc["p_sha256"]
+    assert m.recipe is not None and m.recipe[0] == builder
+    assert loaded.library_version == "0.1.0"
+    assert loaded.metadata == doc["metadata"]
+
+
+@pytest.fixture
+def no_registered_builders(monkeypatch):
+    """Registrations made by a test stay in that test."""
+    from collocnode import serialize
+
+    monkeypatch.setattr(serialize, "_user_builders", {})
+
+
+def test_registered_builder_round_trips_by_its_name(tmp_path, no_registered_builders):
+    calls = []
+
+    @register_builder("my_models:oscillator")
+    def oscillator(stiffness: Block, damping: Parameter) -> HybridModel:
+        calls.append(1)
+        model = damped_oscillator(stiffness, damping)
+        return dataclasses.replace(
+            model, recipe=("my_models:oscillator", {"stiffness": stiffness, "damping": damping})
+        )
+
+    model = oscillator(MLP((1, 3, 1), "tanh"), Parameter(0.2, fit=True, lb=0.0))
+    p = model.init_params(4)
+    path = save_model(tmp_path / "m.json", model, p)
+    assert json.loads(path.read_text())["model"]["recipe"]["function"] == "my_models:oscillator"
+    loaded = load_model(path)
+    assert loaded.model.blocks == model.blocks and loaded.model.parameters == model.parameters
+    assert np.array_equal(loaded.p, p)
+    assert len(calls) == 3  # built here, rebuilt by the check in save_model, and by load_model
+
+
+def test_recipe_may_give_the_registered_function_itself(tmp_path):
+    stiffness, damping = MLP((1, 2, 1), "tanh"), Parameter(1.0)
+    model = dataclasses.replace(
+        damped_oscillator(stiffness, damping),
+        recipe=(damped_oscillator, {"stiffness": stiffness, "damping": damping}),
+    )
+    builders = {OSCILLATOR: damped_oscillator}
+    path = save_model(tmp_path / "m.json", model, model.init_params(0), builders=builders)
+    assert json.loads(path.read_text())["model"]["recipe"]["function"] == OSCILLATOR
+    assert load_model(path, builders=builders).model.blocks == model.blocks
+
+
+def test_builder_arguments_are_checked_before_the_call(tmp_path):
+    calls = []
+
+    def counted(stiffness: Block, damping: Parameter) -> HybridModel:
+        calls.append(1)
+        return damped_oscillator(stiffness, damping)
+
+    case = make_case("custom_hybrid")
+    path = save_model(
+        tmp_path / "m.json", case.model, case.model.init_params(0), builders=case.builders
+    )
+    doc = json.loads(path.read_text())
+    doc["model"]["recipe"]["kwargs"]["damping"] = 0.5  # a number where a Parameter is due
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"kwargs\['damping'\] must be Parameter, got float 0.5"):
+        load_model(path, builders={OSCILLATOR: counted})
+    doc["model"]["recipe"]["kwargs"].pop("damping")
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="missing argument 'damping'"):
+        load_model(path, builders={OSCILLATOR: counted})
+    assert calls == []
+
+
+def test_trusted_modules_is_gone_with_a_pointer_to_builders(tmp_path):
+    path = LEGACY / "neural_ode_v0.1.0.json"
+    with pytest.raises(TypeError, match=r"trusted_modules.*removed.*builders="):
+        load_model(path, trusted_modules=("tests",))
+    with pytest.raises(TypeError, match=r"builders must be a dict.*replaces trusted_modules"):
+        load_model(path, ("tests",))  # the old positional form
+    with pytest.raises(TypeError, match="unexpected keyword argument 'trusted'"):
+        load_model(path, trusted=True)
+
+
+def test_library_builder_names_cannot_be_taken(no_registered_builders):
+    for name in ("collocnode.models:NeuralODE", "collocnode.experiments.qvm:hybrid_model"):
+        with pytest.raises(ValueError, match="reserved for the library"):
+            register_builder(name, damped_oscillator)
+        with pytest.raises(ValueError, match="reserved for the library"):
+            load_model(LEGACY / "neural_ode_v0.1.0.json", builders={name: damped_oscillator})
+
+
+def test_register_builder_refuses_bad_registrations(no_registered_builders):
+    register_builder("my_models:oscillator", damped_oscillator)
+    register_builder("my_models:oscillator", damped_oscillator)  # the same again is fine
+    with pytest.raises(ValueError, match=r"registered to test_serialize\.damped_oscillator"):
+        register_builder("my_models:oscillator", _no_recipe_model)
+    with pytest.raises(TypeError, match="must be callable"):
+        register_builder("my_models:other", 5)
+    for name in ("", " padded", 7):
+        with pytest.raises(ValueError, match="non-empty printable string"):
+            register_builder(name, damped_oscillator)
+
+
+def test_save_into_a_directory_names_the_path(tmp_path):
+    case = make_case("neural_ode")
+    with pytest.raises(ValueError, match=f"path '{tmp_path}' is a directory"):
+        save_model(tmp_path, case.model, case.model.init_params(0))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_arrays_are_stored_as_float64_or_int64(tmp_path):
+    case = make_case("neural_ode")
+    meta = {
+        "f32": np.array([0.5, 1.5], dtype=np.float32),
+        "i32": np.arange(3, dtype=np.int32),
+        "flags": np.array([True, False]),
+        "bounds": np.array([-np.inf, np.nan, 1.0]),
+        "empty": np.zeros((0, 3)),
+    }
+    loaded = roundtrip(case, tmp_path, case.model.init_params(0), metadata=meta)
+    md = loaded.metadata
+    assert md["f32"].dtype == np.float64 and np.array_equal(md["f32"], [0.5, 1.5])
+    assert md["i32"].dtype == np.int64 and np.array_equal(md["i32"], [0, 1, 2])
+    assert md["flags"].dtype == np.int64 and np.array_equal(md["flags"], [1, 0])
+    assert np.array_equal(md["bounds"], meta["bounds"], equal_nan=True)
+    assert md["empty"].shape == (0, 3)
+
+
+@pytest.mark.parametrize("max_bytes", [0, -1, 1.5, True])
+def test_max_bytes_must_be_a_positive_integer(max_bytes):
+    with pytest.raises((TypeError, ValueError), match="max_bytes must be a positive integer"):
+        load_model(LEGACY / "neural_ode_v0.1.0.json", max_bytes=max_bytes)
