@@ -4,6 +4,12 @@ The cache key is a hash of the generated C source, the compiler command and the 
 model is compiled once and every later run with the same expressions loads the library directly.
 The cache lives in ``$COLLOCNODE_CACHE`` or ``$XDG_CACHE_HOME/collocnode`` (default
 ``~/.cache/collocnode``).
+
+Loading a shared library runs its code, so a library is loaded only from a cache directory that
+belongs to the current user and that no one else can write to (it is created with mode 0700), and
+only if the library file itself belongs to the user and is not writable by group or others.
+Anything else, a failed compilation, a missing compiler or an unwritable cache raises
+:class:`JITError`.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 from pathlib import Path
@@ -22,8 +29,21 @@ import casadi as ca
 # slower (benchmarked with gcc 12).
 CFLAGS = ("-O1", "-march=native", "-fPIC", "-shared")
 
+_FIX = "set COLLOCNODE_CACHE to a directory only you can write to, or compile with jit=False"
+
+
+class JITError(RuntimeError):
+    """The JIT compilation cannot be used: no compiler, a failed compilation, or a cache
+    directory or library that is unwritable or not safe to load from.
+
+    The first line of the message says what and where in one line; for a failed compilation
+    the tail of the compiler's stderr follows on later lines.
+    """
+
 
 def cache_dir() -> Path:
+    """Where compiled libraries are kept: ``$COLLOCNODE_CACHE``, else
+    ``$XDG_CACHE_HOME/collocnode``, else ``~/.cache/collocnode``."""
     root = os.environ.get("COLLOCNODE_CACHE")
     if root:
         return Path(root)
@@ -32,16 +52,66 @@ def cache_dir() -> Path:
 
 
 def compiler() -> str:
+    """The C compiler: ``$CC``, else gcc or cc on PATH."""
     cc = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
     if not cc:
-        raise RuntimeError("jit=True needs a C compiler (gcc or cc on PATH, or $CC)")
+        raise JITError("jit=True needs a C compiler (gcc or cc on PATH, or $CC)")
     return cc
+
+
+def _unsafe(st: os.stat_result) -> str | None:
+    """Why a file with status ``st`` may not be trusted, or None if it may."""
+    if st.st_uid != os.geteuid():
+        return f"is owned by uid {st.st_uid}, not by the current user (uid {os.geteuid()})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"is writable by group or others (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def safe_cache_dir() -> Path:
+    """:func:`cache_dir`, created with mode 0700 if missing, after checking that it belongs to
+    the current user and is not writable by group or others.
+
+    Raises:
+        JITError: the directory cannot be created, is not a directory, or is not safe.
+    """
+    directory = cache_dir()
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = directory.stat()
+    except OSError as exc:
+        raise JITError(
+            f"cannot create the JIT cache directory {str(directory)!r} ({exc.strerror or exc}); "
+            f"{_FIX}"
+        ) from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise JITError(f"the JIT cache {str(directory)!r} is not a directory; {_FIX}")
+    why = _unsafe(st)
+    if why:
+        raise JITError(
+            f"refusing to load compiled code from the JIT cache directory {str(directory)!r}: it "
+            f"{why}; run chmod 700 on it if it is yours, or {_FIX}"
+        )
+    return directory
+
+
+def _check_library(lib: Path) -> None:
+    st = lib.lstat()  # a link is refused: what it points to was not checked
+    if not stat.S_ISREG(st.st_mode):
+        raise JITError(f"refusing to load {str(lib)!r}: not a regular file; delete it or {_FIX}")
+    why = _unsafe(st)
+    if why:
+        raise JITError(f"refusing to load {str(lib)!r}: it {why}; delete it or {_FIX}")
 
 
 def compile_functions(
     functions: list[ca.Function], name: str = "collocnode_nodes"
 ) -> list[ca.Function]:
-    """The same Functions, compiled to C (one shared library), loaded with ``casadi.external``."""
+    """The same Functions, compiled to C (one shared library), loaded with ``casadi.external``.
+
+    Raises:
+        JITError: no compiler, a failed compilation, or an unwritable or unsafe cache.
+    """
     gen = ca.CodeGenerator(f"{name}.c", {"with_header": False, "casadi_real": "double"})
     for f in functions:
         gen.add(f)
@@ -50,18 +120,38 @@ def compile_functions(
     key = hashlib.sha256(
         "\n".join([source, cc, " ".join(CFLAGS), ca.__version__]).encode()
     ).hexdigest()[:24]
-    directory = cache_dir()
-    directory.mkdir(parents=True, exist_ok=True)
+    directory = safe_cache_dir()
     lib = directory / f"{name}_{key}.so"
-    if not lib.exists():
+    if not os.path.lexists(lib):
+        _compile(cc, source, name, directory, lib)
+    _check_library(lib)
+    return [ca.external(f.name(), str(lib)) for f in functions]
+
+
+def _compile(cc: str, source: str, name: str, directory: Path, lib: Path) -> None:
+    try:
         with tempfile.TemporaryDirectory(dir=directory) as tmp:
             src = Path(tmp) / f"{name}.c"
             src.write_text(source)
             out = Path(tmp) / "lib.so"
-            proc = subprocess.run(
-                [cc, *CFLAGS, str(src), "-o", str(out), "-lm"], capture_output=True, text=True
-            )
-            if proc.returncode != 0:
-                raise RuntimeError(f"JIT compilation failed:\n{proc.stderr[-2000:]}")
+            try:
+                proc = subprocess.run(
+                    [cc, *CFLAGS, str(src), "-o", str(out), "-lm"], capture_output=True, text=True
+                )
+            except OSError as exc:  # $CC names no runnable program
+                raise JITError(
+                    f"cannot run the C compiler {cc!r} ({exc.strerror or exc})"
+                ) from None
+            if proc.returncode != 0 or not out.is_file():
+                tail = proc.stderr[-2000:].strip()
+                raise JITError(
+                    f"JIT compilation of {name} with {cc!r} failed (exit status "
+                    f"{proc.returncode})" + (f"; compiler output:\n{tail}" if tail else "")
+                )
+            os.chmod(out, 0o755)  # whatever the umask: not writable by group or others
             os.replace(out, lib)  # atomic: a concurrent run sees the whole library or none
-    return [ca.external(f.name(), str(lib)) for f in functions]
+    except OSError as exc:
+        raise JITError(
+            f"cannot write to the JIT cache directory {str(directory)!r} "
+            f"({exc.strerror or exc}); {_FIX}"
+        ) from None

@@ -1,0 +1,131 @@
+"""The JIT cache loads compiled code only from a directory and a file that are the user's own;
+every failure (compiler, cache) is one JITError whose first line says what and where."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import casadi as ca
+import pytest
+
+from collocnode.transcription import jit
+from collocnode.transcription.jit import JITError, compile_functions
+
+needs_compiler = pytest.mark.skipif(
+    not (os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")),
+    reason="needs a C compiler",
+)
+
+
+def square() -> ca.Function:
+    x = ca.SX.sym("x")
+    return ca.Function("collocnode_test_square", [x], [x**2])
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "cache"
+    monkeypatch.setenv("COLLOCNODE_CACHE", str(root))
+    return root
+
+
+def refused(match: str) -> JITError:
+    with pytest.raises(JITError, match=match) as info:
+        compile_functions([square()], name="t")
+    assert isinstance(info.value, RuntimeError)
+    return info.value
+
+
+def first_line_names(error: JITError, *words: str) -> None:
+    line = str(error).splitlines()[0]
+    for word in words:
+        assert word in line
+
+
+@needs_compiler
+def test_cache_is_created_private_and_reused(cache):
+    (f,) = compile_functions([square()], name="t")
+    assert float(f(3.0)) == 9.0
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+    (lib,) = cache.glob("t_*.so")
+    assert not lib.stat().st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    compiled_at = lib.stat().st_mtime_ns
+    (g,) = compile_functions([square()], name="t")
+    assert float(g(-2.0)) == 4.0
+    assert lib.stat().st_mtime_ns == compiled_at, "loaded from the cache, not compiled again"
+
+
+@pytest.mark.parametrize("mode", [0o770, 0o707, 0o777])
+def test_cache_writable_by_others_is_refused(cache, mode):
+    cache.mkdir()
+    os.chmod(cache, mode)
+    error = refused("writable by group or others")
+    first_line_names(error, str(cache), "COLLOCNODE_CACHE", "chmod 700")
+    assert "\n" not in str(error)
+    assert list(cache.iterdir()) == [], "nothing compiled into it"
+
+
+def test_cache_of_another_user_is_refused(cache, monkeypatch):
+    cache.mkdir(mode=0o700)
+    other = os.geteuid() + 1
+    monkeypatch.setattr(jit.os, "geteuid", lambda: other)
+    error = refused(f"owned by uid {cache.stat().st_uid}, not by the current user")
+    first_line_names(error, str(cache), "COLLOCNODE_CACHE")
+
+
+@needs_compiler
+def test_library_planted_in_a_shared_cache_is_not_loaded(cache):
+    compile_functions([square()], name="t")
+    os.chmod(cache, 0o777)  # e.g. a cache under /tmp: anyone could have put the library there
+    refused("writable by group or others")
+
+
+@needs_compiler
+def test_library_writable_by_others_is_refused(cache):
+    compile_functions([square()], name="t")
+    (lib,) = cache.glob("t_*.so")
+    os.chmod(lib, 0o666)
+    error = refused("writable by group or others")
+    first_line_names(error, str(lib), "delete it")
+
+
+@needs_compiler
+def test_library_behind_a_link_is_refused(cache, tmp_path):
+    compile_functions([square()], name="t")
+    (lib,) = cache.glob("t_*.so")
+    elsewhere = tmp_path / "elsewhere.so"
+    os.replace(lib, elsewhere)
+    lib.symlink_to(elsewhere)
+    refused("not a regular file")
+
+
+def test_failed_compilation_is_one_jit_error_with_the_compiler_output(cache, tmp_path, monkeypatch):
+    fake = tmp_path / "fake-cc"
+    fake.write_text("#!/bin/sh\necho 'fake.c:1: error: no way' >&2\nexit 3\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("CC", str(fake))
+    error = refused("JIT compilation of t")
+    first_line, *rest = str(error).splitlines()
+    assert "exit status 3" in first_line and str(fake) in first_line
+    assert rest == ["fake.c:1: error: no way"]
+    assert not list(cache.glob("*.so"))
+
+
+def test_compiler_that_cannot_run_is_one_jit_error(cache, tmp_path, monkeypatch):
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-compiler"))
+    error = refused("cannot run the C compiler")
+    assert "\n" not in str(error)
+
+
+@pytest.mark.parametrize("where", ["file", "below_file"])
+def test_cache_that_cannot_be_created_is_one_jit_error(tmp_path, monkeypatch, where):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    path = blocker if where == "file" else blocker / "cache"
+    monkeypatch.setenv("COLLOCNODE_CACHE", str(path))
+    error = refused("JIT cache")
+    first_line_names(error, str(path), "COLLOCNODE_CACHE")
+    assert "\n" not in str(error)
