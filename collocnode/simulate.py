@@ -86,6 +86,19 @@ def simulate(
         raise ValueError(f"the model has {model.n_inputs} inputs; pass inputs=callable")
     if inputs is not None:
         inputs = _checked_inputs(v.function("inputs", inputs), model.n_inputs)
+    _check_settings(model, method, rtol, atol, max_step)
+    bound = v.positive_float("bound", bound)
+    substeps = v.positive_int("substeps", substeps)
+    max_steps = v.positive_int("max_steps", max_steps)
+    if method == "rk4":
+        return _simulate_rk4(model, p, t, x0, inputs, substeps, bound, max_steps)
+    settings = {"rtol": rtol, "atol": atol, "max_step": max_step}
+    return _simulate_scipy(model, p, t, x0, inputs, method, settings, bound, max_steps)
+
+
+def _check_settings(
+    model: HybridModel, method: object, rtol: object, atol: object, max_step: object
+) -> None:
     v.choice("method", method, METHODS)
     v.positive_float("rtol", rtol)
     atol_arr = v.finite_array("atol", atol)
@@ -95,12 +108,20 @@ def simulate(
         )
     if isinstance(max_step, bool) or not isinstance(max_step, Real) or not max_step > 0:
         raise ValueError(f"max_step must be a positive number (inf allowed), got {max_step!r}")
-    bound = v.positive_float("bound", bound)
-    substeps = v.positive_int("substeps", substeps)
-    max_steps = v.positive_int("max_steps", max_steps)
-    if method == "rk4":
-        return _simulate_rk4(model, p, t, x0, inputs, substeps, bound, max_steps)
 
+
+def _simulate_scipy(
+    model: HybridModel,
+    p: np.ndarray,
+    t: np.ndarray,
+    x0: np.ndarray,
+    inputs: InputFn | None,
+    method: str,
+    settings: dict[str, Any],
+    bound: float,
+    max_steps: int,
+) -> Trajectory:
+    """``simulate`` with a scipy ``solve_ivp`` method; ``settings``: rtol, atol, max_step."""
     xs, us, ts = ca.SX.sym("x", model.n_states), ca.SX.sym("u", model.n_inputs), ca.SX.sym("t")
     xdot, y = model.function(xs, ca.DM(p), us, ts)
     f = ca.Function("f", [ts, xs, us], [xdot])
@@ -115,41 +136,10 @@ def simulate(
     def rhs(tt: float, xx: np.ndarray) -> np.ndarray:
         return f(tt, xx, u_at(tt)).full().ravel()
 
-    def blowup(tt: float, xx: np.ndarray) -> float:
-        return bound - float(np.max(np.abs(xx)))
-
-    blowup.terminal = True  # type: ignore[attr-defined]
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, Any] = dict(settings)
     if method in ("Radau", "BDF", "LSODA"):
         kwargs["jac"] = lambda tt, xx: jac(tt, xx, u_at(tt)).full()
-    if t.size == 1:
-        x = x0[None, :]
-    else:
-        budget = _StepBudget(max_steps)
-        with np.errstate(all="ignore"):
-            sol = solve_ivp(
-                rhs,
-                (t[0], t[-1]),
-                x0,
-                method=budget.solver(getattr(scipy.integrate, method)),
-                t_eval=t,
-                rtol=rtol,
-                atol=atol,
-                max_step=max_step,
-                events=blowup,
-                **kwargs,
-            )
-        if budget.t_stop is not None:
-            raise SimulationError(
-                f"simulation failed at t = {budget.t_stop:.6g}: the step budget "
-                f"max_steps={max_steps} is exhausted",
-                budget.t_stop,
-            )
-        if sol.status == 1 or not sol.success or sol.y.shape[1] != t.size:
-            t_fail = float(sol.t[-1]) if sol.t.size else float(t[0])
-            reason = f"the state left ±{bound:g}" if sol.status == 1 else sol.message
-            raise SimulationError(f"simulation failed at t = {t_fail:.6g}: {reason}", t_fail)
-        x = sol.y.T
+    x = x0[None, :] if t.size == 1 else _integrate(rhs, t, x0, method, kwargs, bound, max_steps)
     if not np.all(np.isfinite(x)):
         bad = int(np.argmax(~np.all(np.isfinite(x), axis=1)))
         raise SimulationError(
@@ -169,6 +159,45 @@ def simulate(
         input_names=model.input_names,
         output_names=model.output_names,
     )
+
+
+def _integrate(
+    rhs: Callable[[float, np.ndarray], np.ndarray],
+    t: np.ndarray,
+    x0: np.ndarray,
+    method: str,
+    kwargs: dict[str, Any],
+    bound: float,
+    max_steps: int,
+) -> np.ndarray:
+    """The states (n, n_states) at the times t by ``solve_ivp``, or a SimulationError."""
+
+    def blowup(tt: float, xx: np.ndarray) -> float:
+        return bound - float(np.max(np.abs(xx)))
+
+    blowup.terminal = True  # type: ignore[attr-defined]
+    budget = _StepBudget(max_steps)
+    with np.errstate(all="ignore"):
+        sol = solve_ivp(
+            rhs,
+            (t[0], t[-1]),
+            x0,
+            method=budget.solver(getattr(scipy.integrate, method)),
+            t_eval=t,
+            events=blowup,
+            **kwargs,
+        )
+    if budget.t_stop is not None:
+        raise SimulationError(
+            f"simulation failed at t = {budget.t_stop:.6g}: the step budget "
+            f"max_steps={max_steps} is exhausted",
+            budget.t_stop,
+        )
+    if sol.status == 1 or not sol.success or sol.y.shape[1] != t.size:
+        t_fail = float(sol.t[-1]) if sol.t.size else float(t[0])
+        reason = f"the state left ±{bound:g}" if sol.status == 1 else sol.message
+        raise SimulationError(f"simulation failed at t = {t_fail:.6g}: {reason}", t_fail)
+    return sol.y.T
 
 
 class _StepBudget:
