@@ -41,6 +41,232 @@ class BlockConstraint:
     ub: Any = 0.0
 
 
+# ---- validators of TrainingProblem's fields (called once, from its __post_init__) ---------------
+STATE_GUESSES = ("constant", "data")
+
+
+def _check_data(data: object) -> tuple[Trajectory, ...]:
+    """The trajectories: one, or a non-empty sequence, each with a time span to train on."""
+    if isinstance(data, Trajectory):
+        trajectories: tuple[Any, ...] = (data,)
+    elif isinstance(data, Sequence) and not isinstance(data, str):
+        trajectories = tuple(data)
+    else:
+        raise TypeError(f"data must be a Trajectory or a sequence of them, got {data!r:.80}")
+    if not trajectories:
+        raise ValueError("data must hold at least one trajectory, got none")
+    for k, d in enumerate(trajectories):
+        if not isinstance(d, Trajectory):
+            raise TypeError(f"data[{k}] must be a Trajectory, got {d!r:.80}")
+        if d.n_samples < 2:
+            raise ValueError(
+                f"data[{k}] must hold at least 2 samples (a time span to train on), "
+                f"got {d.n_samples}"
+            )
+    return trajectories
+
+
+def _check_data_matches_model(
+    model: HybridModel, data: tuple[Trajectory, ...], inputs: object
+) -> None:
+    for k, d in enumerate(data):
+        if d.n_states != model.n_states:
+            raise ValueError(f"data[{k}] has {d.n_states} states, the model {model.n_states}")
+    if model.n_inputs and inputs is None:
+        for k, d in enumerate(data):
+            if d.u.shape[1] != model.n_inputs:
+                raise ValueError(
+                    f"the model has {model.n_inputs} inputs but data[{k}].u has "
+                    f"{d.u.shape[1]} columns"
+                )
+
+
+def _check_inputs(inputs: object, n: int) -> None:
+    if inputs is None:
+        return
+    if callable(inputs):
+        fns: list[Any] = [inputs]
+    elif isinstance(inputs, Sequence) and not isinstance(inputs, str):
+        fns = list(inputs)
+    else:
+        fns = []
+    if len(fns) != n or not all(callable(f) for f in fns):
+        raise ValueError(f"inputs must be one callable per trajectory ({n}), got {inputs!r:.80}")
+
+
+def _check_fit(
+    fit: object, model: HybridModel, data: tuple[Trajectory, ...]
+) -> tuple[tuple[str, int], ...]:
+    """The fitted columns named by ``fit``: ("x", state index) or ("y", output index)."""
+    if isinstance(fit, str) and fit == "states":
+        return tuple(("x", i) for i in range(model.n_states))
+    if isinstance(fit, str) and fit == "outputs":
+        if not model.n_outputs:
+            raise ValueError("fit='outputs' but the model has no outputs")
+        columns = tuple(("y", i) for i in range(model.n_outputs))
+    else:
+        columns = tuple(_named_column(name, model, data[0]) for name in _fit_names(fit))
+    if any(kind == "y" for kind, _ in columns):
+        for k, d in enumerate(data):
+            if d.y.shape[1] != model.n_outputs:
+                raise ValueError(
+                    f"fitting outputs needs data[{k}].y with {model.n_outputs} columns, got "
+                    f"{d.y.shape[1]}"
+                )
+    return columns
+
+
+def _fit_names(fit: object) -> list[str]:
+    if isinstance(fit, str):
+        return [fit]
+    if not (isinstance(fit, Sequence) and all(isinstance(name, str) for name in fit)):
+        raise TypeError(
+            f"fit must be 'states', 'outputs' or a sequence of column names, got {fit!r:.60}"
+        )
+    if not fit:
+        raise ValueError("fit must name at least one column, got none")
+    return list(fit)
+
+
+def _named_column(name: str, model: HybridModel, first: Trajectory) -> tuple[str, int]:
+    """A column by name: the model's labels first, then the data's, then x0.../y0..."""
+    states = model.state_names or first.state_names or tuple(f"x{i}" for i in range(model.n_states))
+    outputs = (
+        model.output_names or first.output_names or tuple(f"y{i}" for i in range(model.n_outputs))
+    )
+    if name in states:
+        return ("x", states.index(name))
+    if name in outputs:
+        return ("y", outputs.index(name))
+    raise ValueError(
+        f"unknown fit column {name!r}; states: {', '.join(states)}"
+        + (f"; outputs: {', '.join(outputs)}" if outputs else "")
+    )
+
+
+def _check_interpolation(kind: object, data: tuple[Trajectory, ...]) -> None:
+    v.choice("interpolation", kind, ("cubic", "linear"))
+    if kind == "cubic":
+        for k, d in enumerate(data):
+            if d.n_samples < 4:
+                raise ValueError(
+                    f"interpolation 'cubic' needs >= 4 samples per trajectory, data[{k}] has "
+                    f"{d.n_samples}; use interpolation='linear'"
+                )
+
+
+def _check_initial_state(value: object, model: HybridModel, n: int) -> Any:
+    """None, "data", or an array (n_states,) or (n, n_states)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return v.choice("initial_state", value, ("data",))
+    arr = v.finite_array("initial_state", value)
+    if arr.shape not in ((model.n_states,), (n, model.n_states)):
+        raise ValueError(
+            f"initial_state must have shape ({model.n_states},) or ({n}, {model.n_states}), "
+            f"got {arr.shape}"
+        )
+    return arr
+
+
+def _check_scale(scale: object, n_columns: int) -> None:
+    if isinstance(scale, str):
+        v.choice("scale", scale, ("none", "std"))
+        return
+    arr = v.finite_array("scale", scale, shape=(n_columns,))
+    if np.any(arr <= 0):
+        raise ValueError(f"scale must be positive, got {arr}")
+
+
+def _check_tspan(tspan: object, data: tuple[Trajectory, ...]) -> tuple[float, float]:
+    if len(data) > 1:
+        raise ValueError("tspan applies to a single trajectory; window the data instead")
+    t0, tf = (float(t) for t in v.finite_array("tspan", tspan, shape=(2,)))
+    d = data[0]
+    if not (d.t0 - 1e-9 <= t0 < tf <= d.tf + 1e-9):
+        raise ValueError(f"tspan {tspan!r:.60} must lie inside the data's span [{d.t0}, {d.tf}]")
+    return t0, tf
+
+
+def _check_block_constraints(constraints: object, model: HybridModel) -> tuple[Any, ...]:
+    if not isinstance(constraints, Sequence) or isinstance(constraints, str):
+        raise TypeError(
+            f"block_constraints must be a sequence of BlockConstraint, got {constraints!r:.80}"
+        )
+    for k, bc in enumerate(constraints):
+        if not isinstance(bc, BlockConstraint):
+            raise TypeError(f"block_constraints[{k}] must be a BlockConstraint, got {bc!r:.80}")
+        _check_block_constraint(bc, model)
+    return tuple(constraints)
+
+
+def _check_block_constraint(bc: BlockConstraint, model: HybridModel) -> None:
+    """A known block, an input point inside its domain, bounds lb <= ub per output."""
+    if bc.block not in model.blocks:
+        raise ValueError(
+            f"block constraint on unknown block {bc.block!r}; blocks: {', '.join(model.blocks)}"
+        )
+    block = model.blocks[bc.block]
+    where = f"block constraint '{bc.block}'"
+    at = np.atleast_1d(v.finite_array(f"{where}.at", bc.at))
+    if at.shape != (block.n_in,):
+        raise ValueError(f"{where}.at must have {block.n_in} entries, got {at}")
+    lo, hi = block.domain
+    if np.any(at < lo) or np.any(at > hi):
+        raise ValueError(f"{where}.at = {at.tolist()} is outside the block's domain [{lo}, {hi}]")
+    lb, ub = (v.real_array(f"{where}.{name}", getattr(bc, name)) for name in ("lb", "ub"))
+    for name, bound in (("lb", lb), ("ub", ub)):
+        if bound.shape not in ((), (1,), (block.n_out,)):
+            raise ValueError(
+                f"{where}.{name} must be a scalar or have {block.n_out} entries, "
+                f"got shape {bound.shape}"
+            )
+    if np.any(lb > ub):
+        raise ValueError(f"{where} needs lb <= ub, got lb = {lb}, ub = {ub}")
+
+
+def _check_state_guess(guess: object, model: HybridModel, n: int) -> None:
+    """One guess (a name, a callable, a Trajectory) for all trajectories, or one per trajectory."""
+    if isinstance(guess, str) or callable(guess) or isinstance(guess, Trajectory):
+        _check_one_state_guess("state_guess", guess, model)
+        return
+    if not isinstance(guess, Sequence):
+        raise TypeError(
+            "state_guess must be 'constant', 'data', a callable t -> (n, n_states), a "
+            f"Trajectory, or a sequence of these (one per trajectory), got {guess!r:.60}"
+        )
+    if len(guess) != n:
+        raise ValueError(f"state_guess must give one guess per trajectory ({n}), got {len(guess)}")
+    for k, g in enumerate(guess):
+        _check_one_state_guess(f"state_guess[{k}]", g, model)
+
+
+def _check_one_state_guess(name: str, guess: object, model: HybridModel) -> None:
+    if isinstance(guess, str):
+        v.choice(name, guess, STATE_GUESSES)
+    elif isinstance(guess, Trajectory):
+        if guess.n_states != model.n_states:
+            raise ValueError(
+                f"{name} is a Trajectory with {guess.n_states} states, the model has "
+                f"{model.n_states}"
+            )
+    elif not callable(guess):
+        raise TypeError(
+            f"{name} must be 'constant', 'data', a callable t -> (n, n_states) or a Trajectory, "
+            f"got {guess!r:.60}"
+        )
+
+
+def _check_x_nominal(value: object, n_states: int) -> None:
+    if isinstance(value, str):
+        v.choice("x_nominal", value, ("auto",))
+    elif value is not None:
+        nom = v.finite_array("x_nominal", value, shape=(n_states,))
+        if np.any(nom <= 0):
+            raise ValueError(f"x_nominal must be positive, got {nom}")
+
+
 @dataclass(frozen=True)
 class TrainingProblem:
     """Fit a model's parameters to one trajectory or to several (sharing the parameters).
@@ -90,91 +316,33 @@ class TrainingProblem:
     _columns: tuple[tuple[str, int], ...] = field(default=(), init=False, repr=False)
 
     def __post_init__(self) -> None:
+        # the one validation point: each check below owns one field or one concern
         if not isinstance(self.model, HybridModel):
-            raise TypeError(f"model must be a HybridModel, got {self.model!r}")
-        data = (self.data,) if isinstance(self.data, Trajectory) else tuple(self.data)
-        if not data:
-            raise ValueError("data must hold at least one trajectory, got none")
-        for k, d in enumerate(data):
-            if not isinstance(d, Trajectory):
-                raise TypeError(f"data[{k}] must be a Trajectory, got {d!r}")
+            raise TypeError(f"model must be a HybridModel, got {self.model!r:.80}")
+        data = _check_data(self.data)
         object.__setattr__(self, "data", data[0] if len(data) == 1 else data)
         self.model.check_smooth()
-        m = self.model
-        n = len(data)
-        for k, d in enumerate(data):
-            if d.n_states != m.n_states:
-                raise ValueError(f"data[{k}] has {d.n_states} states, the model {m.n_states}")
-        if m.n_inputs and self.inputs is None:
-            for k, d in enumerate(data):
-                if d.u.shape[1] != m.n_inputs:
-                    raise ValueError(
-                        f"the model has {m.n_inputs} inputs but data[{k}].u has "
-                        f"{d.u.shape[1]} columns"
-                    )
-        if self.inputs is not None:
-            fns = [self.inputs] if callable(self.inputs) else list(self.inputs)
-            if len(fns) != n or not all(callable(f) for f in fns):
-                raise ValueError(f"inputs must be one callable per trajectory ({n})")
-        object.__setattr__(self, "_columns", tuple(self._resolve_fit()))
+        _check_data_matches_model(self.model, data, self.inputs)
+        _check_inputs(self.inputs, len(data))
+        object.__setattr__(self, "_columns", _check_fit(self.fit, self.model, data))
         v.nonnegative_float("regularization", self.regularization)
-        v.choice("interpolation", self.interpolation, ("cubic", "linear"))
-        ist = self.initial_state
-        if isinstance(ist, str):
-            v.choice("initial_state", ist, ("data",))
-        elif ist is not None:
-            arr = v.finite_array("initial_state", ist)
-            if arr.shape not in ((m.n_states,), (n, m.n_states)):
-                raise ValueError(
-                    f"initial_state must have shape ({m.n_states},) or ({n}, {m.n_states}), "
-                    f"got {arr.shape}"
-                )
-            object.__setattr__(self, "initial_state", arr)
-        if isinstance(self.scale, str):
-            v.choice("scale", self.scale, ("none", "std"))
-        else:
-            sc = v.finite_array("scale", self.scale, shape=(len(self._columns),))
-            if np.any(sc <= 0):
-                raise ValueError(f"scale must be positive, got {sc}")
+        _check_interpolation(self.interpolation, data)
+        object.__setattr__(
+            self, "initial_state", _check_initial_state(self.initial_state, self.model, len(data))
+        )
+        _check_scale(self.scale, len(self._columns))
         if self.tspan is not None:
-            if n > 1:
-                raise ValueError("tspan applies to a single trajectory; window the data instead")
-            d = data[0]
-            t0, tf = self.tspan
-            if not (d.t0 - 1e-9 <= t0 < tf <= d.tf + 1e-9):
-                raise ValueError(
-                    f"tspan {self.tspan} must lie inside the data's span [{d.t0}, {d.tf}]"
-                )
-        for bc in self.block_constraints:
-            if bc.block not in m.blocks:
-                raise ValueError(
-                    f"block constraint on unknown block {bc.block!r}; blocks: {', '.join(m.blocks)}"
-                )
-            block = m.blocks[bc.block]
-            at = np.atleast_1d(v.finite_array(f"block constraint '{bc.block}'.at", bc.at))
-            if at.shape != (block.n_in,):
-                raise ValueError(
-                    f"block constraint '{bc.block}'.at must have {block.n_in} entries, got {at}"
-                )
-            lo, hi = block.domain
-            if np.any(at < lo) or np.any(at > hi):
-                raise ValueError(
-                    f"block constraint '{bc.block}'.at = {at.tolist()} is outside the block's "
-                    f"domain [{lo}, {hi}]"
-                )
-        sg = self.state_guess
-        if isinstance(sg, str):
-            v.choice("state_guess", sg, ("constant", "data"))
-        elif not (callable(sg) or isinstance(sg, Trajectory)):
-            guesses = list(sg)
-            if len(guesses) != n:
-                raise ValueError(f"state_guess must give one guess per trajectory ({n})")
-        if isinstance(self.x_nominal, str):
-            v.choice("x_nominal", self.x_nominal, ("auto",))
-        elif self.x_nominal is not None:
-            nom = v.finite_array("x_nominal", self.x_nominal, shape=(m.n_states,))
-            if np.any(nom <= 0):
-                raise ValueError(f"x_nominal must be positive, got {nom}")
+            object.__setattr__(self, "tspan", _check_tspan(self.tspan, data))
+        object.__setattr__(
+            self,
+            "block_constraints",
+            _check_block_constraints(self.block_constraints, self.model),
+        )
+        _check_state_guess(self.state_guess, self.model, len(data))
+        _check_x_nominal(self.x_nominal, self.model.n_states)
+        if self.params_guess is not None:
+            guess = v.finite_array("params_guess", self.params_guess, shape=(self.model.n_params,))
+            object.__setattr__(self, "params_guess", guess)
 
     # ---- the data ----------------------------------------------------------------------------
     @property
@@ -185,37 +353,11 @@ class TrainingProblem:
     def n_trajectories(self) -> int:
         return len(self.trajectories)
 
-    def _resolve_fit(self) -> list[tuple[str, int]]:
-        m, d = self.model, self.trajectories[0]
-        snames = m.state_names or d.state_names or tuple(f"x{i}" for i in range(m.n_states))
-        onames = m.output_names or d.output_names or tuple(f"y{i}" for i in range(m.n_outputs))
-        if self.fit == "states":
-            return [("x", i) for i in range(m.n_states)]
-        if self.fit == "outputs":
-            if not m.n_outputs:
-                raise ValueError("fit='outputs' but the model has no outputs")
-            cols = [("y", i) for i in range(m.n_outputs)]
-        else:
-            names = [self.fit] if isinstance(self.fit, str) else list(self.fit)
-            cols = []
-            for name in names:
-                if name in snames:
-                    cols.append(("x", snames.index(name)))
-                elif name in onames:
-                    cols.append(("y", onames.index(name)))
-                else:
-                    raise ValueError(
-                        f"unknown fit column {name!r}; states: {', '.join(snames)}"
-                        + (f"; outputs: {', '.join(onames)}" if onames else "")
-                    )
-        if any(kind == "y" for kind, _ in cols):
-            for k, dk in enumerate(self.trajectories):
-                if dk.y.shape[1] != m.n_outputs:
-                    raise ValueError(
-                        f"fitting outputs needs data[{k}].y with {m.n_outputs} columns, got "
-                        f"{dk.y.shape[1]}"
-                    )
-        return cols
+    @property
+    def columns(self) -> tuple[tuple[str, int], ...]:
+        """The fitted columns, in the order of the loss terms: ``("x", i)`` for state i,
+        ``("y", j)`` for model output j (resolved from ``fit``)."""
+        return self._columns
 
     @property
     def horizon(self) -> tuple[float, float]:
@@ -226,7 +368,7 @@ class TrainingProblem:
     def targets(self, k: int = 0) -> np.ndarray:
         """The fitted data columns of trajectory k, shape (n_samples, n_fit)."""
         d = self.trajectories[k]
-        return np.column_stack([d.x[:, i] if c == "x" else d.y[:, i] for c, i in self._columns])
+        return np.column_stack([d.x[:, i] if c == "x" else d.y[:, i] for c, i in self.columns])
 
     def scales(self) -> np.ndarray:
         if isinstance(self.scale, str):
@@ -270,19 +412,30 @@ class TrainingProblem:
         m = self.model
         nu = m.n_inputs
         scales = self.scales()
-        columns = self._columns
+        columns = self.columns
         lam = self.regularization
         nw = m.n_weights
 
+        # The DOP's input vector stacks [u (nu), q̂ (n_fit)]. It is split at explicit offsets:
+        # a range slice such as w[:0] of a (1, 1) symbol is a 1 x 0 row, not an empty column.
+        def split_inputs(w: Any) -> tuple[Any, Any]:
+            u, q_hat = ca.vertsplit(w, [0, nu, w.size1()])
+            return u, q_hat
+
         def dynamics(x, p, u, t):
-            return m.symbolic(x, p, u[:nu], t)[0]
+            return m.symbolic(x, p, split_inputs(u)[0], t)[0]
 
         def lagrange(x, p, u, t):
-            _, y = m.symbolic(x, p, u[:nu], t) if any(k == "y" for k, _ in columns) else (0, 0)
+            u_known, q_hat = split_inputs(u)
+            _, y = m.symbolic(x, p, u_known, t) if any(k == "y" for k, _ in columns) else (0, 0)
             q = ca.vertcat(*[x[i] if k == "x" else y[i] for k, i in columns])
-            return ca.sumsqr((q - u[nu:]) / scales)
+            return ca.sumsqr((q - q_hat) / scales)
 
-        mayer = (lambda x0, xf, p: lam * ca.sumsqr(p[:nw])) if lam > 0 else None
+        def weight_penalty(x0, xf, p):
+            weights = ca.vertsplit(p, [0, nw, p.size1()])[0]
+            return lam * ca.sumsqr(weights)
+
+        mayer = weight_penalty if lam > 0 else None
 
         boundary = None
         if self.block_constraints:
@@ -392,10 +545,18 @@ class TrainingSolution:
         return self.solution(t)
 
     def __getattr__(self, name: str) -> Any:
-        # status, iterations, timings, history, ... come from the collocation solution
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self.solution, name)
+        # status, iterations, timings, history, ... come from the collocation solution. Only
+        # called for names not found on the TrainingSolution itself; private names and the two
+        # fields (absent while copy/pickle rebuild the object) are never forwarded.
+        if name.startswith("_") or name in ("solution", "problem"):
+            raise AttributeError(f"'TrainingSolution' object has no attribute {name!r}")
+        try:
+            return getattr(self.solution, name)
+        except AttributeError:
+            raise AttributeError(
+                f"'TrainingSolution' object has no attribute {name!r} (nor has its collocation "
+                f"Solution)"
+            ) from None
 
     def simulate(
         self,
@@ -405,9 +566,18 @@ class TrainingSolution:
         segment: int = 0,
         **kwargs: Any,
     ) -> Trajectory:
-        """Integrate the trained model on ``t`` from ``x0`` (default: the collocation state of
-        trajectory ``segment`` at t[0]) with that trajectory's inputs unless ``inputs`` is given."""
-        t = np.asarray(t, dtype=float)
+        """Integrate the trained model on ``t`` (n,) from ``x0`` (n_states,) (default: the
+        collocation state of trajectory ``segment`` at t[0]) with that trajectory's inputs unless
+        ``inputs`` is given; ``kwargs`` go to :func:`collocnode.simulate`."""
+        t = v.increasing("t", t)
+        if t.size == 0:
+            raise ValueError("t must hold at least one output time, got an empty array")
+        segment = v.nonnegative_int("segment", segment)
+        if segment >= self.problem.n_trajectories:
+            raise ValueError(
+                f"segment must be < {self.problem.n_trajectories} (the number of trajectories), "
+                f"got {segment}"
+            )
         x0 = self.solution.states(t[0], segment) if x0 is None else x0
         if inputs is None and self.model.n_inputs:
             inputs = self.problem.input_function(segment)

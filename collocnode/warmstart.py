@@ -230,7 +230,7 @@ def fit_initial_guess(
     data = problem.data.window(lo, hi)
     t = data.t
     # the fitted columns as TrainingProblem resolved them: ("x", state) or ("y", output)
-    columns = problem._columns
+    columns = problem.columns
     observed = sorted({i for kind, i in columns if kind == "x"})
 
     x_est = np.empty((t.size, model.n_states))
@@ -311,7 +311,7 @@ def _regress(
     us, ts = ca.SX.sym("u", model.n_inputs), ca.SX.sym("t")
     qs, ws = ca.SX.sym("q", n_fit), ca.SX.sym("w")
     xdot, y = model.symbolic(xs, ps, us, ts)
-    q = ca.vertcat(*[xdot[i] if kind == "x" else y[i] for kind, i in problem._columns])
+    q = ca.vertcat(*[xdot[i] if kind == "x" else y[i] for kind, i in problem.columns])
     loss = ws * ca.sumsqr((q - qs) / problem.scales())
     hess, grad = ca.hessian(loss, ps)
     p = ca.MX.sym("p", npar)
