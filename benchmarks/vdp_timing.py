@@ -27,6 +27,7 @@ from collocnode import problems
 from collocnode.experiments.vdp import VdPOptions, seeds, train
 from collocnode.models import NeuralODE
 from collocnode.nn import MLP
+from collocnode.options import build
 from collocnode.training import TrainingProblem
 from collocnode.transcription import IpoptOptions, Mesh, StructuredNLP
 from collocnode.transcription.ipopt import solve_ipopt
@@ -111,19 +112,24 @@ def main() -> None:
             "casadi": ca.__version__,
             "processor": platform.processor(),
         },
-        "local_500x5": timed_runs(VdPOptions(print_level=0, backend=args.backend), args.repeats),
+        "local_500x5": timed_runs(
+            build(VdPOptions, print_level=0, backend=args.backend), args.repeats
+        ),
         "local_500x5_warm": timed_runs(
-            VdPOptions(print_level=0, backend=args.backend, warm_start=True), args.repeats
+            build(VdPOptions, print_level=0, backend=args.backend, warm_start=True), args.repeats
         ),
         "global_70": timed_runs(
-            VdPOptions(spectral=70, print_level=0, backend=args.backend), args.repeats
+            build(VdPOptions, spectral=70, print_level=0, backend=args.backend), args.repeats
         ),
         # reference for the default METIS ordering: MUMPS's automatic choice, same runs
         "local_500x5_auto": timed_runs(
-            VdPOptions(print_level=0, backend=args.backend, mumps_ordering="auto"), args.repeats
+            build(VdPOptions, print_level=0, backend=args.backend, mumps_ordering="auto"),
+            args.repeats,
         ),
         "global_70_auto": timed_runs(
-            VdPOptions(spectral=70, print_level=0, backend=args.backend, mumps_ordering="auto"),
+            build(
+                VdPOptions, spectral=70, print_level=0, backend=args.backend, mumps_ordering="auto"
+            ),
             args.repeats,
         ),
         "naive_vs_structured": naive_vs_structured(args.naive_intervals, 5),

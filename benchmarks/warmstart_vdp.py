@@ -33,6 +33,7 @@ from collocnode import problems
 from collocnode.experiments.vdp import T_ROBUST, VdPOptions, seeds
 from collocnode.models import NeuralODE
 from collocnode.nn import MLP
+from collocnode.options import build
 from collocnode.simulate import SimulationError
 from collocnode.solve import solve
 from collocnode.training import TrainingProblem
@@ -43,7 +44,7 @@ def _problem(opts: VdPOptions) -> tuple[TrainingProblem, int]:
     system = problems.get("vdp")
     noise_seed, weight_seed = seeds(opts.seed)
     data = system.generate(noise=opts.noise, seed=noise_seed).train
-    nets = [MLP((2, opts.hidden, opts.hidden, 1), opts.activation) for _ in range(2)]
+    nets = [MLP((2, *opts.recipe.hidden, 1), opts.recipe.activation) for _ in range(2)]
     problem = TrainingProblem(
         NeuralODE(nets, state_names=system.state_names),
         data,
@@ -66,7 +67,7 @@ def _rmse(sol: Any) -> float | None:
 
 def run_one(opts: VdPOptions, arm: str, method: str, metis: bool) -> dict[str, Any]:
     problem, weight_seed = _problem(opts)
-    alg = opts.algorithm()
+    alg = opts.recipe.collocation.algorithm()
     if metis:
         alg = replace(alg, ipopt=replace(alg.ipopt, extra={"mumps_pivot_order": 5}))
     t0 = time.perf_counter()
@@ -144,7 +145,7 @@ def main() -> None:
         smoothing_table(args.noise, args.seeds)
         return
 
-    base = VdPOptions(print_level=0)
+    base = build(VdPOptions, print_level=0)
     report: dict[str, Any] = {"settings": vars(args), "summary": {}, "runs": []}
     arms = ("cold", "warm")
     for noise in args.noise:

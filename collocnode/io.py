@@ -67,14 +67,18 @@ def write_json(path: str | Path, obj: Any) -> Path:
     return atomic_write_text(path, json.dumps(jsonable(obj), indent=2, allow_nan=False) + "\n")
 
 
-def save_figure(fig: Any, path: str | Path, dpi: int = 120) -> Path:
-    """Save a matplotlib figure atomically and close it."""
+def save_figure(
+    fig: Any, path: str | Path, dpi: int = 120, metadata: dict[str, str] | None = None
+) -> Path:
+    """Save a matplotlib figure atomically and close it; ``metadata`` goes into the file's text
+    fields (PNG keywords such as a run id)."""
     import io
 
     import matplotlib.pyplot as plt
 
     buf = io.BytesIO()
-    fig.savefig(buf, format=Path(path).suffix.lstrip(".") or "png", dpi=dpi, bbox_inches="tight")
+    fmt = Path(path).suffix.lstrip(".") or "png"
+    fig.savefig(buf, format=fmt, dpi=dpi, bbox_inches="tight", metadata=metadata)
     plt.close(fig)
     return atomic_write_bytes(path, buf.getvalue())
 

@@ -20,7 +20,7 @@ def training_problem(name: str) -> TrainingProblem:
     system = problems.get(name)
     data = system.generate(noise=0.01, seed=1, n_steps=N_SAMPLES, n_train=N_SAMPLES).train
     if name == "qvm":
-        from collocnode.experiments import qvm
+        from collocnode.recipes import qvm
 
         friction = MLP((1, 3, 1), "squareplus", input_scale=(0.1,), output_scale=(50.0,))
         spring = MLP((1, 3, 1), "squareplus", input_scale=(0.005,), output_scale=(50.0,))

@@ -1,126 +1,106 @@
-"""Collocation as one method of the comparison, behind the trainers' interface.
+"""Collocation as one method of the comparison: the system's recipe behind the trainers' interface.
 
-The model that suits the system is trained by Radau IIA collocation + IPOPT (no ODE solver, no
-torch): a neural ODE on the full state for first-order systems, a second-order model
-q'' = NN(q, q', u) for mechanical ones, and for mechanisms with holonomic constraints the same on
-the independent coordinates only (coordinate partitioning, as FNODE and MBD-NODE do: the dependent
-coordinates are recovered by Newton on Φ(q) = 0 in every rollout, so rollouts satisfy the position
-constraints to Newton's tolerance).
+The recipe (:func:`collocnode.recipes.for_problem`) decides the model and the training: the
+paper's setup for Van der Pol, the suitable neural ODE for every other system, and the hybrid
+PeN-ODE for the quarter vehicle (:mod:`collocnode.compare.qvm_collocation`). This module only
+adapts it: the comparison's shared options (``epochs`` = IPOPT's iteration limit, ``hidden``,
+``activation``, ``init``, ``normalize``, ``seed``) go into the recipe, any other option names a
+field of the recipe or of its collocation settings (``stages``, ``intervals``, ``tol``, ``jit``,
+``hessian``, ``regularization``, ``per_state_nets``, ...), and the trained model is rolled out
+as the recipe does (no torch anywhere).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import _validation as v
+from .. import recipes
 from ..data import Trajectory
-from ..problems.layout import StateLayout
+from ..options import flat_fields, get_flat, replace_flat
+from ..recipes.base import TrainedModel
+from ..recipes.generic import SystemRecipe
+from ..simulate import SimulationError
 from ..status import SolverStatus
-from .base import FitResult, Trainer, TrainerOptions, as_trajectories
+from ..transcription import Inputs
+from .base import FitResult, Trainer
 from .integrators import DivergenceError
+from .options import GradientOptions, TrainerOptions, gradient_settings
 
-_STATUS = {
-    SolverStatus.SUCCESS: "success",
-    SolverStatus.ACCEPTABLE: "success",
-    SolverStatus.TIME_LIMIT: "budget",
-    SolverStatus.INTERRUPTED: "interrupted",
-    SolverStatus.ITERATION_LIMIT: "iteration_limit",
+# The comparison's shared options and the recipe fields they set.
+_SHARED = {
+    "epochs": "max_iter",
+    "hidden": "hidden",
+    "activation": "activation",
+    "init": "init",
+    "normalize": "normalize",
 }
+
+
+def fit_status(status: SolverStatus) -> str:
+    """The comparison's status word for a collocation solve."""
+    if status.ok:
+        return "success"
+    return {
+        SolverStatus.TIME_LIMIT: "budget",
+        SolverStatus.INTERRUPTED: "interrupted",
+        SolverStatus.ITERATION_LIMIT: "iteration_limit",
+    }.get(status, "failed")
 
 
 @dataclass(frozen=True)
 class CollocationOptions(TrainerOptions):
-    """Collocation settings on top of the shared options (``epochs`` = IPOPT's iteration limit;
-    ``lr``/``batch_size``/``optimizer`` are unused).
+    """The comparison's options of collocation: a recipe and the shared options.
 
     Attributes:
-        intervals: mesh intervals over the training window (None: one per sample interval).
-        stages: Radau IIA stages per interval.
-        regularization: λ of the weight penalty λ‖w‖².
-        per_state_nets: one network per derivative (the VdP paper setup) instead of one network
-            with several outputs.
-        tol: IPOPT tolerance.
-        jit: compile the node functions with gcc (cached on disk).
-        mumps_ordering: MUMPS ordering for IPOPT.
-        hessian: "exact", "limited-memory" (IPOPT's L-BFGS; faster for wide networks, see
-            docs/collocation_extensions.md) or a partial quasi-Newton update ("sr1", "bfgs",
-            "sr1-xp", "bfgs-xp").
-        normalize: shift/scale the network inputs by the training data's mean/std and its
-            outputs by the std of finite-difference derivatives (constants, not weights).
+        recipe: the recipe to train with (None: the generic
+            :class:`~collocnode.recipes.generic.SystemRecipe`); the shared options ``epochs``
+            (IPOPT's iteration limit), ``hidden``, ``activation``, ``init`` and ``normalize``
+            are written into it. Any recipe field is readable as an attribute of these options
+            (``options.stages``, ``options.strategy``).
     """
 
     epochs: int = 200
-    normalize: bool = True
     hidden: tuple[int, ...] = (16, 16)
-    activation: str = "tanh"
-    intervals: int | None = None
-    stages: int = 3
-    regularization: float = 1e-4
-    per_state_nets: bool = False
-    tol: float = 1e-7
-    jit: bool = False
-    mumps_ordering: str = "auto"
-    hessian: str = "exact"
+    normalize: bool = True
+    recipe: Any = None
+
+    def default_recipe(self) -> Any:
+        return SystemRecipe()
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        from ..transcription.quasi_newton import HESSIAN_NAMES
+        if self.param_inputs:
+            raise ValueError(
+                f"param_inputs {self.param_inputs!r}: collocation takes no parameter inputs"
+            )
+        recipe = self.default_recipe() if self.recipe is None else self.recipe
+        names = _names(recipe)
+        shared = {r: getattr(self, o) for o, r in _SHARED.items() if r in names}
+        object.__setattr__(self, "recipe", replace_flat(recipe, **shared))
 
-        v.choice("hessian", self.hessian, HESSIAN_NAMES)
-        if self.intervals is not None:
-            v.positive_int("intervals", self.intervals)
-        v.positive_int("stages", self.stages)
-        v.nonnegative_float("regularization", self.regularization)
-        v.positive_float("tol", self.tol)
-
-
-def _scales(trajs: list[Trajectory], n_out: int, second_order: bool) -> dict[str, Any]:
-    """Input shift/scale (mean/std of the network inputs) and output scale (std of the
-    finite-difference derivatives the network must produce) of the training data."""
-    inputs = np.vstack([np.column_stack([tr.x, tr.u]) for tr in trajs])
-    derivs = np.vstack([np.gradient(tr.x, tr.t, axis=0) for tr in trajs])
-    if second_order:
-        derivs = derivs[:, n_out:]
-    std = inputs.std(axis=0)
-    out = derivs.std(axis=0)
-    return {
-        "input_shift": tuple(inputs.mean(axis=0)),
-        "input_scale": tuple(np.where(std > 0, std, 1.0)),
-        "output_scale": tuple(np.where(out > 0, out, 1.0)),
-    }
+    def __getattr__(self, name: str) -> Any:
+        # options.stages, options.strategy, ...: the recipe's fields by their own names
+        if name.startswith("_") or name == "recipe":
+            raise AttributeError(name)
+        return get_flat(self.recipe, name)
 
 
-def _pick(scales: dict[str, Any], k: int) -> dict[str, Any]:
-    """The scales of a one-output network for output k."""
-    if not scales:
-        return {}
-    return {**scales, "output_scale": (scales["output_scale"][k],)}
+def _names(recipe: Any) -> set[str]:
+    """The recipe's field names, nested ones included."""
+    return {path[-1] for path, _, _ in flat_fields(recipe)}
 
 
 class Collocation(Trainer):
-    """Radau IIA collocation + IPOPT with exact Hessians (the core of this library)."""
+    """Radau IIA collocation + IPOPT with exact Hessians (the core of this library), trained by
+    the system's recipe."""
 
     name: ClassVar[str] = "collocation"
     options_class: ClassVar[type[TrainerOptions]] = CollocationOptions
-    PAPER: ClassVar[dict[str, dict[str, Any]]] = {
-        # Langenkamp et al. §4.2: two 2-5-5-1 sigmoid nets, 500 x 5, λ = 1e-4, tol 1e-7
-        "vdp": {
-            "hidden": (5, 5),
-            "activation": "sigmoid",
-            "per_state_nets": True,
-            "intervals": 500,
-            "stages": 5,
-            "regularization": 1e-4,
-            "jit": True,
-            "normalize": False,
-        },
-    }
-    QUICK: ClassVar[dict[str, Any]] = {"epochs": 100, "stages": 3, "jit": False}
 
     @classmethod
     def not_applicable(cls, system: Any) -> str | None:
@@ -130,6 +110,29 @@ class Collocation(Trainer):
             )
         return None
 
+    @classmethod
+    def options_for(
+        cls, problem: str | None = None, quick: bool = False, **overrides: Any
+    ) -> TrainerOptions:
+        """The recipe of ``problem`` (:func:`collocnode.recipes.for_problem`), shrunk by the
+        recipe's ``QUICK`` settings if ``quick``, then ``overrides``: shared options, recipe
+        fields and collocation settings by name. Gradient settings (lr, batch_size, device, ...)
+        are checked and ignored."""
+        recipe = cls.options_class().default_recipe() if problem is None else None
+        if recipe is None:
+            recipe = recipes.for_problem(problem)
+        if quick:
+            recipe = replace_flat(recipe, **recipe.QUICK)
+        ignored = {k: overrides.pop(k) for k in list(overrides) if k in gradient_settings()}
+        if ignored:
+            GradientOptions(**ignored)  # one clear error for a bad value of an unused setting
+        own = {f.name for f in fields(cls.options_class)} - set(_SHARED) - {"recipe"}
+        kept = {k: overrides.pop(k) for k in list(overrides) if k in own}
+        shared = {k: overrides.pop(k) for k in list(overrides) if k in _SHARED}
+        recipe = replace_flat(recipe, **overrides)  # names the unknown ones
+        mirror = {o: get_flat(recipe, r) for o, r in _SHARED.items() if r in _names(recipe)}
+        return cls.options_class(recipe=recipe, **{**mirror, **shared, **kept})
+
     def fit(
         self,
         system: Any,
@@ -138,81 +141,53 @@ class Collocation(Trainer):
         budget_s: float | None = None,
         callback: Callable[[Any], Any] | None = None,
     ) -> FitResult:
-        from ..models import NeuralODE
-        from ..nn import MLP
-        from ..solve import solve
-        from ..training import TrainingProblem
-        from ..transcription import IpoptOptions, RadauIIA
-        from ..transcription.quasi_newton import hessian_from_name
-
-        self._require_applicable(system)
-        o: CollocationOptions = self.options  # type: ignore[assignment]
+        trajs, budget_s = self._check_fit_args(system, train, budget_s)
         start = time.perf_counter()
-        self.system = system
-        self.layout = StateLayout.for_system(system)
-        lay = self.layout
-        trajs = [
-            Trajectory(tr.t, lay.reduce(tr.x), tr.u if system.n_inputs else None)
-            for tr in as_trajectories(train)
-        ]
-        n_in = lay.n_model + lay.n_inputs
-        # Data-derived constant scalings keep the network's inputs and outputs O(1) whatever
-        # the system's units; they are fixed before training, not weights.
-        scales = _scales(trajs, lay.n_out, lay.second_order) if o.normalize else {}
-        if o.per_state_nets:
-            nets: Any = [
-                MLP((n_in, *o.hidden, 1), o.activation, init=o.init, **_pick(scales, k))
-                for k in range(lay.n_out)
-            ]
-        else:
-            nets = MLP((n_in, *o.hidden, lay.n_out), o.activation, init=o.init, **scales)
-        model = NeuralODE(nets, n_inputs=lay.n_inputs, second_order=lay.second_order)
-        problem = TrainingProblem(
-            model,
-            trajs if len(trajs) > 1 else trajs[0],
-            regularization=o.regularization,
-            initial_state="data",
-            state_guess="data",
-        )
-        ipopt = IpoptOptions(
-            tol=o.tol,
-            max_iter=o.epochs,
-            print_level=0,
-            max_wall_time=budget_s,
-            mumps_ordering=o.mumps_ordering,
-        )
-        intervals = o.intervals or max(1, trajs[0].n_samples - 1)
-        alg = RadauIIA(
-            intervals, o.stages, jit=o.jit, ipopt=ipopt, hessian=hessian_from_name(o.hessian)
-        )
-        sol = solve(problem, alg, seed=o.seed)
-        self.solution = sol
+        o: CollocationOptions = self.options  # type: ignore[assignment]
+        trained = o.recipe.train(system, trajs, seed=o.seed, max_wall_time=budget_s)
+        self.system, self.trained, self.data = system, trained, trajs
         self._fitted = True
-        status = _STATUS.get(sol.status, "failed")
+        sol = trained.solution
+        detail = f"IPOPT: {sol.ipopt_status}"
+        for name, phase in trained.phases.items():
+            detail = f"{name} {phase.iterations} it. ({phase.ipopt_status}), final " + detail
         return FitResult(
             method=self.name,
-            status=status,
+            status=fit_status(sol.status),
             train_time_s=time.perf_counter() - start,
-            epochs=sol.iterations,
-            n_params=model.n_params,
+            epochs=trained.iterations,
+            n_params=sol.model.n_params,
             best_loss=sol.objective,
             history=[(h[0], h[1], h[2]) for h in sol.history],
-            message=f"IPOPT: {sol.ipopt_status}" + (f"; {sol.message}" if sol.message else ""),
+            message=detail + (f"; {sol.message}" if sol.message else ""),
         )
 
-    def _setup(self, system: Any, trajs: list[Trajectory]) -> int:  # pragma: no cover
-        raise NotImplementedError("collocation does not use the gradient-descent loop")
-
-    def _loss(self, idx: Any) -> Any:  # pragma: no cover
-        raise NotImplementedError("collocation does not use the gradient-descent loop")
-
-    def modules(self) -> list[Any]:
-        return []
+    @property
+    def solution(self) -> Any:
+        """The collocation solution of the final training phase."""
+        self._require_fitted()
+        return self.trained.solution
 
     @property
     def n_params(self) -> int:
         self._require_fitted()
-        return self.solution.model.n_params
+        return self.trained.solution.model.n_params
+
+    def _inputs(self, t: np.ndarray, u: Any) -> Callable[[np.ndarray], np.ndarray] | None:
+        """Known inputs as ``u(t: (n,)) -> (n, n_inputs)``: the system's own (None), a callable,
+        or samples at ``t`` interpolated linearly (as the torch methods receive them)."""
+        if not self.trained.solution.model.n_inputs or u is None:
+            return None
+        if callable(u):
+            return u
+        return Inputs.from_samples(t, np.asarray(u, dtype=float).reshape(t.size, -1), "linear")
+
+    def _rollout(self, t: np.ndarray, x0: np.ndarray, u: Any, **kwargs: Any) -> np.ndarray:
+        try:
+            return self.trained.predict(t, x0, self._inputs(t, u), **kwargs)
+        except SimulationError as exc:
+            step = int(np.searchsorted(t, exc.t_fail))
+            raise DivergenceError(step, float(t[min(step, t.size - 1)]), why=str(exc)) from None
 
     def predict(
         self,
@@ -222,31 +197,8 @@ class Collocation(Trainer):
         *,
         params: Mapping[str, float] | None = None,
     ) -> np.ndarray:
-        from ..simulate import SimulationError, simulate
-
         t, x0 = self._check_predict_args(t, x0)
-        lay, system = self.layout, self.system
-        inputs = None
-        if lay.n_inputs:
-            if u is None:
-                inputs = system.inputs
-            elif callable(u):
-                inputs = u
-            else:
-                from ..transcription import Inputs
+        return self._rollout(t, x0, u, rtol=1e-9, atol=1e-9)
 
-                inputs = Inputs.from_samples(t, np.asarray(u, dtype=float), "linear")
-        try:
-            z = simulate(
-                self.solution.model,
-                self.solution.p,
-                t,
-                lay.reduce(x0),
-                inputs=inputs,
-                rtol=1e-9,
-                atol=1e-9,
-            ).x
-        except SimulationError as exc:
-            step = int(np.searchsorted(t, exc.t_fail))
-            raise DivergenceError(step, float(t[min(step, t.size - 1)]), why=str(exc)) from None
-        return lay.expand(z, system, x0)
+
+__all__ = ["Collocation", "CollocationOptions", "TrainedModel", "fit_status"]

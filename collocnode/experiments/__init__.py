@@ -1,4 +1,5 @@
-"""Named experiments behind ``scripts/train_collocation.py``: options dataclass + ``run``."""
+"""Named experiments behind ``scripts/train_collocation.py``: an options dataclass and
+``run(options, record)`` per problem, over the recipes of :mod:`collocnode.recipes`."""
 
 from __future__ import annotations
 

@@ -1,42 +1,34 @@
-"""Any registered benchmark system trained by collocation (the suitable neural ODE: full state,
-second order, or partitioned coordinates for mechanisms), scored on its extrapolation window."""
+"""Any registered benchmark system trained by collocation with its recipe (the suitable neural ODE:
+full state, second order, or partitioned coordinates for mechanisms), scored on its
+extrapolation window."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from .. import _validation as v
 from .. import problems
-from ..compare import make_trainer
-from ..compare.integrators import DivergenceError
-from ..io import save_figure, write_json
+from ..options import flat_dict
+from ..recipes.generic import SystemRecipe
+from ..simulate import SimulationError
+from .record import RunRecord
 
 
 @dataclass(frozen=True)
 class SystemOptions:
-    """Settings of a collocation run on a benchmark system (see ``compare/collocation.py``).
-
-    ``intervals`` defaults to one mesh interval per sample interval of the training window.
-    """
+    """Settings of a collocation run on a benchmark system: the data (problem, preset, noise,
+    seed) and the recipe (:class:`~collocnode.recipes.generic.SystemRecipe`, whose fields are
+    reached by their own names: ``--hidden``, ``--intervals`` (default: one mesh interval per
+    sample interval of the training window), ``--max-iter``, ...)."""
 
     problem: str = ""
     preset: str = ""
     noise: float = 0.0
     seed: int = 0
-    intervals: int = 0
-    stages: int = 3
-    hidden: int = 16
-    layers: int = 2
-    activation: str = "tanh"
-    regularization: float = 1e-4
-    tol: float = 1e-7
-    max_iter: int = 300
-    jit: bool = False
-    print_level: int = 0
+    recipe: SystemRecipe = field(default_factory=SystemRecipe)
 
     def __post_init__(self) -> None:
         v.choice("problem", self.problem, problems.available())
@@ -44,78 +36,60 @@ class SystemOptions:
             v.choice(f"preset of {self.problem}", self.preset, problems.presets(self.problem))
         v.nonnegative_float("noise", self.noise)
         v.nonnegative_int("seed", self.seed)
-        v.nonnegative_int("intervals", self.intervals)
-        v.positive_int("stages", self.stages)
-        v.positive_int("hidden", self.hidden)
-        v.positive_int("layers", self.layers)
-        v.positive_int("max_iter", self.max_iter)
-        self.trainer()  # validates the remaining options before any work
-
-    def trainer(self) -> Any:
-        return make_trainer(
-            "collocation",
-            self.problem,
-            hidden=(self.hidden,) * self.layers,
-            activation=self.activation,
-            stages=self.stages,
-            regularization=self.regularization,
-            tol=self.tol,
-            epochs=self.max_iter,
-            jit=self.jit,
-            seed=self.seed,
-            intervals=self.intervals or None,
-        )
+        if not isinstance(self.recipe, SystemRecipe):
+            raise TypeError(f"recipe must be a SystemRecipe, got {self.recipe!r}")
 
 
-def run(opts: SystemOptions, out_dir: str | Path) -> dict[str, Any]:
-    """Train, roll out over train + extrapolation windows, write result.json and a plot."""
+def run(opts: SystemOptions, record: RunRecord) -> dict[str, Any]:
+    """Train, roll out over train + extrapolation windows, write result.json, model.json and
+    a plot."""
     from .. import plotting
 
-    out_dir = Path(out_dir)
+    record.enter("data")
     system = problems.get(opts.problem, opts.preset or None)
     split = system.generate(noise=opts.noise, seed=opts.seed)
     truth = system.simulate(split.full.t) if opts.noise > 0 else split.full
-    trainer = opts.trainer()
-    fit = trainer.fit(system, split.train)
-    sol = trainer.solution
     n_train = split.train.n_samples
-    result: dict[str, Any] = {
-        "problem": opts.problem,
-        "preset": system.preset,
-        "settings": asdict(opts),
+    record.update(problem=opts.problem, preset=system.preset, settings=flat_dict(opts))
+    record.enter("training")
+    trained = opts.recipe.train(system, split.train, seed=opts.seed)
+    sol = trained.solution
+    record.update(
         **sol.solution.to_dict(),
-        "status": sol.status.value,
-        "n_params": fit.n_params,
-        "n_train": n_train,
-        "n_test": split.full.n_samples - n_train,
-    }
+        n_params=sol.model.n_params,
+        n_train=n_train,
+        n_test=split.full.n_samples - n_train,
+    )
+    record.save_trained(sol)
+    record.enter("evaluation")
     try:
-        x = trainer.predict(split.full.t, truth.x[0])
+        x = trained.predict(split.full.t, truth.x[0], rtol=1e-9, atol=1e-9)
         err = (x - truth.x) ** 2
-        result["train_mse"] = float(err[:n_train].mean())
-        result["test_mse"] = float(err[n_train:].mean()) if n_train < err.shape[0] else None
-        if system.n_constraints:
-            result["max_constraint_residual"] = float(np.max(np.abs(system.constraints(x))))
-    except DivergenceError as exc:
-        x = None
-        result.update(
-            train_mse=None,
-            test_mse=None,
-            message=f"rollout diverged at step {exc.step} (t = {exc.t:.4g})",
+        record.update(
+            train_mse=float(err[:n_train].mean()),
+            test_mse=float(err[n_train:].mean()) if n_train < err.shape[0] else None,
         )
-    write_json(out_dir / "result.json", result)
-    save_figure(
+        if system.n_constraints:
+            record.update(max_constraint_residual=float(np.max(np.abs(system.constraints(x)))))
+    except SimulationError as exc:
+        x = None
+        record.update(train_mse=None, test_mse=None, simulation_error=str(exc))
+    record.write()
+    record.enter("plots")
+    k = min(4, system.n_states)
+    record.figure(
         plotting.trajectories(
             truth.t,
-            truth.x[:, : min(4, system.n_states)],
+            truth.x[:, :k],
             truth.t if x is not None else None,
-            None if x is None else x[:, : min(4, system.n_states)],
+            None if x is None else x[:, :k],
             split.train.t,
-            split.train.x[:, : min(4, system.n_states)],
+            split.train.x[:, :k],
             names=system.state_names[:4],
             train_end=float(split.train.t[-1]),
             title=f"{opts.problem}: collocation-trained model",
         ),
-        out_dir / "trajectories.png",
+        "trajectories.png",
     )
-    return result
+    record.enter("done")
+    return record.result

@@ -1,105 +1,69 @@
-"""Van der Pol neural ODE trained by collocation (Langenkamp et al. §4.2, eq. 21)."""
+"""Van der Pol neural ODE trained by collocation (Langenkamp et al. §4.2, eq. 21): data, the
+paper's recipe (:data:`collocnode.recipes.vdp.VDP`), evaluation, files and plots."""
 
 from __future__ import annotations
 
-import time
-from dataclasses import asdict, dataclass, replace
-from pathlib import Path
+import os
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from .. import _validation as v
 from .. import problems
-from ..io import save_figure, write_json
-from ..models import NeuralODE
-from ..nn import MLP, require_c2
+from ..options import flat_dict, replace_flat
+from ..problems.base import Split
+from ..recipes.generic import SystemRecipe
+from ..recipes.vdp import VDP, paper_regularization
 from ..simulate import SimulationError
-from ..solve import solve
-from ..training import TrainingProblem, TrainingSolution
-from ..transcription import IpoptOptions, RadauIIA
-from ..transcription.quasi_newton import hessian_from_name
-from ._common import save_trained
+from ..status import SolverStatus
+from ..training import TrainingSolution
+from .record import RunRecord
 
 T_TRAIN = 7.0  # training horizon [s] (paper: "a little over one period")
 T_EXTRAPOLATE = 20.0  # end of the extrapolation window [s]
+T_ROBUST = 32.0  # horizon of the robustness check (paper Fig. 10)
 
 
 @dataclass(frozen=True)
 class VdPOptions:
     """Settings of the paper's Van der Pol experiment; defaults reproduce §4.2.
 
-    ``regularization=None`` picks the paper's λ: 1e-4, or 1e-3 for σ >= 0.5.
-    ``warm_start`` replaces the paper's constant state guess and random weights by the smoothed
-    data and weights regressed on its derivative estimates (:mod:`collocnode.warmstart`); its
-    time is counted in ``wall_time_s`` (``warm_start`` and ``total``).
-    ``spectral`` > 0 replaces the mesh by one interval with that many fLGR nodes.
+    ``recipe`` holds the model and collocation settings (:data:`~collocnode.recipes.vdp.VDP`,
+    printing one line per IPOPT iteration); its fields are reached by their own names
+    (``--stages``, ``--hidden``, ``--warm-start``, ...). ``regularization=None`` (a field of the
+    recipe's settings) picks the paper's λ: 1e-4, or 1e-3 for σ >= 0.5.
     ``seeds`` > 1 runs the robustness study of the paper's appendix (Fig. 10): runs ``seed``,
     ``seed + 1``, ... each with its own noise realisation and initial weights, in ``workers``
     processes (0: one per core); a run succeeds when its re-simulation from x(0) stays within
     ``success_tol`` RMSE of the truth over [0, 32].
-    ``hessian`` selects the Lagrangian Hessian: "exact", "limited-memory" (IPOPT's L-BFGS), or a
-    partial quasi-Newton update of the parameter blocks, "sr1", "bfgs" (H_pp) and "sr1-xp",
-    "bfgs-xp" (H_xp too); for wide networks (``hidden``), see docs/collocation_extensions.md.
-    ``mumps_ordering`` is MUMPS's fill-reducing ordering of the KKT matrix (see
-    :class:`~collocnode.transcription.IpoptOptions`).
     """
 
     noise: float = 0.0
     seed: int = 0
-    intervals: int = 500
-    stages: int = 5
-    spectral: int = 0
-    regularization: float | None = None
-    hidden: int = 5
-    activation: str = "sigmoid"
-    tol: float = 1e-7
-    max_iter: int = 200
-    backend: str = "casadi"
-    jit: bool = True
-    print_level: int = 5
-    warm_start: bool = False
     seeds: int = 1
     workers: int = 0
     success_tol: float = 0.1
-    hessian: str = "exact"
-    mumps_ordering: str = "metis"
+    recipe: SystemRecipe = field(default_factory=lambda: replace_flat(VDP, print_level=5))
 
     def __post_init__(self) -> None:
         v.nonnegative_float("noise", self.noise)
         v.nonnegative_int("seed", self.seed)
-        v.positive_int("intervals", self.intervals)
-        v.positive_int("stages", self.stages)
-        v.nonnegative_int("spectral", self.spectral)
-        v.positive_int("hidden", self.hidden)
-        v.positive_float("tol", self.tol)
-        v.positive_int("max_iter", self.max_iter)
-        if self.regularization is not None:
-            v.nonnegative_float("regularization", self.regularization)
         v.positive_int("seeds", self.seeds)
         v.nonnegative_int("workers", self.workers)
         v.positive_float("success_tol", self.success_tol)
-        require_c2(self.activation)
-        self.algorithm()  # validates stages, backend, print_level, ... before any work
+        if not isinstance(self.recipe, SystemRecipe):
+            raise TypeError(f"recipe must be a SystemRecipe, got {self.recipe!r}")
 
     @property
     def lam(self) -> float:
-        if self.regularization is not None:
-            return self.regularization
-        return 1e-3 if self.noise >= 0.5 else 1e-4
+        return self.recipe.collocation.lam(paper_regularization(self.noise))
 
-    def algorithm(self) -> RadauIIA:
-        ipopt = IpoptOptions(
-            tol=self.tol,
-            max_iter=self.max_iter,
-            backend=self.backend,
-            print_level=self.print_level,
-            mumps_ordering=self.mumps_ordering,
-        )
-        hessian = hessian_from_name(self.hessian)
-        if self.spectral:
-            return RadauIIA.spectral(self.spectral, jit=self.jit, ipopt=ipopt, hessian=hessian)
-        return RadauIIA(self.intervals, self.stages, jit=self.jit, ipopt=ipopt, hessian=hessian)
+    @property
+    def settings(self) -> dict[str, Any]:
+        """Every setting by its flat name, as ``result.json`` records them."""
+        return flat_dict(self) | {"regularization": self.lam}
 
 
 def seeds(seed: int) -> tuple[int, int]:
@@ -108,52 +72,65 @@ def seeds(seed: int) -> tuple[int, int]:
     return int(a.generate_state(1)[0]), int(b.generate_state(1)[0])
 
 
-def train(opts: VdPOptions) -> tuple[TrainingSolution, Any]:
-    """Generate the noisy data of the paper and train the two 2-5-5-1 networks (eq. 21)."""
+def train(opts: VdPOptions) -> tuple[TrainingSolution, Split]:
+    """Generate the noisy data of the paper and train by the recipe (eq. 21). A warm start's
+    time is counted in the solution's ``timings`` (``warm_start`` and ``total``)."""
     system = problems.get("vdp")
     noise_seed, weight_seed = seeds(opts.seed)
     split = system.generate(noise=opts.noise, seed=noise_seed)
-    nets = [MLP((2, opts.hidden, opts.hidden, 1), opts.activation) for _ in range(2)]
-    problem = TrainingProblem(
-        NeuralODE(nets, state_names=system.state_names),
-        split.train,
-        regularization=opts.lam,
-        initial_state=system.x0,  # eqs. 21d-e
-        state_guess="constant",  # the paper's trivial guess: x(t0) at every node
-    )
-    if not opts.warm_start:
-        return solve(problem, opts.algorithm(), seed=weight_seed), split
-    from ..warmstart import warm_start
-
-    t0 = time.perf_counter()
-    problem = warm_start(problem, seed=weight_seed, jit=opts.jit)
-    t_warm = time.perf_counter() - t0
-    sol = solve(problem, opts.algorithm(), seed=weight_seed)
-    sol.solution.timings["warm_start"] = t_warm
-    sol.solution.timings["total"] += t_warm
+    recipe = replace_flat(opts.recipe, regularization=opts.lam)
+    trained = recipe.train(system, split.train, seed=weight_seed)
+    sol = trained.solution
+    for name, seconds in trained.times.items():
+        sol.solution.timings[name] = seconds
+        sol.solution.timings["total"] += seconds
     return sol, split
 
 
-def evaluate(sol: TrainingSolution, grid: int = 61) -> dict[str, Any]:
-    """Re-simulate the learned ODE from x(0) on [0, 20] against the noise-free truth.
+@dataclass
+class Evaluation:
+    """The learned ODE re-simulated from x(0) on [0, 20] against the noise-free truth.
 
-    ``train_rmse`` covers [0, 7] and ``extrapolation_rmse`` (7, 20] (same simulation);
-    ``vector_field_rmse`` is the RMS of ‖f_learned − f_true‖₂ on a grid over the box
-    [-2.5, 2.5] x [-3, 3] that holds the limit cycle.
+    ``train_rmse`` covers [0, 7] and ``extrapolation_rmse`` (7, 20] (same simulation; None if
+    it failed, with ``simulation_error``); ``vector_field_rmse`` is the RMS of
+    ‖f_learned − f_true‖₂ on a grid over the box [-2.5, 2.5] x [-3, 3] that holds the limit
+    cycle. The arrays are for the plots.
     """
+
+    train_rmse: float | None
+    extrapolation_rmse: float | None
+    vector_field_rmse: float
+    simulation_error: str | None
+    t: np.ndarray
+    truth: np.ndarray
+    learned: np.ndarray | None
+    xs: np.ndarray
+    ys: np.ndarray
+    field_error: np.ndarray
+
+    def metrics(self) -> dict[str, Any]:
+        return {
+            "simulation_error": self.simulation_error,
+            "train_rmse": self.train_rmse,
+            "extrapolation_rmse": self.extrapolation_rmse,
+            "vector_field_rmse": self.vector_field_rmse,
+        }
+
+
+def evaluate(sol: TrainingSolution, grid: int = 61) -> Evaluation:
+    """See :class:`Evaluation`."""
     system = problems.get("vdp")
     t = np.linspace(0.0, T_EXTRAPOLATE, 2001)
     truth = system.simulate(t)
-    out: dict[str, Any] = {"simulation_error": None}
+    train_rmse = extrapolation_rmse = error = None
     try:
         learned = sol.simulate(t, system.x0, rtol=1e-10, atol=1e-10).x
         err = learned - truth.x
         tr = t <= T_TRAIN
-        out["train_rmse"] = float(np.sqrt(np.mean(err[tr] ** 2)))
-        out["extrapolation_rmse"] = float(np.sqrt(np.mean(err[~tr] ** 2)))
+        train_rmse = float(np.sqrt(np.mean(err[tr] ** 2)))
+        extrapolation_rmse = float(np.sqrt(np.mean(err[~tr] ** 2)))
     except SimulationError as exc:
-        learned = None
-        out.update(train_rmse=None, extrapolation_rmse=None, simulation_error=str(exc))
+        learned, error = None, str(exc)
     xs, ys = np.linspace(-2.5, 2.5, grid), np.linspace(-3.0, 3.0, grid)
     X, Y = np.meshgrid(xs, ys)
     pts = np.column_stack([X.ravel(), Y.ravel()])
@@ -165,15 +142,30 @@ def evaluate(sol: TrainingSolution, grid: int = 61) -> dict[str, Any]:
     ).T
     f_true = system.rhs(0.0, pts)
     field_err = np.linalg.norm(f_learned - f_true, axis=1).reshape(X.shape)
-    out["vector_field_rmse"] = float(np.sqrt(np.mean(field_err**2)))
-    out["_arrays"] = dict(t=t, truth=truth.x, learned=learned, xs=xs, ys=ys, field=field_err)
-    return out
+    return Evaluation(
+        train_rmse=train_rmse,
+        extrapolation_rmse=extrapolation_rmse,
+        vector_field_rmse=float(np.sqrt(np.mean(field_err**2))),
+        simulation_error=error,
+        t=t,
+        truth=truth.x,
+        learned=learned,
+        xs=xs,
+        ys=ys,
+        field_error=field_err,
+    )
 
 
-T_ROBUST = 32.0  # horizon of the robustness check (paper Fig. 10)
+@dataclass
+class RobustnessRun:
+    """One seed of the robustness study: its row of ``result.json`` and its rollout on
+    [0, 32] (NaN where the simulation failed)."""
+
+    row: dict[str, Any]
+    x: np.ndarray
 
 
-def robustness_run(opts: VdPOptions) -> dict[str, Any]:
+def robustness_run(opts: VdPOptions) -> RobustnessRun:
     """One run of the robustness study: train, then re-simulate on [0, 32]."""
     system = problems.get("vdp")
     t = np.linspace(0.0, T_ROBUST, 1601)
@@ -193,103 +185,138 @@ def robustness_run(opts: VdPOptions) -> dict[str, Any]:
         row["rmse_0_32"] = None
         row["simulation_error"] = str(exc)
     row["success"] = bool(row["rmse_0_32"] is not None and row["rmse_0_32"] <= opts.success_tol)
-    row["_x"] = x
-    return row
+    return RobustnessRun(row, x)
 
 
-def run_robustness(opts: VdPOptions, out_dir: Path) -> dict[str, Any]:
-    """The paper's appendix study: many seeds, success rate and percentile bands."""
-    import os
-    from concurrent.futures import ProcessPoolExecutor
+def _run_all(runs: list[VdPOptions], workers: int) -> tuple[dict[int, RobustnessRun], bool]:
+    """Every run, in ``workers`` processes; on Ctrl-C the queued runs are dropped, the running
+    ones stop at their next IPOPT iteration, and what finished is kept. Returns the finished
+    runs by seed and whether the study was interrupted."""
+    done: dict[int, RobustnessRun] = {}
+    if workers <= 1:
+        try:
+            for r in runs:
+                run = robustness_run(r)
+                done[r.seed] = run
+                if run.row["status"] == SolverStatus.INTERRUPTED.value:
+                    return done, True
+        except KeyboardInterrupt:
+            return done, True
+        return done, False
+    pool = ProcessPoolExecutor(workers)
+    futures: dict[Future, int] = {pool.submit(robustness_run, r): r.seed for r in runs}
+    pending = set(futures)
+    try:
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                done[futures[fut]] = fut.result()
+    except KeyboardInterrupt:
+        # the workers got the same SIGINT: their IPOPT runs end at the next iteration
+        pool.shutdown(wait=True, cancel_futures=True)
+        for fut, seed in futures.items():
+            if fut.done() and not fut.cancelled() and fut.exception() is None:
+                done[seed] = fut.result()
+        return done, True
+    pool.shutdown()
+    return done, False
 
+
+def run_robustness(opts: VdPOptions, record: RunRecord) -> dict[str, Any]:
+    """The paper's appendix study: many seeds, success rate and percentile bands. The study's
+    status is "interrupted" after Ctrl-C (interrupted and never-run seeds are counted apart
+    from failures) and "success" once every seed has run, whatever the seeds' own outcomes."""
     from .. import plotting
 
-    runs = [replace(opts, seed=opts.seed + k, seeds=1, print_level=0) for k in range(opts.seeds)]
-    workers = opts.workers or os.cpu_count() or 1
-    if workers > 1:
-        with ProcessPoolExecutor(workers) as pool:
-            rows = list(pool.map(robustness_run, runs))
-    else:
-        rows = [robustness_run(r) for r in runs]
-    xs = np.stack([r.pop("_x") for r in rows])
-    rate = float(np.mean([r["success"] for r in rows]))
-    result = {
-        "problem": "vdp",
-        "study": "robustness",
-        "settings": asdict(opts) | {"regularization": opts.lam},
-        "success_rate": rate,
-        "success_definition": f"RMSE of the re-simulation from x(0) against the noise-free "
-        f"truth over [0, {T_ROBUST:g}] <= {opts.success_tol:g}",
-        "status_counts": {
+    runs = [replace(opts, seed=opts.seed + k, seeds=1) for k in range(opts.seeds)]
+    runs = [replace_flat(r, print_level=0) for r in runs]
+    record.enter("training")
+    done, interrupted = _run_all(runs, opts.workers or os.cpu_count() or 1)
+    rows = [done[r.seed].row for r in runs if r.seed in done]
+    completed = [r for r in rows if r["status"] != SolverStatus.INTERRUPTED.value]
+    n_interrupted = len(rows) - len(completed)
+    rate = float(np.mean([r["success"] for r in completed])) if completed else None
+    record.update(
+        problem="vdp",
+        study="robustness",
+        status="interrupted" if interrupted else "success",
+        settings=opts.settings,
+        success_rate=rate,
+        success_definition=f"RMSE of the re-simulation from x(0) against the noise-free "
+        f"truth over [0, {T_ROBUST:g}] <= {opts.success_tol:g}, over the seeds that ran to the "
+        "end",
+        seeds_completed=len(completed),
+        seeds_interrupted=n_interrupted,
+        seeds_not_run=opts.seeds - len(rows),
+        seeds_failed=sum(not r["success"] for r in completed),
+        status_counts={
             s: sum(r["status"] == s for r in rows) for s in sorted({r["status"] for r in rows})
         },
-        "median_total_s": float(np.median([r["total_s"] for r in rows])),
-        "median_iterations": float(np.median([r["iterations"] for r in rows])),
-        "runs": rows,
-    }
-    write_json(out_dir / "result.json", result)
-    t = np.linspace(0.0, T_ROBUST, xs.shape[1])
-    truth = problems.get("vdp").simulate(t).x
-    save_figure(
-        plotting.percentile_bands(
-            t,
-            xs,
-            truth,
-            names=("x", "y"),
-            title=f"{opts.seeds} runs, σ = {opts.noise}: success rate {100 * rate:.0f} %",
-        ),
-        out_dir / "percentile_bands.png",
+        median_total_s=float(np.median([r["total_s"] for r in rows])) if rows else None,
+        median_iterations=float(np.median([r["iterations"] for r in rows])) if rows else None,
+        runs=rows,
     )
-    return result
+    record.write()
+    if completed:
+        record.enter("plots")
+        xs = np.stack([done[r.seed].x for r in runs if r.seed in done])
+        t = np.linspace(0.0, T_ROBUST, xs.shape[1])
+        truth = problems.get("vdp").simulate(t).x
+        record.figure(
+            plotting.percentile_bands(
+                t,
+                xs,
+                truth,
+                names=("x", "y"),
+                title=f"{len(completed)} runs, σ = {opts.noise}: success rate {100 * rate:.0f} %",
+            ),
+            "percentile_bands.png",
+        )
+    if interrupted:
+        raise KeyboardInterrupt
+    return record.result
 
 
-def run(opts: VdPOptions, out_dir: str | Path) -> dict[str, Any]:
-    """Train, evaluate, and write ``result.json`` and the plots into ``out_dir``."""
+def run(opts: VdPOptions, record: RunRecord) -> dict[str, Any]:
+    """Train, evaluate, and write ``result.json`` and the plots into ``record.out_dir``."""
     from .. import plotting
 
-    out_dir = Path(out_dir)
     if opts.seeds > 1:
-        return run_robustness(opts, out_dir)
+        return run_robustness(opts, record)
+    record.update(problem="vdp", settings=opts.settings)
+    record.enter("training")
     sol, split = train(opts)
-    result = {
-        "problem": "vdp",
-        "settings": asdict(opts) | {"regularization": opts.lam},
-        **sol.solution.to_dict(),
-        "n_params": sol.model.n_params,
-    }
-    save_trained(out_dir, sol, result)  # the trained model is safe before the evaluation starts
-    metrics = evaluate(sol)
-    arrays = metrics.pop("_arrays")
-    result.update(metrics)
-    write_json(out_dir / "result.json", result)
-    t = arrays["t"]
-    save_figure(
+    record.update(**sol.solution.to_dict(), n_params=sol.model.n_params)
+    record.save_trained(sol)  # the trained model is safe before the evaluation starts
+    record.enter("evaluation")
+    ev = evaluate(sol)
+    record.update(**ev.metrics())
+    record.write()
+    record.enter("plots")
+    record.figure(
         plotting.trajectories(
-            t,
-            arrays["truth"],
-            t if arrays["learned"] is not None else None,
-            arrays["learned"],
+            ev.t,
+            ev.truth,
+            ev.t if ev.learned is not None else None,
+            ev.learned,
             split.train.t,
             split.train.x,
             names=("x", "y"),
             train_end=T_TRAIN,
             title=f"Van der Pol, σ = {opts.noise}: data, truth, learned neural ODE",
         ),
-        out_dir / "trajectories.png",
+        "trajectories.png",
     )
-    save_figure(
+    record.figure(
         plotting.vector_field_error(
-            arrays["xs"],
-            arrays["ys"],
-            arrays["field"],
-            path=arrays["truth"],
-            title=f"‖NN − f‖₂, σ = {opts.noise}",
+            ev.xs, ev.ys, ev.field_error, path=ev.truth, title=f"‖NN − f‖₂, σ = {opts.noise}"
         ),
-        out_dir / "vector_field_error.png",
+        "vector_field_error.png",
     )
     hist = np.array([(h[0], h[2]) for h in sol.history])
-    save_figure(
+    record.figure(
         plotting.objective_history({"IPOPT": hist}, title="objective vs wall time"),
-        out_dir / "objective.png",
+        "objective.png",
     )
-    return result
+    record.enter("done")
+    return record.result

@@ -1,2 +1,33 @@
-"""How each system is trained by collocation: the recipes shared by the experiments and the
-comparison (neither of which imports the other)."""
+"""How each system is trained by collocation: one recipe per system, shared by the experiments
+(:mod:`collocnode.experiments`) and the comparison (:mod:`collocnode.compare`), neither of which
+imports the other.
+
+A recipe is a frozen dataclass whose fields are its model and training choices, with an embedded
+:class:`CollocationSettings`; ``recipe.train(system, data, seed=..., max_wall_time=...)`` returns a
+:class:`TrainedModel`. :func:`for_problem` gives the paper's recipe of a registered system.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import TrainedModel, widths
+from .generic import SystemRecipe
+from .settings import CollocationSettings
+
+
+def for_problem(name: str) -> Any:
+    """The recipe with which the seed papers train system ``name``: the quarter vehicle's hybrid
+    model, the paper's Van der Pol setup, and the suitable neural ODE for every other system."""
+    if name == "qvm":
+        from .qvm import QVMRecipe
+
+        return QVMRecipe()
+    if name == "vdp":
+        from .vdp import VDP
+
+        return VDP
+    return SystemRecipe()
+
+
+__all__ = ["CollocationSettings", "SystemRecipe", "TrainedModel", "for_problem", "widths"]

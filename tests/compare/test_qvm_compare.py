@@ -91,9 +91,7 @@ def test_collocation_row_is_the_qvm_experiment(road_data):
     assert isinstance(trainer, QVMCollocation) and trainer.options.strategy == "II"
     result = trainer.fit(road_data.system, road_data.split.train)
     fields, arrays = cq.RoadEvaluation(road_data).score(trainer)
-    ref = experiment.evaluate(
-        trainer.solution, {"system": road_data.system, "split": road_data.split}
-    )
+    ref, _ = experiment.evaluate(trainer.solution, road_data.system, road_data.split)
     assert fields["test_road_rmse"] == pytest.approx(ref["test_rmse"], rel=0.02)
     assert fields["train_rmse"] == pytest.approx(ref["train_rmse"], rel=0.02)
     assert fields["friction_rmse"] == ref["characteristic_rmse"]["friction"]

@@ -1,0 +1,71 @@
+"""What an experiment has produced so far, so that an interrupted or failing run keeps it.
+
+An experiment writes into a :class:`RunRecord`: the phase it is in, the result fields it has, the
+trained model as soon as there is one. The command line writes the record's ``result.json`` again
+when the run stops early, with the status and the phase it stopped in; every file carries the
+record's ``run_id``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..io import save_figure, write_json
+from ..serialize import save_model
+from ..training import TrainingSolution
+
+
+def new_run_id() -> str:
+    """A short random identifier that names one run in every file it writes."""
+    return uuid.uuid4().hex[:12]
+
+
+@dataclass
+class RunRecord:
+    """The output directory of one run and what the run has produced so far.
+
+    Attributes:
+        out_dir: where the run's files go.
+        run_id: written into every file of the run.
+        phase: what the run is doing now ("data", "training", "evaluation", "plots", "done").
+        result: the fields of ``result.json`` so far.
+    """
+
+    out_dir: Path
+    run_id: str = field(default_factory=new_run_id)
+    phase: str = "setup"
+    result: dict[str, Any] = field(default_factory=dict)
+
+    def enter(self, phase: str) -> None:
+        self.phase = phase
+
+    def update(self, **fields: Any) -> None:
+        self.result.update(fields)
+
+    def write(self, **extra: Any) -> Path:
+        """Write ``result.json``: the fields so far, ``extra`` and the run id."""
+        return write_json(
+            self.out_dir / "result.json", {**self.result, **extra, "run_id": self.run_id}
+        )
+
+    def save_trained(self, sol: TrainingSolution) -> None:
+        """Write ``model.json`` and a first ``result.json`` (``"evaluation": "pending"``) as soon
+        as training ends, so an interrupted or failing evaluation never loses the trained
+        model."""
+        save_model(
+            self.out_dir / "model.json",
+            sol,
+            metadata={
+                "problem": self.result.get("problem"),
+                "settings": self.result.get("settings"),
+                "run_id": self.run_id,
+            },
+        )
+        self.write(evaluation="pending")
+
+    def figure(self, fig: Any, name: str) -> Path:
+        """Save a matplotlib figure as ``name`` with the run id in its metadata."""
+        return save_figure(fig, self.out_dir / name, metadata={"run_id": self.run_id})

@@ -1,0 +1,87 @@
+"""Options dataclasses composed of other options dataclasses, addressed by flat field names.
+
+An experiment's options embed a recipe, which embeds its :class:`CollocationSettings`; the command
+line (``--stages 3``) and the comparison (``--set collocation.stages=3``) name a field without its
+path. :func:`flat_fields` lists those names and :func:`replace_flat` changes a field wherever it
+sits, so each setting is declared once and reached by one name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import Any
+
+
+def _nested_default(f: dataclasses.Field) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return None
+
+
+def flat_fields(obj_or_cls: Any) -> Iterator[tuple[tuple[str, ...], dataclasses.Field, Any]]:
+    """``(path, field, default)`` of every leaf field of a (nested) options dataclass, outer
+    fields first; ``path`` names the enclosing fields, then the field. A name that occurs at
+    several depths is reached at its outermost occurrence."""
+    seen: set[str] = set()
+    queue: list[tuple[tuple[str, ...], Any]] = [((), obj_or_cls)]
+    while queue:
+        prefix, node = queue.pop(0)
+        for f in dataclasses.fields(node):
+            if not f.init or f.name.startswith("_"):
+                continue
+            value = getattr(node, f.name) if not isinstance(node, type) else _nested_default(f)
+            if dataclasses.is_dataclass(value) and not isinstance(value, type):
+                queue.append(((*prefix, f.name), value))
+            elif f.name not in seen:
+                seen.add(f.name)
+                yield (*prefix, f.name), f, value
+
+
+def replace_flat(obj: Any, **changes: Any) -> Any:
+    """``dataclasses.replace`` on a nested options dataclass by flat field names (see
+    :func:`flat_fields`); an unknown name is a ValueError listing the valid ones."""
+    paths = {f.name: (f.name,) for f in dataclasses.fields(obj) if f.init}
+    paths.update({path[-1]: path for path, _, _ in flat_fields(obj) if path[-1] not in paths})
+    nested: dict[str, dict[str, Any]] = {}
+    direct: dict[str, Any] = {}
+    for name, value in changes.items():
+        if name not in paths:
+            raise ValueError(
+                f"unknown option {name!r} of {type(obj).__name__}; valid: {', '.join(paths)}"
+            )
+        path = paths[name]
+        if len(path) == 1:
+            direct[name] = value
+        else:
+            nested.setdefault(path[0], {})["/".join(path[1:])] = value
+    for outer, inner in nested.items():
+        child = getattr(obj, outer)
+        by_name = {key.split("/")[-1]: val for key, val in inner.items()}
+        direct[outer] = replace_flat(child, **by_name)
+    return dataclasses.replace(obj, **direct) if direct else obj
+
+
+def flat_dict(obj: Any) -> dict[str, Any]:
+    """The leaf fields of a (nested) options dataclass by flat name (see :func:`flat_fields`),
+    e.g. the ``settings`` a result file records."""
+    return {path[-1]: value for path, _, value in flat_fields(obj)}
+
+
+def get_flat(obj: Any, name: str) -> Any:
+    """The value of the leaf field ``name`` wherever it sits in ``obj`` (AttributeError if none)."""
+    for path, _, value in flat_fields(obj):
+        if path[-1] == name:
+            return value
+    raise AttributeError(f"{type(obj).__name__} has no option {name!r}")
+
+
+def build(cls: type, **values: Any) -> Any:
+    """``cls(**own)`` with its own fields, then :func:`replace_flat` with the nested ones:
+    ``build(VdPOptions, noise=0.1, stages=3)``."""
+    own = {f.name for f in dataclasses.fields(cls) if f.init}
+    obj = cls(**{k: val for k, val in values.items() if k in own})
+    nested = {k: val for k, val in values.items() if k not in own}
+    return replace_flat(obj, **nested) if nested else obj

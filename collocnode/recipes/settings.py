@@ -1,0 +1,84 @@
+"""The collocation settings every recipe, experiment and comparison row shares, declared once.
+
+A recipe embeds one :class:`CollocationSettings` (its defaults are the recipe's paper settings) and
+turns it into the algorithm object with :meth:`CollocationSettings.algorithm`; the experiments'
+and the comparison's options embed the recipe, so no settings field is declared twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import _validation as v
+from ..transcription import IpoptOptions, RadauIIA
+from ..transcription.quasi_newton import HESSIAN_NAMES, hessian_from_name
+
+
+@dataclass(frozen=True)
+class CollocationSettings:
+    """Mesh, IPOPT and regularization settings of a collocation training run.
+
+    Attributes:
+        intervals: mesh intervals over the training horizon (None: the recipe's default, e.g.
+            one per sample interval).
+        stages: Radau IIA stages per interval (order 2·stages − 1).
+        spectral: > 0 replaces the mesh by one interval with this many fLGR nodes.
+        regularization: λ of the weight penalty λ‖w‖² (None: the recipe's default).
+        tol: IPOPT's convergence tolerance.
+        max_iter: IPOPT's iteration limit (of each phase, for multi-phase recipes).
+        jit: compile the node functions with gcc (cached on disk).
+        hessian: "exact", "limited-memory" (IPOPT's L-BFGS) or a partial quasi-Newton update of
+            the parameter blocks: "sr1", "bfgs" (H_pp) and "sr1-xp", "bfgs-xp" (H_xp too).
+        backend: "casadi" or "cyipopt".
+        mumps_ordering: MUMPS's fill-reducing ordering of the KKT matrix.
+        print_level: IPOPT's output level (0 silent, 5 one line per iteration).
+        max_wall_time: wall-time cap of the whole training [s], or None.
+    """
+
+    intervals: int | None = None
+    stages: int = 3
+    spectral: int = 0
+    regularization: float | None = None
+    tol: float = 1e-7
+    max_iter: int = 200
+    jit: bool = False
+    hessian: str = "exact"
+    backend: str = "casadi"
+    mumps_ordering: str = "auto"
+    print_level: int = 0
+    max_wall_time: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.intervals is not None:
+            v.positive_int("intervals", self.intervals)
+        v.nonnegative_int("spectral", self.spectral)
+        if self.regularization is not None:
+            v.nonnegative_float("regularization", self.regularization)
+        v.choice("hessian", self.hessian, HESSIAN_NAMES)
+        self.algorithm(1)  # stages, tol, max_iter, jit, backend, ordering, print level, wall time
+
+    def lam(self, default: float) -> float:
+        """λ: ``regularization``, or the recipe's ``default`` where it is None."""
+        return default if self.regularization is None else self.regularization
+
+    def algorithm(
+        self, intervals: int | None = None, max_wall_time: float | None = None
+    ) -> RadauIIA:
+        """The :class:`RadauIIA` of these settings with ``intervals`` mesh intervals (default:
+        ``self.intervals``) and IPOPT's wall-time limit ``max_wall_time`` (default: the
+        settings' own)."""
+        n = self.intervals if intervals is None else intervals
+        if n is None:
+            raise ValueError("intervals must be given: these settings leave them to the recipe")
+        ipopt = IpoptOptions(
+            tol=self.tol,
+            max_iter=self.max_iter,
+            backend=self.backend,
+            print_level=self.print_level,
+            mumps_ordering=self.mumps_ordering,
+            max_wall_time=self.max_wall_time if max_wall_time is None else max_wall_time,
+        )
+        hessian = hessian_from_name(self.hessian)
+        if self.spectral:
+            return RadauIIA.spectral(self.spectral, jit=self.jit, ipopt=ipopt, hessian=hessian)
+        return RadauIIA(n, self.stages, jit=self.jit, ipopt=ipopt, hessian=hessian)
