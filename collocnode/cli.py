@@ -1,5 +1,12 @@
-"""Command-line plumbing shared by the scripts: argument parsing from option dataclasses,
-one-line errors with exit code 2 for bad input, a short summary table."""
+"""The two command-line programs, ``scripts/train_collocation.py`` and ``scripts/compare.py``.
+
+Shared behaviour: options come from the option dataclasses (nested ones by their flat field
+names); bad input is one ``prog: error: message`` line on stderr and exit code 2 (a traceback
+only with ``--debug``); every run writes into a fresh temporary sibling of ``--out`` that is
+renamed to ``--out`` when the run ends, however it ends, so two runs never mix their files; a
+non-empty ``--out`` is refused unless ``--overwrite``; Ctrl-C writes what the run has so far with
+status "interrupted" and the phase it stopped in, and exits with 130.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +14,15 @@ import argparse
 import dataclasses
 import datetime
 import os
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 EXIT_USAGE = 2
+EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -22,8 +32,25 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
+# ---- options from dataclasses ----------------------------------------------------------------
+
+
+def _int_or_widths(text: str) -> int | tuple[int, ...]:
+    """``"16"`` -> 16, ``"16,8"`` -> (16, 8) (hidden-layer widths)."""
+    parts = [p for p in text.replace(" ", "").split(",") if p]
+    try:
+        values = tuple(int(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected an int or comma-separated ints, got {text!r}"
+        ) from None
+    return values[0] if len(values) == 1 and "," not in text else values
+
+
 def _field_type(field: dataclasses.Field) -> Callable[[str], Any]:
     hint = str(field.type)
+    if "tuple" in hint:
+        return _int_or_widths
     if "float" in hint:
         return float
     if "int" in hint:
@@ -34,12 +61,14 @@ def _field_type(field: dataclasses.Field) -> Callable[[str], Any]:
 def add_dataclass_options(
     parser: argparse.ArgumentParser, cls: type, skip: Sequence[str] = ()
 ) -> None:
-    """One ``--option`` per field of the options dataclass ``cls`` (booleans get --no-x)."""
-    for f in dataclasses.fields(cls):
-        if f.name in skip or f.name.startswith("_"):
+    """One ``--option`` per leaf field of the options dataclass ``cls``, nested ones by their
+    own names (booleans get ``--no-x``)."""
+    from .options import flat_fields
+
+    for _, f, default in flat_fields(cls):
+        if f.name in skip:
             continue
         flag = "--" + f.name.replace("_", "-")
-        default = f.default if f.default is not dataclasses.MISSING else None
         doc = f"default: {default}"
         if isinstance(default, bool):
             parser.add_argument(
@@ -61,8 +90,15 @@ def add_dataclass_options(
 
 
 def options_from_args(cls: type, args: argparse.Namespace) -> Any:
+    """``cls`` with the parsed values (nested fields by their own names)."""
+    from .options import build, flat_fields
+
     names = {f.name for f in dataclasses.fields(cls)}
-    return cls(**{k: val for k, val in vars(args).items() if k in names})
+    names |= {path[-1] for path, _, _ in flat_fields(cls)}
+    return build(cls, **{k: val for k, val in vars(args).items() if k in names})
+
+
+# ---- the output directory ----------------------------------------------------------------------
 
 
 def default_out(kind: str) -> Path:
@@ -70,24 +106,63 @@ def default_out(kind: str) -> Path:
     return Path("runs") / f"{kind}-{stamp}"
 
 
-def check_writable(out: Path) -> Path:
-    """Create ``out`` (and parents) or raise ValueError naming it."""
-    if str(out).strip() in ("", "."):
-        raise ValueError(f"--out must name a directory, got {str(out)!r}")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ValueError(f"--out {str(out)!r} cannot be created: {exc.strerror}") from None
-    if not os.access(out, os.W_OK):
-        raise ValueError(f"--out {str(out)!r} is not writable")
-    return out
+class OutputDirectory:
+    """A run's output: written into a temporary sibling of ``target``, renamed to ``target``
+    by :meth:`finish` (however the run ended).
+
+    Raises ValueError (naming ``--out``) when ``target`` is a file, cannot be created, or is a
+    non-empty directory and ``overwrite`` is off.
+    """
+
+    def __init__(self, target: Path, run_id: str, overwrite: bool = False) -> None:
+        if str(target).strip() in ("", "."):
+            raise ValueError(f"--out must name a directory, got {str(target)!r}")
+        self.target, self.overwrite = target, overwrite
+        if target.exists() and not target.is_dir():
+            raise ValueError(f"--out {str(target)!r} is not a directory")
+        if target.is_dir() and any(target.iterdir()) and not overwrite:
+            raise ValueError(
+                f"--out {str(target)!r} is not empty; pass --overwrite to replace it, or name "
+                "another directory"
+            )
+        self.path = target.parent / f".{target.name}.{run_id}.partial"
+        try:
+            self.path.mkdir(parents=True)
+        except OSError as exc:
+            raise ValueError(f"--out {str(target)!r} cannot be created: {exc.strerror}") from None
+        if not os.access(self.path, os.W_OK | os.X_OK):
+            raise ValueError(f"--out {str(target)!r} is not writable")
+
+    def finish(self) -> Path:
+        """Rename the run's directory to the target (replacing it with ``overwrite``); if
+        another run took the target meanwhile, the files stay where they are, and that path is
+        returned."""
+        old = None
+        try:
+            if self.target.is_dir():
+                if any(self.target.iterdir()):
+                    if not self.overwrite:
+                        return self.path
+                    old = self.target.parent / f".{self.target.name}.{self.path.stem}.old"
+                    os.rename(self.target, old)
+                else:
+                    self.target.rmdir()
+            os.rename(self.path, self.target)
+        except OSError:
+            return self.path
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+        return self.target
 
 
-def fail(prog: str, message: str, debug: bool) -> int:
+# ---- reporting -----------------------------------------------------------------------------------
+
+
+def fail(prog: str, message: str, debug: bool, code: int = EXIT_USAGE) -> int:
     if debug:
         raise
     print(f"{prog}: error: {message}", file=sys.stderr)
-    return EXIT_USAGE
+    return code
 
 
 def table(rows: Sequence[tuple[str, Any]]) -> str:
@@ -103,9 +178,53 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def _summary(result: dict[str, Any]) -> list[tuple[str, Any]]:
+    keys = ("status", "iterations", "objective", "wall_time_s", "nnz_jacobian", "nnz_hessian")
+    rows = [(k, result[k]) for k in (*keys, "n_params") if k in result]
+    rows += [
+        (k, val)
+        for k, val in result.items()
+        if k.endswith(("rmse", "mse", "rate", "residual")) and val is not None
+    ]
+    return rows
+
+
+def _converged(status: Any) -> bool:
+    from .status import SolverStatus
+
+    try:
+        return SolverStatus(status).ok
+    except ValueError:
+        return False
+
+
+def _phase(record: Any, exc: BaseException) -> str:
+    detail = getattr(exc, "phase", None)  # where inside a solve, when the solve says so
+    return f"{record.phase} ({detail})" if detail else record.phase
+
+
+# ---- train_collocation.py ----------------------------------------------------------------------
+
+
+def _train_parser(prog: str, summary: str, names: list[str], options_cls: type) -> OneLineParser:
+    parser = OneLineParser(prog=prog, description=summary)
+    parser.add_argument("problem", choices=names)
+    parser.add_argument(
+        "--out", type=Path, default=None, help="output directory (default: runs/<problem>-<time>)"
+    )
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace a non-empty --out directory"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no IPOPT iteration output")
+    parser.add_argument("--debug", action="store_true", help="tracebacks instead of one line")
+    add_dataclass_options(parser, options_cls, skip=("problem",))
+    return parser
+
+
 def train_collocation(argv: Sequence[str] | None = None) -> int:
     """``scripts/train_collocation.py``: train one named problem by collocation."""
     from . import experiments
+    from .experiments.record import RunRecord, new_run_id
 
     prog = "train_collocation.py"
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -128,43 +247,167 @@ def train_collocation(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         return fail(prog, str(exc), known.debug)
     options_cls, run = exp.load()
-    parser = OneLineParser(prog=prog, description=exp.summary)
-    parser.add_argument("problem", choices=names)
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="output directory (default: runs/<problem>-<timestamp>)",
-    )
-    parser.add_argument("--quiet", action="store_true", help="no IPOPT iteration output")
-    parser.add_argument("--debug", action="store_true", help="tracebacks instead of one line")
-    add_dataclass_options(parser, options_cls, skip=("problem",))
-    args = parser.parse_args(argv)
+    args = _train_parser(prog, exp.summary, names, options_cls).parse_args(argv)
+    run_id = new_run_id()
     try:
         if args.quiet:
             args.print_level = 0
         opts = options_from_args(options_cls, args)
-        out = check_writable(args.out or default_out(args.problem))
+        out = OutputDirectory(args.out or default_out(args.problem), run_id, args.overwrite)
     except (ValueError, TypeError) as exc:
         return fail(prog, str(exc), args.debug)
-    result = run(opts, out)
-    rows = [
-        (k, result[k])
-        for k in (
-            "status",
-            "iterations",
-            "objective",
-            "wall_time_s",
-            "nnz_jacobian",
-            "nnz_hessian",
-            "n_params",
+    record = RunRecord(out.path, run_id)
+    code = EXIT_FAILED
+    try:
+        result = run(opts, record)
+        code = 0 if _converged(result.get("status")) else EXIT_FAILED
+    except KeyboardInterrupt as exc:
+        phase = _phase(record, exc)
+        record.write(status="interrupted", phase=phase)
+        where = out.finish()
+        print(f"{prog}: interrupted in phase {phase}; what was done is in {where}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        if args.debug:
+            out.finish()
+            raise
+        phase = _phase(record, exc)
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        record.write(status="failed", phase=phase, error=f"{type(exc).__name__}: {message}")
+        where = out.finish()
+        print(f"{prog}: error in phase {phase}: {message} (files in {where})", file=sys.stderr)
+        return EXIT_FAILED
+    where = out.finish()
+    print(f"\n{args.problem}: results in {where}\n" + table(_summary(result)))
+    return code
+
+
+# ---- compare.py --------------------------------------------------------------------------------
+
+
+def _compare_parser() -> OneLineParser:
+    p = OneLineParser(
+        prog="compare.py",
+        description="Train several methods on one problem with one data set and compare them.",
+    )
+    p.add_argument("problem", help="registered problem name, e.g. smsd, double_pendulum")
+    p.add_argument(
+        "--methods",
+        default=None,
+        help="comma-separated method names (default: fnode,mbdnode; for qvm every applicable "
+        "method: collocation,node,fnode,mbdnode,mnn,snde)",
+    )
+    p.add_argument("--preset", default=None, help="preset of the problem (default: its first)")
+    p.add_argument("--quick", action="store_true", help="few epochs, small nets and data")
+    p.add_argument("--out", type=Path, default=None, help="output directory")
+    p.add_argument("--overwrite", action="store_true", help="replace a non-empty --out")
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--epochs", type=int, default=None, help="override every method's epochs")
+    p.add_argument("--budget", type=float, default=None, help="wall-time budget per method [s]")
+    p.add_argument(
+        "--noise",
+        type=float,
+        default=None,
+        help="std of Gaussian state noise (default 0; for qvm a fraction of each signal's std, "
+        "default 0.02)",
+    )
+    p.add_argument("--eval-every", type=float, default=None, help="test-error curve cadence [s]")
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="METHOD.OPTION=VALUE",
+        help="override one option of one method, e.g. fnode.targets=fd (repeatable)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return p
+
+
+def method_overrides(items: Sequence[str]) -> dict[str, dict[str, object]]:
+    """``["fnode.targets=fd", "mbdnode.hidden=(64, 64)"]`` -> {"fnode": {"targets": "fd"}, ...};
+    values are Python literals where they parse as one, strings otherwise."""
+    import ast
+
+    out: dict[str, dict[str, object]] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        method, dot, option = key.partition(".")
+        if not sep or not dot or not method or not option:
+            raise ValueError(f"--set expects METHOD.OPTION=VALUE, got {item!r}")
+        try:
+            value: object = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            value = text
+        out.setdefault(method, {})[option] = value
+    return out
+
+
+def compare(argv: Sequence[str] | None = None) -> int:
+    """``scripts/compare.py``: every method on one problem, one data set, one report. Exits 1
+    when a method failed or was interrupted, 130 on Ctrl-C."""
+    from .experiments.record import new_run_id
+
+    prog = "compare.py"
+    args = _compare_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    run_id = new_run_id()
+    try:
+        from .compare import make_trainer
+        from .compare.harness import CompareConfig, default_methods, parse_methods
+
+        if args.budget is not None and not args.budget > 0:
+            raise ValueError(f"--budget must be > 0 seconds, got {args.budget:g}")
+        if args.epochs is not None and args.epochs <= 0:
+            raise ValueError(f"--epochs must be a positive integer, got {args.epochs}")
+        options = method_overrides(args.set)
+        methods = parse_methods(args.methods or ",".join(default_methods(args.problem)))
+        for method, opts in options.items():
+            if method not in methods:
+                raise ValueError(f"--set names method {method!r}, which --methods does not run")
+            make_trainer(method, args.problem, quick=args.quick, **opts)  # validates the options
+        cfg = CompareConfig(
+            problem=args.problem,
+            methods=methods,
+            preset=args.preset,
+            quick=args.quick,
+            epochs=args.epochs,
+            budget_s=args.budget,
+            device=args.device,
+            seed=args.seed,
+            noise=args.noise,
+            eval_every_s=args.eval_every,
+            threads=args.threads,
+            options=options,
         )
-        if k in result
-    ]
-    rows += [
-        (k, val)
-        for k, val in result.items()
-        if k.endswith(("rmse", "mse", "rate", "residual")) and val is not None
-    ]
-    print(f"\n{args.problem}: results in {out}\n" + table(rows))
-    return 0 if result.get("status") in ("success", "acceptable") else 1
+        out = OutputDirectory(
+            args.out or default_out(f"compare-{args.problem}"), run_id, args.overwrite
+        )
+    except (ValueError, TypeError) as exc:
+        return fail(prog, str(exc), args.debug)
+
+    from .compare.harness import run
+
+    try:
+        report = run(cfg, out.path, progress=not args.no_progress, log=print)
+    except KeyboardInterrupt:
+        where = out.finish()
+        print(f"{prog}: interrupted; finished methods are in {where}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    where = out.finish()
+    rows = report["rows"]
+    failed = [r["method"] for r in rows if r["status"] == "failed"]
+    interrupted = [r["method"] for r in rows if r["status"] == "interrupted"]
+    print(f"wrote {where / 'compare.json'} and {where / 'compare.md'}")
+    if args.debug:
+        for r in rows:
+            if r.get("traceback"):
+                print(r["traceback"], file=sys.stderr)
+    if interrupted:
+        print(f"{prog}: interrupted in {', '.join(interrupted)}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if failed:
+        print(f"{prog}: error: {', '.join(failed)} failed (see compare.md)", file=sys.stderr)
+        return EXIT_FAILED
+    return 0
