@@ -28,6 +28,7 @@ def test_generic_experiment_writes_metrics(problem, tmp_path, capsys):
     assert result["problem"] == problem and result["n_params"] > 0
     assert result["test_mse"] is not None and result["test_mse"] >= 0
     assert (tmp_path / "trajectories.png").exists()
+    assert (tmp_path / "model.json").exists()  # every system's trained model is kept
     if problem == "slider_crank":
         assert result["max_constraint_residual"] < 1e-8
 

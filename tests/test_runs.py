@@ -1,0 +1,144 @@
+"""Runs that end cleanly: one output directory per run, a run id in every file, Ctrl-C and
+failures reported with their phase, the robustness study's one status, compare.py's exit code.
+
+Everything goes through the command lines' entry points in this process; interrupts and
+failures are injected where the library would raise them.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from PIL import Image
+
+from collocnode.cli import compare, train_collocation
+from collocnode.experiments import vdp
+from collocnode.recipes.generic import SystemRecipe
+
+TINY_VDP = ("vdp", "--intervals", "8", "--stages", "2", "--max-iter", "5", "--no-jit", "--quiet")
+TINY_SMSD = ("smsd", "--intervals", "10", "--hidden", "3", "--max-iter", "5", "--quiet")
+
+
+def _stderr_line(capsys) -> str:
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def test_every_file_of_a_run_carries_its_run_id(tmp_path):
+    out = tmp_path / "run"
+    train_collocation([*TINY_SMSD, "--out", str(out)])
+    result = json.loads((out / "result.json").read_text())
+    model = json.loads((out / "model.json").read_text())
+    run_id = result["run_id"]
+    assert len(run_id) == 12 and model["metadata"]["run_id"] == run_id
+    assert Image.open(out / "trajectories.png").text["run_id"] == run_id
+    # the run was written beside --out and renamed: nothing else is left in the parent
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+def test_a_non_empty_out_is_refused_unless_overwrite(tmp_path, capsys):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "result.json").write_text('{"from": "an earlier run"}')
+    (out / "old.png").write_bytes(b"old")
+    assert train_collocation([*TINY_SMSD, "--out", str(out)]) == 2
+    line = _stderr_line(capsys)
+    assert "--out" in line and str(out) in line and "--overwrite" in line
+    assert json.loads((out / "result.json").read_text()) == {"from": "an earlier run"}
+
+    assert train_collocation([*TINY_SMSD, "--out", str(out), "--overwrite"]) in (0, 1)
+    assert "run_id" in json.loads((out / "result.json").read_text())
+    assert not (out / "old.png").exists()  # the old run's files are gone, not mixed in
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+def test_ctrl_c_during_training_writes_the_phase_and_exits_130(tmp_path, capsys, monkeypatch):
+    def interrupted(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(SystemRecipe, "train", interrupted)
+    out = tmp_path / "run"
+    assert train_collocation([*TINY_VDP, "--out", str(out)]) == 130
+    line = _stderr_line(capsys)
+    assert "interrupted" in line and "training" in line and "Traceback" not in line
+    result = json.loads((out / "result.json").read_text())
+    assert result["status"] == "interrupted" and result["phase"] == "training"
+    assert result["problem"] == "vdp" and result["settings"]["intervals"] == 8
+    assert not (out / "model.json").exists()
+
+
+def test_ctrl_c_in_a_solver_phase_names_that_phase(tmp_path, capsys, monkeypatch):
+    class Interrupted(KeyboardInterrupt):
+        phase = "build"
+
+    def interrupted(self, *args, **kwargs):
+        raise Interrupted
+
+    monkeypatch.setattr(SystemRecipe, "train", interrupted)
+    out = tmp_path / "run"
+    assert train_collocation([*TINY_VDP, "--out", str(out)]) == 130
+    assert json.loads((out / "result.json").read_text())["phase"] == "training (build)"
+    assert "training (build)" in _stderr_line(capsys)
+
+
+def test_a_failure_after_training_keeps_the_model_and_names_the_phase(
+    tmp_path, capsys, monkeypatch
+):
+    def broken(sol, grid=61):
+        raise RuntimeError("synthetic evaluation failure\nsecond line")
+
+    monkeypatch.setattr(vdp, "evaluate", broken)
+    out = tmp_path / "run"
+    assert train_collocation([*TINY_VDP, "--out", str(out)]) == 1
+    line = _stderr_line(capsys)
+    assert "evaluation" in line and "synthetic evaluation failure" in line
+    result = json.loads((out / "result.json").read_text())
+    assert result["status"] == "failed" and result["phase"] == "evaluation"
+    assert result["iterations"] > 0 and (out / "model.json").exists()
+
+
+def test_robustness_study_has_one_status(tmp_path, capsys):
+    out = tmp_path / "run"
+    code = train_collocation([*TINY_VDP, "--seeds", "2", "--workers", "1", "--out", str(out)])
+    result = json.loads((out / "result.json").read_text())
+    assert code == 0 and result["status"] == "success"
+    assert result["seeds_completed"] == 2 and result["seeds_not_run"] == 0
+    assert result["seeds_interrupted"] == 0 and len(result["runs"]) == 2
+    assert 0.0 <= result["success_rate"] <= 1.0
+
+
+def test_ctrl_c_stops_the_robustness_study_as_interrupted(tmp_path, capsys, monkeypatch):
+    real = vdp.robustness_run
+
+    def second_is_interrupted(opts):
+        if opts.seed == 1:
+            raise KeyboardInterrupt
+        return real(opts)
+
+    monkeypatch.setattr(vdp, "robustness_run", second_is_interrupted)
+    out = tmp_path / "run"
+    args = [*TINY_VDP, "--seeds", "3", "--workers", "1", "--out", str(out)]
+    assert train_collocation(args) == 130
+    result = json.loads((out / "result.json").read_text())
+    assert result["status"] == "interrupted"
+    assert result["seeds_completed"] == 1 and result["seeds_not_run"] == 2
+    assert result["seeds_failed"] <= 1  # failures count only seeds that ran to the end
+
+
+@pytest.mark.torch
+def test_compare_exits_non_zero_when_a_method_failed(tmp_path, capsys, monkeypatch):
+    from collocnode.compare import fnode
+
+    def boom(self, system, trajs):
+        raise RuntimeError("synthetic failure")
+
+    monkeypatch.setattr(fnode.FNODE, "_setup", boom)
+    out = tmp_path / "cmp"
+    args = ["vdp", "--methods", "fnode", "--quick", "--epochs", "1", "--out", str(out)]
+    assert compare([*args, "--no-progress", "--device", "cpu"]) == 1
+    err = capsys.readouterr().err
+    assert "fnode failed" in err
+    rows = json.loads((out / "compare.json").read_text())["rows"]
+    assert rows[0]["status"] == "failed"
