@@ -142,3 +142,17 @@ def test_compare_exits_non_zero_when_a_method_failed(tmp_path, capsys, monkeypat
     assert "fnode failed" in err
     rows = json.loads((out / "compare.json").read_text())["rows"]
     assert rows[0]["status"] == "failed"
+
+
+def test_an_unsafe_jit_cache_is_one_line_and_a_failed_result(tmp_path, capsys, monkeypatch):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    cache.chmod(0o777)  # writable by others: loading compiled code from it is refused
+    monkeypatch.setenv("COLLOCNODE_CACHE", str(cache))
+    out = tmp_path / "run"
+    args = [a for a in TINY_VDP if a != "--no-jit"]
+    assert train_collocation([*args, "--jit", "--out", str(out)]) == 1
+    line = _stderr_line(capsys)
+    assert "training" in line and str(cache) in line and "Traceback" not in line
+    result = json.loads((out / "result.json").read_text())
+    assert result["status"] == "failed" and result["error"].startswith("JITError")
