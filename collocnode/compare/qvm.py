@@ -32,17 +32,19 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from .. import _validation as v
 from ..data import Trajectory
 from .integrators import DivergenceError
+from .results import Divergence, Score
+from .scenarios import Scenario, ScenarioData
 
 # what `compare.py qvm` runs by default: every method that learns dynamics from states
 METHODS = ("collocation", "node", "fnode", "mbdnode", "mnn", "snde")
-METRIC = "test_road_rmse"  # the row key that time_to_target_s compares
+METRIC = "test_road_rmse"  # the row column that time_to_target_s compares
 # (row key, Markdown header) of the table
 COLUMNS = (
     ("method", "method"),
@@ -194,8 +196,8 @@ class RoadEvaluation:
         except DivergenceError:
             return None
 
-    def score(self, trainer: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        """Row fields and the arrays for ``<method>.npz`` (the test-road rollout)."""
+    def score(self, trainer: Any) -> Score:
+        """The row columns and the arrays for ``<method>.npz`` (the test-road rollout)."""
         d = self.data
         start = time.perf_counter()
         fields: dict[str, Any] = {
@@ -209,14 +211,9 @@ class RoadEvaluation:
             train = self._road(trainer, "train")
             test = self._road(trainer, "test")
         except DivergenceError as exc:
-            fields.update(
-                status="diverged",
-                diverged_step=exc.step,
-                diverged_t=exc.t,
-                message=f"{exc} (roll-out from rest on the training or test road)",
-                predict_time_s=time.perf_counter() - start,
-            )
-            return fields, arrays
+            fields["predict_time_s"] = time.perf_counter() - start
+            why = f"{exc} (roll-out from rest on the training or test road)"
+            return Score(fields, arrays, Divergence(exc.step, exc.t, why))
         fields.update(
             train_rmse=train["rmse"],
             test_road_rmse=test["rmse"],
@@ -235,7 +232,7 @@ class RoadEvaluation:
                 spring_rmse=char["spring"]["rmse"],
             )
         arrays.update(x_pred=test["x"], a_data=d.truth_test.y, a_pred=test["a"])
-        return fields, arrays
+        return Score(fields, arrays)
 
     @property
     def noise_floor(self) -> float:
@@ -257,3 +254,25 @@ class RoadEvaluation:
             "training road / the unseen class-C road against the noise-free truth (RMS over "
             "samples and both outputs); train_mse/test_mse: the state MSE of the same roll-outs",
         }
+
+
+class QVMScenario(Scenario):
+    """The quarter-vehicle comparison as a scenario of the harness (see the module docstring)."""
+
+    methods: ClassVar[tuple[str, ...]] = METHODS
+    columns: ClassVar[tuple[tuple[str, str], ...]] = COLUMNS
+
+    def __init__(self, settings: QVMSettings = SETTINGS) -> None:
+        self.settings = settings
+
+    def load(
+        self, problem: str, preset: str | None, quick: bool, seed: int, noise: float | None
+    ) -> ScenarioData:
+        data = load(preset, quick, seed, noise, self.settings)
+        return ScenarioData(data.system, data.split, RoadEvaluation(data))
+
+    def curve_every(self, quick: bool) -> float:
+        return self.settings.curve_every(quick)
+
+    def threads(self, quick: bool) -> int | None:
+        return self.settings.threads(quick)

@@ -1,0 +1,119 @@
+"""The harness: typed rows and report, Ctrl-C anywhere recorded as "interrupted", failures as
+"failed", and the JSON written equal to the report returned."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from collocnode.compare.harness import CompareConfig, run
+from collocnode.compare.integrators import DivergenceError
+from collocnode.compare.results import CompareReport, MethodRow, Score
+from collocnode.compare.scenarios import StateRollout, StateRolloutScenario
+from collocnode.io import jsonable
+
+
+def _cfg(*methods: str) -> CompareConfig:
+    return CompareConfig("vdp", methods, quick=True, epochs=1, device="cpu")
+
+
+def _written(out) -> dict:
+    return json.loads((out / "compare.json").read_text())
+
+
+def test_ctrl_c_before_training_ends_is_recorded_and_skips_the_rest(tmp_path, monkeypatch):
+    from collocnode.compare import fnode
+
+    def interrupt(self, system, trajs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fnode.FNODE, "_setup", interrupt)
+    report = run(_cfg("fnode", "mbdnode"), tmp_path, progress=False)
+    assert report.interrupted == ["fnode", "mbdnode"] and report.failed == []
+    rows = {r["method"]: r for r in _written(tmp_path)["rows"]}
+    assert rows["fnode"]["status"] == "interrupted"
+    assert rows["fnode"]["message"] == "interrupted before training ended"
+    assert rows["mbdnode"]["status"] == "interrupted"
+    assert rows["mbdnode"]["message"] == "skipped after Ctrl-C"
+    assert "| fnode | interrupted |" in (tmp_path / "compare.md").read_text()
+
+
+def test_ctrl_c_while_scoring_keeps_the_training_fields(tmp_path, monkeypatch):
+    from collocnode.compare import mbdnode
+
+    def interrupt(self, t, x0, u=None, *, params=None):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(mbdnode.MBDNODE, "predict", interrupt)
+    report = run(_cfg("mbdnode", "fnode"), tmp_path, progress=False)
+    row = _written(tmp_path)["rows"][0]
+    assert row["status"] == "interrupted" and row["epochs"] == 1 and row["n_params"] > 0
+    assert row["message"].startswith("interrupted after training; 1 epochs")
+    assert report.interrupted == ["mbdnode", "fnode"]
+
+
+def test_a_failure_is_named_and_the_json_is_the_report(tmp_path, monkeypatch):
+    from collocnode.compare import fnode
+
+    def boom(self, system, trajs):
+        raise RuntimeError("synthetic failure")
+
+    monkeypatch.setattr(fnode.FNODE, "_setup", boom)
+    report = run(_cfg("fnode", "mbdnode", "snde"), tmp_path, progress=False)
+    assert isinstance(report, CompareReport)
+    assert all(isinstance(r, MethodRow) for r in report.rows)
+    assert report.failed == ["fnode"] and report.interrupted == []
+    assert [r.status for r in report.rows] == ["failed", "success", "not applicable"]
+    assert report.rows[0].unfinished and not report.rows[1].unfinished
+    assert _written(tmp_path) == jsonable(report)
+    assert report["rows"][1]["test_mse"] == report.rows[1].scores["test_mse"] > 0
+
+
+def test_every_row_lists_the_base_columns_first():
+    skipped = MethodRow("lstm", "interrupted", message="skipped after Ctrl-C")
+    assert list(skipped)[:8] == [
+        "method",
+        "status",
+        "train_time_s",
+        "epochs",
+        "train_mse",
+        "test_mse",
+        "n_params",
+        "message",
+    ]
+    assert list(skipped)[-1] == "time_to_target_s" and "traceback" not in skipped
+    row = MethodRow("fnode", "success", curve=[(1.0, 0.5)], scores={"test_mse": 0.1, "x": 2})
+    assert row["test_mse"] == 0.1 and row["x"] == 2 and row["curve"] == [(1.0, 0.5)]
+    assert list(row).index("curve") < list(row).index("x")
+
+
+class _Diverging:
+    def predict(self, t, x0, u=None, *, params=None):
+        raise DivergenceError(5, float(t[5]), np.zeros((5, 2)), "blow-up")
+
+
+def test_a_diverged_rollout_is_a_typed_divergence():
+    data = StateRolloutScenario().load("vdp", None, True, 0, None)
+    score = StateRollout(data.system, data.split).score(_Diverging())
+    assert isinstance(score, Score)
+    assert score.divergence is not None and score.divergence.step == 5
+    assert score.columns["test_mse"] is None and "x_pred" not in score.arrays
+    fields, arrays = score  # the pair a caller of score() unpacks
+    assert fields["status"] == "diverged" and fields["diverged_step"] == 5
+    assert set(arrays) == {"t", "x_data"}
+    row = MethodRow("mbdnode", "success")
+    row.record_score(score)
+    assert (row.status, row.diverged_step) == ("diverged", 5) and "step 5" in row.message
+
+
+@pytest.mark.parametrize("problem", ["vdp", "qvm"])
+def test_scenarios_give_defaults_and_columns(problem):
+    from collocnode.compare import harness
+    from collocnode.compare.scenarios import scenario_for
+
+    scenario = scenario_for(problem)
+    assert harness.default_methods(problem) == scenario.methods
+    assert scenario.columns[0] == ("method", "method")
+    assert (scenario.threads(True) == 1) is (problem == "qvm")
