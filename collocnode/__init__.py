@@ -14,6 +14,7 @@ with exact sparse Hessians::
     sol.status, sol(3.5), sol.simulate(data.t)
 """
 
+from ._version import __version__
 from .data import Trajectory
 from .models import HybridModel, NeuralODE, Parameter
 from .simulate import SimulationError, simulate
@@ -31,7 +32,6 @@ from .transcription import (
     Solution,
 )
 
-__version__ = "0.1.0"
 
 __all__ = [
     "BlockConstraint",

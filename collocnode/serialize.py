@@ -5,7 +5,7 @@ A model file is UTF-8 JSON, written atomically (temporary file, then rename)::
     {
       "format": "collocnode-model",
       "format_version": 1,
-      "library_version": "0.1.0",
+      "library_version": "0.2.0",
       "model": {
         "recipe": {"function": "collocnode.models:NeuralODE", "kwargs": {...}},
         "n_states": 2, "n_inputs": 0, "n_outputs": 0, "n_params": 102,
@@ -668,7 +668,7 @@ def _decode_system(spec: Any, where: str) -> Any:
         v.choice(f"preset of {name}", preset, problems.presets(name))
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}") from None
-    valid = list(problems._system_class(name).PRESETS[preset])
+    valid = problems.parameters(name, preset)
     params = _decode(spec["params"], f"{where}.params", 0)
     sampling = spec.get("sampling", {})
     for field_name, value, allowed in (("params", params, valid), ("sampling", sampling, None)):
@@ -823,7 +823,7 @@ def save_model(
             wrong shape or with NaN/Inf.
         TypeError: a recipe argument or metadata value that cannot be stored (named).
     """
-    from . import __version__
+    from ._version import __version__
     from .training import TrainingSolution
 
     if Path(path).is_dir():

@@ -50,6 +50,14 @@ def presets(name: str) -> list[str]:
     return list(_system_class(name).PRESETS)
 
 
+def parameters(name: str, preset: str | None = None) -> list[str]:
+    """Names of the physical parameters of system ``name`` in ``preset`` (default: its first),
+    the overrides :func:`get` accepts besides sampling settings."""
+    cls = _system_class(name)
+    preset = next(iter(cls.PRESETS)) if preset is None else preset
+    return list(cls.PRESETS[v.choice(f"preset of {name}", preset, cls.PRESETS)])
+
+
 def get(name: str, preset: str | None = None, **params: float) -> System:
     """Build system ``name`` with a named ``preset`` and optional parameter overrides.
 
@@ -61,4 +69,4 @@ def get(name: str, preset: str | None = None, **params: float) -> System:
     return cls(preset=preset, **params)
 
 
-__all__ = ["Split", "System", "available", "get", "presets"]
+__all__ = ["Split", "System", "available", "get", "parameters", "presets"]
