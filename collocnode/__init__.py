@@ -32,7 +32,6 @@ from .transcription import (
     Solution,
 )
 
-
 __all__ = [
     "BlockConstraint",
     "Constraint",
