@@ -160,60 +160,45 @@ def _plots(
     record: RunRecord,
     opts: QVMOptions,
 ) -> None:
-    import matplotlib.pyplot as plt
-
+    """The paper's Figs. 2-5: the learned characteristics (with Kamp et al.'s curves), the
+    unseen-road acceleration and the objective history."""
     from .. import plotting
 
-    system, data, sol = trained.system, split.train, trained.solution
-    for name, fn, unit, scale in (
-        ("friction", system.friction, "Δv_s [m/s]", 1.0),
-        ("spring", system.spring, "Δz_s [mm]", 1e3),
+    system, sol = trained.system, trained.solution
+    for name, fn, unit, scale, sigma in (
+        ("friction", system.friction, "Δv_s [m/s]", 1.0, input_spread(split.train)[0]),
+        ("spring", system.spring, "Δz_s [mm]", 1e3, input_spread(split.train)[1]),
     ):
-        s = input_spread(data)[0 if name == "friction" else 1]
-        x = np.linspace(-4 * s, 4 * s, 801)
-        fig, ax = plt.subplots(figsize=(6, 4))
-        ax.plot(x * scale, fn(x), "k-", lw=1.5, label="true (data generator)")
-        ax.plot(
-            x * scale,
-            sol.model.blocks[name].numpy(x[:, None], sol.params[name])[:, 0],
-            "--",
-            color="tab:red",
-            lw=1.5,
-            label=f"learned, strategy {opts.recipe.strategy}",
-        )
+        x = np.linspace(-4 * sigma, 4 * sigma, 801)
         kamp = _load_curve(f"{'fric' if name == 'friction' else 'spring'}_learned")
-        if kamp is not None:
-            xs = kamp[:, 0]  # friction in m/s, spring in mm: the units plotted here
-            keep = np.abs(xs / scale) <= 4 * s
-            ax.plot(
-                xs[keep],
-                kamp[keep, 1],
-                ":",
-                color="tab:blue",
-                lw=1.2,
-                label="Kamp et al. 2023 (ODE-solver training)",
-            )
-        for k, style in ((1, ":"), (2, "-.")):
-            for sign in (-1, 1):
-                ax.axvline(sign * k * s * scale, color="0.5", ls=style, lw=0.8)
-        ax.set_xlabel(unit)
-        ax.set_ylabel("F [N]")
-        ax.set_title(f"{name} characteristic (±1σ, ±2σ of the training inputs)")
-        ax.legend(fontsize=8)
-        record.figure(fig, f"{name}.png")
+        record.figure(
+            plotting.characteristic(
+                x * scale,
+                fn(x),
+                sol.model.blocks[name].numpy(x[:, None], sol.params[name])[:, 0],
+                sigma * scale,
+                xlabel=unit,
+                learned_label=f"learned, strategy {opts.recipe.strategy}",
+                # friction in m/s, spring in mm: the units plotted here
+                reference=None if kamp is None else (kamp[:, 0], kamp[:, 1]),
+                reference_label="Kamp et al. 2023 (ODE-solver training)",
+                title=f"{name} characteristic (±1σ, ±2σ of the training inputs)",
+            ),
+            f"{name}.png",
+        )
     test = runs.get("test")
     if test is not None and test.simulated is not None:
-        obs, truth, sim = test.observed, test.truth, test.simulated
-        window = (obs.t >= 4.0) & (obs.t <= 8.0)
-        fig, ax = plt.subplots(figsize=(8, 3.5))
-        ax.plot(obs.t[window], obs.y[window, 0], ".", ms=1.5, color="0.6", label="data")
-        ax.plot(obs.t[window], truth.y[window, 0], "k-", lw=1, label="true model")
-        ax.plot(obs.t[window], sim.y[window, 0], "--", color="tab:red", lw=1, label="PeN-ODE")
-        ax.set_xlabel("t [s]")
-        ax.set_ylabel("a_b [m/s²]")
-        ax.set_title("body acceleration on the unseen class-C road")
-        ax.legend(fontsize=8)
-        record.figure(fig, "test_road_acceleration.png")
+        record.figure(
+            plotting.acceleration_window(
+                test.observed.t,
+                test.observed.y[:, 0],
+                test.truth.y[:, 0],
+                test.simulated.y[:, 0],
+                learned_label="PeN-ODE",
+                title="body acceleration on the unseen class-C road",
+            ),
+            "test_road_acceleration.png",
+        )
     curves = {}
     offset = 0.0
     if "pretrain" in trained.phases:
