@@ -40,7 +40,7 @@ replaced by their smoothed values, and a "constant" state guess is refused as me
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import casadi as ca
@@ -226,45 +226,79 @@ def fit_initial_guess(
         raise TypeError(f"ipopt must be an IpoptOptions, got {ipopt!r}")
     t_start = time.perf_counter()
     model = problem.model
-    lo, hi = problem.horizon
-    data = problem.data.window(lo, hi)
-    t = data.t
     # the fitted columns as TrainingProblem resolved them: ("x", state) or ("y", output)
-    columns = problem.columns
-    observed = sorted({i for kind, i in columns if kind == "x"})
-
-    x_est = np.empty((t.size, model.n_states))
-    xdot = np.full((t.size, model.n_states), np.nan)
-    if len(observed) < model.n_states:
-        if isinstance(problem.state_guess, str) and problem.state_guess == "constant":
-            raise ValueError(
-                "warm_start: the fit leaves states unobserved, and the problem's state_guess is "
-                "'constant'; give a state guess for them (e.g. a simulation of a simpler model)"
-            )
-        x_est[:] = problem.to_dop().state_guess(t)
-    if observed:
-        x_est[:, observed], xdot[:, observed] = smooth_samples(t, data.x[:, observed], method)
+    observed = sorted({i for kind, i in problem.columns if kind == "x"})
+    if len(observed) < model.n_states and _is_constant(problem.state_guess):
+        raise ValueError(
+            "warm_start: the fit leaves states unobserved, and the problem's state_guess is "
+            "'constant'; give a state guess for them (e.g. a simulation of a simpler model)"
+        )
+    # every trajectory's samples enter the regression, each with its own quadrature weights
+    samples = [_samples(problem, k, observed, method) for k in range(problem.n_trajectories)]
     t_smooth = time.perf_counter() - t_start
 
-    targets = np.column_stack([xdot[:, i] if kind == "x" else data.y[:, i] for kind, i in columns])
     p0 = problem.params_guess
     if p0 is None:
         p0 = model.init_params(np.random.default_rng(seed))
     p0 = v.finite_array("params_guess", p0, shape=(model.n_params,))
-    p, res = _regress(problem, t, x_est, targets, p0, ipopt, jit)
+    stacked = _Samples(
+        **{f.name: np.concatenate([getattr(s, f.name) for s in samples]) for f in fields(_Samples)}
+    )
+    p, res = _regress(problem, stacked, p0, ipopt, jit)
 
-    state_fn = CubicSpline(t, x_est, axis=0)
-    warm = replace(problem, params_guess=p, state_guess=state_fn)
+    guesses = [CubicSpline(s.t, s.x, axis=0) for s in samples]
+    warm = replace(
+        problem, params_guess=p, state_guess=guesses[0] if len(guesses) == 1 else guesses
+    )
     t_total = time.perf_counter() - t_start
     return WarmStart(
         problem=warm,
         p=p,
-        t=t,
-        x=x_est,
-        targets=targets,
+        t=stacked.t,
+        x=stacked.x,
+        targets=stacked.targets,
         timings={"smooth": t_smooth, "regression": t_total - t_smooth, "total": t_total},
         **res,
     )
+
+
+@dataclass
+class _Samples:
+    """The regression's data of one trajectory (or of all, stacked): times (n,), states at
+    which the model is evaluated (n, n_states), known inputs (n, n_inputs), targets (n, n_fit)
+    and trapezoid weights (n,)."""
+
+    t: np.ndarray
+    x: np.ndarray
+    u: np.ndarray
+    targets: np.ndarray
+    w: np.ndarray
+
+
+def _samples(problem: TrainingProblem, k: int, observed: list[int], method: str) -> _Samples:
+    """Smoothed states, derivative targets, inputs and weights of trajectory ``k`` over its
+    training horizon."""
+    model = problem.model
+    data = problem.trajectories[k]
+    if k == 0:
+        data = data.window(*problem.horizon)
+    t = data.t
+    x_est = np.empty((t.size, model.n_states))
+    xdot = np.full((t.size, model.n_states), np.nan)
+    if len(observed) < model.n_states:
+        x_est[:] = problem.to_dop().state_guess(t, segment=k)
+    if observed:
+        x_est[:, observed], xdot[:, observed] = smooth_samples(t, data.x[:, observed], method)
+    targets = np.column_stack(
+        [xdot[:, i] if kind == "x" else data.y[:, i] for kind, i in problem.columns]
+    )
+    u_fn = problem.input_function(k)
+    u = u_fn(t) if u_fn is not None else np.zeros((t.size, 0))
+    # trapezoid weights: (*) approximates an integral over the horizon like the NLP's loss
+    w = np.zeros(t.size)
+    w[:-1] += 0.5 * np.diff(t)
+    w[1:] += 0.5 * np.diff(t)
+    return _Samples(t, x_est, np.asarray(u, dtype=float).reshape(t.size, -1), targets, w)
 
 
 def warm_start(
@@ -282,9 +316,7 @@ def warm_start(
 
 def _regress(
     problem: TrainingProblem,
-    t: np.ndarray,
-    x: np.ndarray,
-    targets: np.ndarray,
+    samples: _Samples,
     p0: np.ndarray,
     ipopt: IpoptOptions,
     jit: bool,
@@ -298,14 +330,9 @@ def _regress(
     per solve on Van der Pol.
     """
     model = problem.model
-    n, n_fit = targets.shape
+    n, n_fit = samples.targets.shape
     npar, nw = model.n_params, model.n_weights
-    u_fn = problem.input_function()
-    u = u_fn(t) if u_fn is not None else np.zeros((n, 0))
-    # trapezoid weights: (*) approximates an integral over the horizon like the NLP's loss
-    w = np.zeros(n)
-    w[:-1] += 0.5 * np.diff(t)
-    w[1:] += 0.5 * np.diff(t)
+    x, u, t, targets, w = samples.x, samples.u, samples.t, samples.targets, samples.w
 
     xs, ps = ca.SX.sym("x", model.n_states), ca.SX.sym("p", npar)
     us, ts = ca.SX.sym("u", model.n_inputs), ca.SX.sym("t")
@@ -376,3 +403,7 @@ def _regress(
         "iterations": int(stats.get("iter_count", 0)),
         "objective": objective,
     }
+
+
+def _is_constant(state_guess: Any) -> bool:
+    return isinstance(state_guess, str) and state_guess == "constant"

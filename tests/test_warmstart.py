@@ -119,6 +119,24 @@ def test_regression_recovers_the_weights_of_a_network_from_its_own_trajectory(me
     assert err < 0.2 * np.max(np.abs(p0 - p_true))
 
 
+def test_regression_uses_every_trajectory_of_a_multi_trajectory_problem():
+    model, p_true, first = _own_trajectory()
+    second = simulate(model, p_true, np.linspace(0.0, 5.0, 151), np.array([-0.8, 0.6]))
+    p0 = p_true + 0.2 * np.random.default_rng(1).standard_normal(p_true.size)
+    problem = TrainingProblem(model, [first, second], params_guess=p0)
+    ws = fit_initial_guess(problem)
+    assert ws.status == SolverStatus.SUCCESS
+    assert ws.t.size == first.n_samples + second.n_samples
+    assert np.max(np.abs(ws.p - p_true)) < 0.05
+    # one smoothed state guess per trajectory, each on its own horizon
+    guesses = ws.problem.state_guess
+    assert len(guesses) == 2
+    for guess, traj in zip(guesses, (first, second), strict=True):
+        assert np.max(np.abs(guess(traj.t) - traj.x)) < 1e-3
+    sol = solve(ws.problem, RadauIIA(20, 3, ipopt=IpoptOptions(max_iter=30, print_level=0)))
+    assert sol.status.ok
+
+
 def test_regression_error_shrinks_with_the_sampling_step():
     errs = []
     for n in (101, 401):
