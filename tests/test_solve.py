@@ -1,5 +1,6 @@
 """solve() on problems with known answers; backend agreement; honest statuses."""
 
+import casadi as ca
 import numpy as np
 import pytest
 
@@ -167,3 +168,113 @@ def test_rk4_rollout_converges_with_order_four():
     assert np.log2(errs[0] / errs[1]) == pytest.approx(4.0, abs=0.3)
     adaptive = simulate(model, np.zeros(0), t, [1.0, 0.0], inputs=u)
     np.testing.assert_allclose(adaptive.x[:, 0], exact(t), atol=1e-8)
+
+
+@pytest.mark.parametrize(
+    ("seed", "error", "match"),
+    [
+        (True, TypeError, "seed must be a non-negative integer, got True"),
+        (1.5, TypeError, "seed must be a non-negative integer, got 1.5"),
+        ("0", TypeError, "seed must be a non-negative integer, got '0'"),
+        (-1, ValueError, "seed must be a non-negative integer, got -1"),
+    ],
+)
+def test_seed_must_be_a_non_negative_integer(seed, error, match):
+    with pytest.raises(error, match=match):
+        solve(small_training("casadi"), RadauIIA(4, 2, ipopt=IpoptOptions(**QUIET)), seed=seed)
+
+
+def two_trajectories(x_guess_second: float) -> DynamicOptimizationProblem:
+    """x' = -sqrt(x) on [0, 1] and on [5, 6]: a negative state guess of the second trajectory
+    makes its dynamics NaN at the initial point."""
+    from collocnode.transcription.problem import Segment
+
+    return DynamicOptimizationProblem(
+        dynamics=lambda x, p, u, t: -ca.sqrt(x),
+        n_states=1,
+        n_params=0,
+        tspan=(0.0, 1.0),
+        lagrange=lambda x, p, u, t: x[0] ** 2,
+        segments=(
+            Segment((0.0, 1.0), x0=[1.0], x_guess=[1.0]),
+            Segment((5.0, 6.0), x_guess=[x_guess_second]),
+        ),
+    )
+
+
+@pytest.mark.parametrize("backend", ["casadi", "cyipopt"])
+def test_an_evaluation_error_in_the_second_trajectory_names_it_and_its_time(backend):
+    alg = RadauIIA(4, 2, ipopt=IpoptOptions(backend=backend, **QUIET))
+    sol = solve(two_trajectories(-1.0), alg)
+    assert sol.status == SolverStatus.EVALUATION_ERROR
+    assert "trajectory 1" in sol.message, sol.message
+    t = float(sol.message.split("t = ")[1].rstrip(")"))
+    assert 5.0 < t <= 6.0
+
+
+def test_a_non_finite_state_of_the_second_trajectory_is_located_in_its_mesh():
+    """A global node index past the first trajectory's nodes was looked up in its mesh."""
+    from collocnode.transcription import Mesh, StructuredNLP
+    from collocnode.transcription.collocation import locate_non_finite
+
+    meshes = [Mesh.equidistant(0.0, 1.0, 4, 2), Mesh.equidistant(5.0, 6.0, 4, 2)]
+    nlp = StructuredNLP(two_trajectories(1.0), meshes, threads=1)
+    z = nlp.initial_guess()
+    z[(meshes[0].n_nodes + 3) * nlp.nx] = np.nan  # node 3 of trajectory 1
+    t3 = meshes[1].node_times[3]
+    assert locate_non_finite(nlp, z) == "non-finite state x[0] at node 3 of trajectory 1 " + (
+        f"(t = {t3:.6g})"
+    )
+
+
+def sqrt_decay() -> DynamicOptimizationProblem:
+    """x' = -p sqrt(x) fitted to 1 - t on [0, 2]: IPOPT's steps make x negative, and
+    evaluations at such trial points return NaN."""
+    return DynamicOptimizationProblem(
+        dynamics=lambda x, p, u, t: -p[0] * ca.sqrt(x),
+        n_states=1,
+        n_params=1,
+        tspan=(0.0, 2.0),
+        lagrange=lambda x, p, u, t: (x[0] - (1 - t)) ** 2,
+        x0=[1.0],
+        x_guess=[1.0],
+        p_guess=[0.1],
+    )
+
+
+@pytest.mark.parametrize("backend", ["casadi", "cyipopt"])
+def test_nan_evaluations_are_counted_in_the_solution_not_printed(backend, capfd):
+    alg = RadauIIA(10, 3, ipopt=IpoptOptions(max_iter=40, backend=backend, **QUIET))
+    sol = solve(sqrt_decay(), alg)
+    out, err = capfd.readouterr()
+    assert "NaN detected" not in out + err
+    assert out + err == ""  # print_level 0 is silent
+    assert sol.non_finite_evaluations > 10
+    assert sol.to_dict()["non_finite_evaluations"] == sol.non_finite_evaluations
+
+
+def test_an_nlp_too_large_for_memory_is_refused_before_it_is_built():
+    dop = DynamicOptimizationProblem(
+        dynamics=lambda x, p, u, t: -x * p[0],
+        n_states=2,
+        n_params=2_000_000,
+        tspan=(0.0, 1.0),
+        lagrange=lambda x, p, u, t: x[0] ** 2,
+    )
+    with pytest.raises(ValueError, match=r"more than this machine's memory") as err:
+        solve(dop, RadauIIA(10, 3))
+    text = str(err.value)
+    assert "30 collocation nodes" in text and "n_params = 2000000" in text
+    assert "parameter block (n_params² / 2) 2e+12" in text
+
+
+def test_the_memory_estimate_counts_nodes_states_and_parameters(monkeypatch):
+    """The guard compares the estimate with the machine's memory: here a machine of 10 MB."""
+    from collocnode.transcription import collocation
+
+    monkeypatch.setattr(collocation, "_physical_memory", lambda: 10_000_000)
+    small = RadauIIA(10, 2, ipopt=IpoptOptions(**QUIET))
+    assert solve(decay(), small).success
+    sizes = r"2000 collocation nodes x \(n_states = 2, n_params = 22\)"
+    with pytest.raises(ValueError, match=sizes):
+        solve(small_training("casadi"), RadauIIA(1000, 2, ipopt=IpoptOptions(**QUIET)), seed=0)
