@@ -1,4 +1,5 @@
-"""Activation functions, written once per backend (CasADi symbolic, numpy, torch).
+"""Activation functions, written once per backend (CasADi symbolic, numpy; their torch forms are
+in :mod:`collocnode.nn.torch`, the only module of this package that imports torch).
 
 IPOPT needs twice continuously differentiable models, so each activation records whether it is C².
 """
@@ -19,7 +20,6 @@ class Activation:
     name: str
     casadi: Callable[[Any], Any]
     numpy: Callable[[np.ndarray], np.ndarray]
-    torch: Callable[[Any], Any]
     c2: bool  # twice continuously differentiable everywhere
 
 
@@ -27,12 +27,6 @@ def _ca():
     import casadi
 
     return casadi
-
-
-def _th():
-    import torch
-
-    return torch
 
 
 def _np_sigmoid(x: np.ndarray) -> np.ndarray:
@@ -48,21 +42,18 @@ ACTIVATIONS: dict[str, Activation] = {
             "sigmoid",
             casadi=lambda x: 0.5 + 0.5 * _ca().tanh(0.5 * x),
             numpy=_np_sigmoid,
-            torch=lambda x: _th().sigmoid(x),
             c2=True,
         ),
         Activation(
             "tanh",
             casadi=lambda x: _ca().tanh(x),
             numpy=np.tanh,
-            torch=lambda x: _th().tanh(x),
             c2=True,
         ),
         Activation(
             "softplus",
             casadi=lambda x: _ca().log1p(_ca().exp(x)),
             numpy=lambda x: np.logaddexp(0.0, x),
-            torch=lambda x: _th().nn.functional.softplus(x),
             c2=True,
         ),
         # Langenkamp et al. eq. (18): a smooth ReLU, (x + sqrt(1 + x^2)) / 2.
@@ -70,28 +61,24 @@ ACTIVATIONS: dict[str, Activation] = {
             "squareplus",
             casadi=lambda x: 0.5 * (x + _ca().sqrt(1.0 + x * x)),
             numpy=lambda x: 0.5 * (x + np.sqrt(1.0 + x * x)),
-            torch=lambda x: 0.5 * (x + _th().sqrt(1.0 + x * x)),
             c2=True,
         ),
         Activation(
             "silu",
             casadi=lambda x: x * (0.5 + 0.5 * _ca().tanh(0.5 * x)),
             numpy=lambda x: x * _np_sigmoid(x),
-            torch=lambda x: _th().nn.functional.silu(x),
             c2=True,
         ),
         Activation(
             "identity",
             casadi=lambda x: x,
             numpy=lambda x: x,
-            torch=lambda x: x,
             c2=True,
         ),
         Activation(
             "relu",
             casadi=lambda x: _ca().fmax(x, 0.0),
             numpy=lambda x: np.maximum(x, 0.0),
-            torch=lambda x: _th().relu(x),
             c2=False,
         ),
     )

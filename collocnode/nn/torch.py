@@ -10,6 +10,22 @@ from torch import nn
 
 from .activations import get_activation
 
+# The torch form of every activation of collocnode.nn.activations (same function).
+TORCH_ACTIVATIONS: dict[str, Any] = {
+    "sigmoid": torch.sigmoid,
+    "tanh": torch.tanh,
+    "softplus": nn.functional.softplus,
+    "squareplus": lambda x: 0.5 * (x + torch.sqrt(1.0 + x * x)),  # Langenkamp et al. eq. (18)
+    "silu": nn.functional.silu,
+    "identity": lambda x: x,
+    "relu": torch.relu,
+}
+
+
+def torch_activation(name: str) -> Any:
+    """The torch form of activation ``name`` (a ValueError lists the valid names)."""
+    return TORCH_ACTIVATIONS[get_activation(name).name]
+
 
 class TorchMLP(nn.Module):
     """The torch twin of :class:`collocnode.nn.MLP` (same function, same flat weight layout)."""
@@ -23,7 +39,7 @@ class TorchMLP(nn.Module):
         self.layers = nn.ModuleList(
             nn.Linear(i, o, dtype=dtype, device=device) for o, i in spec.layer_shapes
         )
-        self._act = get_activation(spec.activation).torch
+        self._act = torch_activation(spec.activation)
         for name in ("input_shift", "input_scale", "output_scale"):
             self.register_buffer(
                 name, torch.tensor(getattr(spec, name), dtype=dtype, device=device)

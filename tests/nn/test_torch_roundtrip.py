@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from collocnode.nn import MLP
+from collocnode.nn import ACTIVATIONS, MLP
 
 torch = pytest.importorskip("torch")
 
@@ -31,3 +31,13 @@ def test_torch_rational_set_flat_checks_the_shape():
     module = RationalChebyshev(2, 1).torch_module()
     with pytest.raises(ValueError, match=r"^weights must have shape \(4,\), got \(5,\)"):
         module.set_flat(np.zeros(5))
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+def test_every_activation_has_a_torch_form_that_agrees_with_numpy(name):
+    from collocnode.nn.torch import torch_activation
+
+    x = np.linspace(-30.0, 30.0, 121)
+    got = torch_activation(name)(torch.tensor(x, dtype=torch.float64)).numpy()
+    # torch's softplus returns x itself above 20 (an error below 2.1e-9 there)
+    np.testing.assert_allclose(got, ACTIVATIONS[name].numpy(x), rtol=1e-10, atol=3e-9)
