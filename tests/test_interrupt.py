@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from collocnode import (
+    DynamicOptimizationProblem,
     IpoptOptions,
     NeuralODE,
     RadauIIA,
@@ -26,6 +27,7 @@ from collocnode import (
     solve,
 )
 from collocnode.nn import MLP
+from collocnode.status import SolveInterrupted
 from collocnode.transcription.ipopt import BACKENDS
 
 pytestmark = pytest.mark.skipif(
@@ -139,3 +141,101 @@ def test_ctrl_c_in_the_script_still_writes_results(tmp_path):
     for png in ("trajectories.png", "vector_field_error.png", "objective.png"):
         assert (out / png).stat().st_size > 1000, png
     assert not [p.name for p in out.iterdir() if p.name.startswith(".")], "temporary files left"
+
+
+def test_an_ignored_sigint_stays_ignored_during_a_solve():
+    """A process that ignores SIGINT (a pool worker, ``nohup``) must not get a handler back."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    seen, stop = set(), threading.Event()
+    main = threading.main_thread().ident
+
+    def watch() -> None:
+        start = time.monotonic()
+        while not stop.is_set():
+            seen.add(signal.getsignal(signal.SIGINT))
+            if time.monotonic() - start > 0.3 and "sent" not in seen:
+                signal.pthread_kill(main, signal.SIGINT)  # ignored by the OS
+                seen.add("sent")
+            time.sleep(0.001)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    try:
+        watcher.start()
+        ipopt = IpoptOptions(tol=1e-14, max_iter=80, print_level=0)
+        sol = solve(long_problem(), RadauIIA(100, 3, ipopt=ipopt), seed=0)
+    finally:
+        stop.set()
+        watcher.join()
+        signal.signal(signal.SIGINT, previous)
+    assert "sent" in seen, "the solve ended before Ctrl-C could be pressed"
+    assert seen == {signal.SIG_IGN, "sent"}
+    assert sol.status != SolverStatus.INTERRUPTED
+
+
+def _problem_with_dynamics(dynamics) -> DynamicOptimizationProblem:
+    return DynamicOptimizationProblem(
+        dynamics=dynamics,
+        n_states=1,
+        n_params=0,
+        tspan=(0.0, 1.0),
+        lagrange=lambda x, p, u, t: x[0] ** 2,
+        x0=[1.0],
+    )
+
+
+def test_ctrl_c_during_the_build_is_solve_interrupted_with_its_phase():
+    def interrupted(x, p, u, t):
+        raise KeyboardInterrupt
+
+    with pytest.raises(SolveInterrupted) as err:
+        solve(_problem_with_dynamics(interrupted), RadauIIA(4, 2))
+    assert err.value.phase == "build"
+    assert isinstance(err.value, KeyboardInterrupt)  # code that stops on Ctrl-C still does
+    assert "build phase" in str(err.value)
+
+
+def test_ctrl_c_during_the_jit_compile_is_solve_interrupted_with_its_phase(monkeypatch):
+    from collocnode.transcription import jit
+
+    def interrupted(functions, name="collocnode_nodes"):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(jit, "compile_functions", interrupted)
+    with pytest.raises(SolveInterrupted) as err:
+        solve(_problem_with_dynamics(lambda x, p, u, t: -x), RadauIIA(4, 2, jit=True))
+    assert err.value.phase == "compile"
+
+
+def test_ctrl_c_takes_effect_at_once_inside_a_long_casadi_call():
+    """CasADi calls cannot be interrupted; the build runs in a worker thread so that the main
+    thread, waiting for it, reacts to Ctrl-C at once (it waited for the call to return)."""
+    import casadi as ca
+
+    entered = threading.Event()
+
+    def slow_dynamics(x, p, u, t):
+        # one CasADi call of a few seconds, as the symbolic Hessian of a large model
+        n = 16
+        v, w = ca.SX.sym("v", n), ca.SX.sym("w", n, n)
+        e = ca.sumsqr(ca.tanh(ca.mtimes(w, ca.tanh(ca.mtimes(w, v)))))
+        entered.set()
+        ca.hessian(e, ca.vec(w))
+        return -x
+
+    main = threading.main_thread().ident
+    pressed: list[float] = []
+
+    def press() -> None:
+        if entered.wait(60):
+            time.sleep(0.2)
+            pressed.append(time.perf_counter())
+            signal.pthread_kill(main, signal.SIGINT)
+
+    presser = threading.Thread(target=press, daemon=True)
+    presser.start()
+    with pytest.raises(SolveInterrupted) as err:
+        solve(_problem_with_dynamics(slow_dynamics), RadauIIA(4, 2))
+    latency = time.perf_counter() - pressed[0]
+    presser.join()
+    assert err.value.phase == "build"
+    assert latency < 0.5, f"Ctrl-C took effect {latency:.2f} s late"

@@ -10,7 +10,10 @@ stops the solve with status ``interrupted`` and keeps the last iterate.
 from __future__ import annotations
 
 import os
+import threading
 import time
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -26,6 +29,8 @@ from .solution import Solution
 # Peak memory of the NLP build per estimated derivative nonzero [bytes]: measured 220-250 on
 # Van der Pol (2,500 and 10,000 nodes, 102 weights; numpy assembly, scatter matrices, MX graph).
 BYTES_PER_NONZERO = 250
+
+T = TypeVar("T")
 
 
 def solve_collocation(
@@ -47,11 +52,18 @@ def solve_collocation(
     if meshes is None:
         meshes = [alg.mesh_for(seg.tspan) for seg in segments]
     check_memory(dop, meshes)
+    nlp = build_interruptibly(
+        lambda checkpoint: StructuredNLP(
+            dop,
+            meshes,
+            jit=alg.jit,
+            threads=alg.threads,
+            hessian=alg.hessian,
+            checkpoint=checkpoint,
+        )
+    )
     try:
-        nlp = StructuredNLP(dop, meshes, jit=alg.jit, threads=alg.threads, hessian=alg.hessian)
         z0 = nlp.initial_guess()
-    except SolveInterrupted:
-        raise
     except KeyboardInterrupt as interrupt:
         raise SolveInterrupted("build") from interrupt
     t_build = time.perf_counter() - t_start
@@ -84,6 +96,60 @@ def solve_collocation(
         segment_states=segment_states,
         non_finite_evaluations=res.non_finite_evaluations,
     )
+
+
+class _Abandoned(Exception):
+    """Stops a build whose caller has gone (Ctrl-C) at its next checkpoint."""
+
+
+def build_interruptibly(build: Callable[[Callable[[str], None]], T]) -> T:
+    """``build(checkpoint)`` in a worker thread while the main thread waits, so that Ctrl-C
+    takes effect at once even inside one long CasADi call (CasADi releases the GIL).
+
+    ``build`` calls ``checkpoint(phase)`` at each step ("build" or "compile"). Ctrl-C raises
+    :class:`SolveInterrupted` with the phase the build was in; the worker stops at its next
+    checkpoint. Off the main thread (where Python delivers no Ctrl-C) the build runs in place.
+
+    Raises:
+        SolveInterrupted: Ctrl-C during the build, or a KeyboardInterrupt raised by the
+            problem's own functions.
+    """
+    state = {"phase": "build", "abandoned": False}
+
+    def checkpoint(phase: str) -> None:
+        if state["abandoned"]:
+            raise _Abandoned
+        state["phase"] = phase
+
+    if threading.current_thread() is not threading.main_thread():
+        try:
+            return build(checkpoint)
+        except KeyboardInterrupt as interrupt:
+            raise SolveInterrupted(state["phase"]) from interrupt
+    outcome: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            outcome["value"] = build(checkpoint)
+        except BaseException as err:  # handed to the waiting thread
+            outcome["error"] = err
+
+    worker = threading.Thread(target=work, name="collocnode-nlp-build", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.05)
+    except KeyboardInterrupt as interrupt:
+        state["abandoned"] = True
+        raise SolveInterrupted(state["phase"]) from interrupt
+    err = outcome.get("error")
+    if isinstance(err, SolveInterrupted):
+        raise err
+    if isinstance(err, KeyboardInterrupt):
+        raise SolveInterrupted(state["phase"]) from err
+    if err is not None:
+        raise err
+    return outcome["value"]
 
 
 def _physical_memory() -> int | None:

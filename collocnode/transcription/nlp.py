@@ -26,13 +26,13 @@ IPOPT backends call.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import replace
 
 import casadi as ca
 import numpy as np
 import scipy.sparse as sp
 
-from ..status import SolveInterrupted
 from .assembly import NLPLayout, NLPSize, NodePatterns
 from .hessian import nlp_mode
 from .mesh import Mesh
@@ -127,6 +127,9 @@ class StructuredNLP:
             ("partial-pp" / "partial-xp-pp" leave the p-p (and x-p) blocks to a quasi-Newton
             update, see :mod:`.quasi_newton`, and ``fn_hess`` then gives only the exact part;
             "none" leaves the whole Hessian to IPOPT's limited-memory approximation).
+        checkpoint: called with the phase ("build" or "compile") at every step of the build; it
+            may raise to abandon the build (see :mod:`.collocation`, which builds in a worker
+            thread so that Ctrl-C needs not wait for a long CasADi call).
 
     Attributes: the sizes and index maps of :class:`.assembly.NLPLayout` (``nx``, ``np``,
     ``ng``, ``nr``, ``nn``, ``N``, ``P0``, ``n_z``, ``n_c``, ``node_start``, ``coll_node``,
@@ -144,7 +147,10 @@ class StructuredNLP:
         jit: bool = False,
         threads: int | None = None,
         hessian: object = "exact",
+        checkpoint: Callable[[str], None] | None = None,
     ) -> None:
+        step = checkpoint or (lambda phase: None)
+        step("build")
         mode = nlp_mode(hessian)
         self.hessian_mode = mode
         segments = dop.all_segments()
@@ -155,7 +161,8 @@ class StructuredNLP:
         ng = dop.path.n if dop.path else 0
         nr = dop.boundary.n if dop.boundary else 0
 
-        self.node, self.bnd = self._functions(dop, mode, jit)
+        self.node, self.bnd = self._functions(dop, mode, jit, step)
+        step("build")
         layout = NLPLayout(
             dop.n_states,
             dop.n_params,
@@ -191,32 +198,33 @@ class StructuredNLP:
                 for m, seg in zip(meshes, segments, strict=True)
             ]
         )
-        self._graph(threads or os.cpu_count() or 1)
+        step("build")
+        self._graph(threads or os.cpu_count() or 1, step)
+        step("build")
         self._bounds()
 
     @staticmethod
     def _functions(
-        dop: DynamicOptimizationProblem, mode: str, jit: bool
+        dop: DynamicOptimizationProblem, mode: str, jit: bool, step: Callable[[str], None]
     ) -> tuple[NodeFunctions, BoundaryFunctions]:
         node = build_node_functions(dop, mode)
+        step("build")
         bnd = build_boundary_functions(dop)
         if jit:
+            step("compile")
             # Only the derivative functions are compiled: nlpsol differentiates the f/g graph
             # (for its internal ``nlp_grad``), which needs symbolic value functions.
             from .jit import compile_functions
 
             names = [k for k in ("first", "second", "lag_grad") if getattr(node, k) is not None]
-            try:
-                *compiled, bf, bs = compile_functions(
-                    [*(getattr(node, k) for k in names), bnd.first, bnd.second]
-                )
-            except KeyboardInterrupt as interrupt:
-                raise SolveInterrupted("compile") from interrupt
+            *compiled, bf, bs = compile_functions(
+                [*(getattr(node, k) for k in names), bnd.first, bnd.second]
+            )
             node = replace(node, **dict(zip(names, compiled, strict=True)))
             bnd = BoundaryFunctions(bnd.values, bf, bs, bnd.jac, bnd.hess)
         return node, bnd
 
-    def _graph(self, threads: int) -> None:
+    def _graph(self, threads: int, step: Callable[[str], None]) -> None:
         """The MX graph shared by both backends: node functions mapped over all nodes, their
         outputs scattered into the global nonzeros by the layout's constant matrices."""
         layout, node, bnd = self.layout, self.node, self.bnd
@@ -238,6 +246,7 @@ class StructuredNLP:
         mapped = node_map.wrap
         data = node_map.pad_data(data)
 
+        step("build")
         res, gpath, objL = mapped(node.values, [1], [2])(*data)
         r, M = bnd.values(x0s, xfs, P)
         g_nodes = ca.vec(ca.vertcat(res, gpath))
@@ -245,6 +254,7 @@ class StructuredNLP:
         g_expr = _vcat(g_nodes + ca.mtimes(D_lin, z), r)
         f_expr = ca.densify(objL + M)  # dense even when the problem has no objective
 
+        step("build")
         jnz, gx, gp = mapped(node.first, [1], [2])(*data)
         jr_nz, gM = bnd.first(x0s, xfs, P)
         jac_nz = ca.mtimes(_dm_sparse(layout.jac_scatter), _vcat(jnz, jr_nz)) + ca.DM(
@@ -259,6 +269,7 @@ class StructuredNLP:
             node_map.pad_zeros(lam_nodes[:nx, :]),
             node_map.pad_zeros(lam_nodes[nx:, :]),
         ]
+        step("build")
         hb = bnd.second(x0s, xfs, P, sigma, lam[N * (nx + ng) :])
         S_H = layout.hess_scatter
         if self.hessian_mode == "exact":
