@@ -245,3 +245,26 @@ def test_adaptive_refinement_rejects_other_problems_and_algorithms():
         solve(object(), AdaptiveRefinement())
     with pytest.raises(TypeError, match="RadauIIA"):
         AdaptiveRefinement("radau")
+
+
+def test_each_trajectory_mesh_is_refined_by_its_own_estimates():
+    """Two trajectories of the front problem: on [0, 1] through the front, on [2, 3] after it
+    (where the solution is smooth); only the first needs fine intervals."""
+    from collocnode.transcription.problem import Segment
+
+    g0 = np.tanh(-STEEP / 2)
+    dop = front().remake(
+        segments=(Segment((0.0, 1.0), x0=[g0], x_guess=[0.0]), Segment((2.0, 3.0), x0=[1.0]))
+    )
+    res = solve(dop, AdaptiveRefinement(RadauIIA(4, 3, ipopt=QUIET), tol=1e-6))
+    assert res.converged
+    first, second = res.meshes
+    assert (first.t0, second.t0) == (0.0, 2.0)
+    assert first.n_intervals > 3 * second.n_intervals
+    assert res.errors.shape == (first.n_intervals + second.n_intervals,)
+    assert res.errors.max() <= 1e-6
+    assert res.rounds[-1].intervals == first.n_intervals + second.n_intervals
+    assert front_error(res.solution) < 2.0 * 5 * 1e-6
+    tt = np.linspace(2.0, 3.0, 101)
+    exact = np.tanh(STEEP * (tt - 0.5))  # x(2) = 1 ~ g(2): the solution stays on g
+    np.testing.assert_allclose(res.solution.states(tt, 1)[:, 0], exact, atol=1e-5)
