@@ -60,8 +60,7 @@ def solve(problem, alg=None, *, seed=None):
             inside IPOPT returns the last iterate with status ``interrupted`` instead.
     """
     alg = check_algorithm(alg)
-    if seed is not None:
-        v.nonnegative_int("seed", seed)
+    v.optional_seed("seed", seed)
     if isinstance(problem, TrainingProblem):
         try:
             p0 = problem.params_guess

@@ -173,9 +173,9 @@ def test_rk4_rollout_converges_with_order_four():
 @pytest.mark.parametrize(
     ("seed", "error", "match"),
     [
-        (True, TypeError, "seed must be a non-negative integer, got True"),
-        (1.5, TypeError, "seed must be a non-negative integer, got 1.5"),
-        ("0", TypeError, "seed must be a non-negative integer, got '0'"),
+        (True, TypeError, "seed must be None or a non-negative integer, got True"),
+        (1.5, TypeError, "seed must be None or a non-negative integer, got 1.5"),
+        ("0", TypeError, "seed must be None or a non-negative integer, got '0'"),
         (-1, ValueError, "seed must be a non-negative integer, got -1"),
     ],
 )
@@ -270,9 +270,9 @@ def test_an_nlp_too_large_for_memory_is_refused_before_it_is_built():
 
 def test_the_memory_estimate_counts_nodes_states_and_parameters(monkeypatch):
     """The guard compares the estimate with the machine's memory: here a machine of 10 MB."""
-    from collocnode.transcription import collocation
+    from collocnode import _validation
 
-    monkeypatch.setattr(collocation, "_physical_memory", lambda: 10_000_000)
+    monkeypatch.setattr(_validation, "physical_memory_bytes", lambda: 10_000_000)
     small = RadauIIA(10, 2, ipopt=IpoptOptions(**QUIET))
     assert solve(decay(), small).success
     sizes = r"2000 collocation nodes x \(n_states = 2, n_params = 22\)"

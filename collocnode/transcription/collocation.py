@@ -9,7 +9,6 @@ stops the solve with status ``interrupted`` and keeps the last iterate.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -17,6 +16,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from .. import _validation as v
 from ..status import SolveInterrupted, SolverStatus
 from .algorithm import RadauIIA
 from .assembly import estimated_nonzeros
@@ -152,21 +152,13 @@ def build_interruptibly(build: Callable[[Callable[[str], None]], T]) -> T:
     return outcome["value"]
 
 
-def _physical_memory() -> int | None:
-    """This machine's physical memory [bytes], or None where the OS does not say."""
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
-    except (AttributeError, ValueError, OSError):
-        return None
-
-
 def check_memory(
     dop: DynamicOptimizationProblem, meshes: list[Mesh], memory: int | None = None
 ) -> None:
     """Raise a ValueError if the NLP of ``dop`` on ``meshes`` would not fit in ``memory``
     bytes (default: this machine's physical memory), estimated from its dimensions with
     :func:`.assembly.estimated_nonzeros` at :data:`BYTES_PER_NONZERO`."""
-    memory = _physical_memory() if memory is None else memory
+    memory = v.physical_memory_bytes() if memory is None else memory
     ng = dop.path.n if dop.path else 0
     nr = dop.boundary.n if dop.boundary else 0
     nx, npar = dop.n_states, dop.n_params
