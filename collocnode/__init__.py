@@ -19,9 +19,11 @@ from .data import Trajectory
 from .models import HybridModel, NeuralODE, Parameter
 from .simulate import SimulationError, simulate
 from .solve import solve
-from .status import SolverStatus
+from .status import SolveInterrupted, SolverStatus
 from .training import BlockConstraint, TrainingProblem, TrainingSolution
 from .transcription import (
+    AdaptiveRefinement,
+    AdaptiveSolution,
     Constraint,
     DynamicOptimizationProblem,
     Inputs,
@@ -33,6 +35,8 @@ from .transcription import (
 )
 
 __all__ = [
+    "AdaptiveRefinement",
+    "AdaptiveSolution",
     "BlockConstraint",
     "Constraint",
     "DynamicOptimizationProblem",
@@ -45,6 +49,7 @@ __all__ = [
     "PartialQuasiNewton",
     "RadauIIA",
     "SimulationError",
+    "SolveInterrupted",
     "Solution",
     "SolverStatus",
     "TrainingProblem",

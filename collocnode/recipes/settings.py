@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from .. import _validation as v
 from ..transcription import IpoptOptions, RadauIIA
-from ..transcription.quasi_newton import HESSIAN_NAMES, hessian_from_name
+from ..transcription.hessian import HESSIAN_NAMES, hessian_from_name
 
 
 @dataclass(frozen=True)
