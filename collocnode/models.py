@@ -97,7 +97,7 @@ def _column(name: str, value: Any, n: int) -> Any:
     if value is None:
         raise TypeError(f"{name} must return {n} values (a CasADi expression or list), got None")
     try:
-        col = ca.vertcat(value)
+        col = ca.vertcat(*value) if isinstance(value, (list, tuple)) else ca.vertcat(value)
     except NotImplementedError:  # CasADi's "wrong number or type of arguments"
         raise TypeError(
             f"{name} must return {n} values (a CasADi expression or list), got {value!r:.60}"

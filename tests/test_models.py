@@ -118,3 +118,9 @@ def test_parameter_bounds_may_be_infinite_or_equal():
 def test_neural_ode_arguments(args, kwargs, error, match):
     with pytest.raises(error, match=match):
         NeuralODE(*args, **kwargs)
+
+
+def test_rhs_may_return_a_list_of_expressions():
+    model = HybridModel(n_states=2, blocks={}, rhs=lambda x, u, t, b, p: [x[1], -x[0] * x[1]])
+    xdot = np.asarray(model.function([2.0, 3.0], [], [], 0.0)[0]).ravel()
+    np.testing.assert_array_equal(xdot, [3.0, -6.0])
