@@ -9,7 +9,11 @@ class SolverStatus(str, Enum):
     """The outcome of a training or optimization run.
 
     Only ``SUCCESS`` means the solver converged to its tolerance. ``ACCEPTABLE`` means IPOPT stopped
-    at its (looser) acceptable tolerance. Everything else is a failure of some kind.
+    at its (looser) acceptable tolerance. ``STOPPED`` means a callback ended the solve by its own
+    rule (early stopping, objective stagnation, ...; the message says which): the iterate is the
+    one the rule asked for, not a failure of the solver, but it is not converged either, so
+    ``ok`` is False for it. ``CALLBACK_ERROR`` means the callback raised (the message names the
+    exception); the last iterate is kept. Everything else is a failure of the solver.
     """
 
     SUCCESS = "success"
@@ -20,11 +24,14 @@ class SolverStatus(str, Enum):
     RESTORATION_FAILED = "restoration_failed"
     EVALUATION_ERROR = "evaluation_error"
     INTERRUPTED = "interrupted"
+    STOPPED = "stopped_by_callback"
+    CALLBACK_ERROR = "callback_error"
     FAILED = "failed"
 
     @property
     def ok(self) -> bool:
-        """True for a converged solve (success or IPOPT's acceptable level)."""
+        """True for a converged solve (success or IPOPT's acceptable level); False for every
+        other status, ``STOPPED`` included (a stop by a callback's rule is not convergence)."""
         return self in (SolverStatus.SUCCESS, SolverStatus.ACCEPTABLE)
 
     def __str__(self) -> str:

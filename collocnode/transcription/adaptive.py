@@ -10,11 +10,16 @@ error of every interval (:func:`.refine.interval_errors`), refine the intervals 
 interpolated onto the new nodes with the collocation polynomials, its parameters copied -- until
 every interval meets the tolerance. Each trajectory of a multi-trajectory problem has its own mesh,
 refined by its own estimates.
+
+A user callback (:mod:`.iteration`) runs in every round's IPOPT solve: its ``on_start`` and
+``on_end`` once per round, and a stop it asks for (or an exception it raises) ends that round
+with status ``stopped_by_callback`` (``callback_error``) and the loop with it.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -175,10 +180,12 @@ def _warm(dop: DynamicOptimizationProblem, sol: Solution) -> DynamicOptimization
 
 
 def solve_adaptive(
-    dop: DynamicOptimizationProblem, refinement: AdaptiveRefinement
+    dop: DynamicOptimizationProblem,
+    refinement: AdaptiveRefinement,
+    callback: Callable[[Any], Any] | None = None,
 ) -> AdaptiveSolution:
     """Run the adaptive loop of ``refinement`` on ``dop``; an :class:`AdaptiveSolution` whose
-    ``solution`` is a :class:`Solution`."""
+    ``solution`` is a :class:`Solution`. ``callback`` runs in every round (module docstring)."""
     if not isinstance(refinement, AdaptiveRefinement):
         raise TypeError(f"refinement must be an AdaptiveRefinement, got {refinement!r}")
     alg, tol, rule = refinement.alg, refinement.tol, refinement.rule
@@ -187,7 +194,7 @@ def solve_adaptive(
     current = dop
     for k in range(refinement.max_rounds + 1):
         t0 = time.perf_counter()
-        sol = solve_collocation(current, alg, meshes)
+        sol = solve_collocation(current, alg, meshes, callback=callback)
         t_solve = time.perf_counter() - t0
         t0 = time.perf_counter()
         per_segment = [interval_errors(sol, s) for s in range(len(meshes))]

@@ -4,7 +4,8 @@ package the :class:`Solution`.
 Before anything is built the NLP's size is estimated from the problem's dimensions and refused if
 its derivative arrays would not fit in this machine's memory. Ctrl-C before IPOPT starts raises
 :class:`~collocnode.status.SolveInterrupted` naming the phase ("build", "compile"); inside IPOPT it
-stops the solve with status ``interrupted`` and keeps the last iterate.
+stops the solve with status ``interrupted`` and keeps the last iterate. A user callback
+(:mod:`.iteration`) runs after every IPOPT iteration and may stop the solve.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ..status import SolveInterrupted, SolverStatus
 from .algorithm import RadauIIA
 from .assembly import estimated_nonzeros
 from .ipopt import solve_ipopt
+from .iteration import CallbackRunner, RunInfo
 from .mesh import Mesh
 from .nlp import StructuredNLP
 from .problem import DynamicOptimizationProblem
@@ -34,7 +36,10 @@ T = TypeVar("T")
 
 
 def solve_collocation(
-    dop: DynamicOptimizationProblem, alg: RadauIIA, meshes: list[Mesh] | None = None
+    dop: DynamicOptimizationProblem,
+    alg: RadauIIA,
+    meshes: list[Mesh] | None = None,
+    callback: Callable[[Any], Any] | None = None,
 ) -> Solution:
     """Transcribe ``dop`` with ``alg`` and solve it with IPOPT.
 
@@ -42,11 +47,37 @@ def solve_collocation(
         dop: the problem.
         alg: the collocation scheme, Hessian choice and IPOPT settings.
         meshes: one mesh per segment (default: ``alg.mesh_for`` each segment's span).
+        callback: called after every IPOPT iteration with an
+            :class:`~.iteration.IterationState` (protocol: :mod:`.iteration`); its ``on_start``
+            runs before anything is built, its ``on_end`` when the solve has ended.
 
     Raises:
         ValueError: the NLP's derivative arrays would not fit in memory (nothing is built).
         SolveInterrupted: Ctrl-C before IPOPT started.
+        Exception: whatever the callback's ``on_start`` raises (a bad setting).
     """
+    runner = None if callback is None else CallbackRunner(callback)
+    if runner is None:
+        return _solve(dop, alg, meshes, None)
+    runner.start(
+        RunInfo(
+            max_iterations=int(alg.ipopt.ipopt_dict()["max_iter"]),
+            n_states=dop.n_states,
+            n_params=dop.n_params,
+        )
+    )
+    try:
+        return _solve(dop, alg, meshes, runner)
+    finally:
+        runner.end()
+
+
+def _solve(
+    dop: DynamicOptimizationProblem,
+    alg: RadauIIA,
+    meshes: list[Mesh] | None,
+    runner: CallbackRunner | None,
+) -> Solution:
     t_start = time.perf_counter()
     segments = dop.all_segments()
     if meshes is None:
@@ -67,7 +98,7 @@ def solve_collocation(
     except KeyboardInterrupt as interrupt:
         raise SolveInterrupted("build") from interrupt
     t_build = time.perf_counter() - t_start
-    res = solve_ipopt(nlp, z0, alg.ipopt, hessian=alg.hessian)
+    res = solve_ipopt(nlp, z0, alg.ipopt, hessian=alg.hessian, callback=runner)
     segment_states = nlp.segment_states(res.z)
     _, p = nlp.split(res.z)
     message = res.message
@@ -88,6 +119,7 @@ def solve_collocation(
             "build": t_build,
             "ipopt": res.t_ipopt,
             "callbacks": res.t_callbacks,
+            **({} if runner is None else {"user_callback": res.t_user_callback}),
             "total": time.perf_counter() - t_start,
         },
         size=nlp.size,

@@ -7,6 +7,9 @@ problem into a dynamic optimization problem and calls this.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from .adaptive import AdaptiveRefinement, AdaptiveSolution, solve_adaptive
 from .algorithm import RadauIIA
 from .collocation import solve_collocation
@@ -29,9 +32,14 @@ def check_algorithm(alg: object) -> Algorithm:
     return alg
 
 
-def solve_dop(dop: DynamicOptimizationProblem, alg: Algorithm) -> Solution | AdaptiveSolution:
+def solve_dop(
+    dop: DynamicOptimizationProblem,
+    alg: Algorithm,
+    callback: Callable[[Any], Any] | None = None,
+) -> Solution | AdaptiveSolution:
     """Solve ``dop`` with ``alg``: a :class:`Solution` for a :class:`RadauIIA`, an
-    :class:`AdaptiveSolution` for an :class:`AdaptiveRefinement`.
+    :class:`AdaptiveSolution` for an :class:`AdaptiveRefinement`. ``callback`` runs after every
+    IPOPT iteration (:mod:`.iteration`; in every round of an adaptive refinement).
 
     Raises:
         SolveInterrupted: Ctrl-C before IPOPT started (``phase`` "build" or "compile").
@@ -40,6 +48,8 @@ def solve_dop(dop: DynamicOptimizationProblem, alg: Algorithm) -> Solution | Ada
     if not isinstance(dop, DynamicOptimizationProblem):
         raise TypeError(f"dop must be a DynamicOptimizationProblem, got {dop!r}")
     alg = check_algorithm(alg)
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be callable, got {callback!r:.80}")
     if isinstance(alg, AdaptiveRefinement):
-        return solve_adaptive(dop, alg)
-    return solve_collocation(dop, alg)
+        return solve_adaptive(dop, alg, callback=callback)
+    return solve_collocation(dop, alg, callback=callback)

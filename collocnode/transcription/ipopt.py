@@ -2,7 +2,8 @@
 
 Both receive the structured NLP's CasADi Functions (objective, gradient, constraints, Jacobian
 nonzeros, Hessian nonzeros) and the same IPOPT options, so they take the same iterates up to the
-round-off of the two IPOPT/MUMPS builds.
+round-off of the two IPOPT/MUMPS builds. Both call a user callback after every iteration with the
+same :class:`.iteration.IterationState` (see :mod:`.iteration` for the protocol).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from .ipopt_options import (
     IpoptOptions,
     failure_reason,
 )
+from .iteration import CallbackRunner, IterationState
 from .nlp import StructuredNLP
 from .quasi_newton import HessianCallback, PartialQuasiNewtonHessian
 
@@ -54,6 +56,7 @@ class IpoptResult:
     t_total: float
     message: str = ""
     non_finite_evaluations: int = 0  # callback evaluations that returned NaN or Inf
+    t_user_callback: float = 0.0  # time spent in the user's iteration callback
 
 
 class _Interrupt:
@@ -90,16 +93,50 @@ class _Interrupt:
 
 
 class _Recorder:
-    def __init__(self, interrupt: _Interrupt, stop_after: float | None) -> None:
+    """Logs every iteration, stops on Ctrl-C, and runs the user's callback (if any)."""
+
+    def __init__(
+        self,
+        interrupt: _Interrupt,
+        stop_after: float | None,
+        nlp: StructuredNLP,
+        runner: CallbackRunner | None = None,
+    ) -> None:
         self.t0 = time.perf_counter()
         self.history: list[tuple[float, int, float, float, float]] = []
         self.interrupt = interrupt
         self.stop_after = stop_after
+        self.nlp = nlp
+        self.runner = runner
 
-    def record(self, it: int, obj: float, inf_pr: float, inf_du: float) -> bool:
-        """Log one iteration; False asks IPOPT to stop."""
-        self.history.append((time.perf_counter() - self.t0, it, obj, inf_pr, inf_du))
-        return not self.interrupt.requested
+    def record(
+        self,
+        it: int,
+        obj: float,
+        inf_pr: float,
+        inf_du: float,
+        read_iterate: Any = None,
+        read_infeasibility: Any = None,
+    ) -> bool:
+        """Log one iteration and run the user's callback; False asks IPOPT to stop.
+
+        ``read_iterate()`` returns the current z, ``read_infeasibility()`` (inf_pr, inf_du);
+        both are called only if the callback asks for them."""
+        now = time.perf_counter() - self.t0
+        self.history.append((now, it, obj, inf_pr, inf_du))
+        if self.interrupt.requested:
+            return False
+        if self.runner is None:
+            return True
+        state = IterationState(
+            it,
+            obj,
+            now - self.runner.time_s,
+            read_iterate,
+            read_infeasibility or (lambda: (inf_pr, inf_du)),
+            self.nlp,
+        )
+        return self.runner(state)
 
 
 def solve_ipopt(
@@ -107,12 +144,17 @@ def solve_ipopt(
     z0: np.ndarray,
     options: IpoptOptions,
     hessian: Hessian = "exact",
+    callback: CallbackRunner | None = None,
 ) -> IpoptResult:
     """Solve the NLP from ``z0`` with the backend chosen in ``options``.
 
     ``hessian``: a choice of :mod:`.hessian`: "exact" (the NLP's exact Hessian),
     "limited-memory" (IPOPT's own L-BFGS of the whole Hessian) or a :class:`PartialQuasiNewton`
     (exact cheap blocks, learned dense ones).
+
+    ``callback``: the user's iteration callback, run after every iteration (:mod:`.iteration`);
+    a stop it asks for gives status ``STOPPED``, an exception it raises ``CALLBACK_ERROR``, both
+    with the iterate of that iteration and the reason in ``message``.
 
     When IPOPT fails without a message of collocnode's own, ``message`` gives IPOPT's reason
     (its errors, read from a temporary ``output_file`` unless ``extra`` names one).
@@ -134,24 +176,44 @@ def solve_ipopt(
             log = Path(tmp) / "ipopt.out"
             ipopt["output_file"], ipopt["file_print_level"] = str(log), REASON_PRINT_LEVEL
         interrupt = stack.enter_context(_Interrupt())
-        recorder = _Recorder(interrupt, options.max_wall_time)
+        recorder = _Recorder(interrupt, options.max_wall_time, nlp, callback)
         if options.backend == "casadi":
             result = _solve_casadi(nlp, z0, ipopt, recorder, evaluate)
         else:
             result = _solve_cyipopt(nlp, z0, ipopt, recorder, evaluate)
-        if not result.status.ok and result.status != SolverStatus.INTERRUPTED:
+        if callback is not None:
+            _apply_callback_stop(result, callback)
+        if not result.status.ok and result.status not in _OWN_MESSAGE:
             reason = failure_reason(log.read_text()) if log is not None and log.exists() else ""
             result.message = f"IPOPT: {reason}" if reason else ""
     return result
 
 
+# statuses whose message is collocnode's own (IPOPT's log has no reason to add)
+_OWN_MESSAGE = (SolverStatus.INTERRUPTED, SolverStatus.STOPPED, SolverStatus.CALLBACK_ERROR)
+
+
+def _apply_callback_stop(result: IpoptResult, runner: CallbackRunner) -> None:
+    """Status and message of a solve the user's callback ended (IPOPT reports a user stop)."""
+    result.t_user_callback = runner.time_s
+    result.t_ipopt = max(result.t_ipopt - runner.time_s, 0.0)
+    if runner.stopped is None or result.ipopt_status != "User_Requested_Stop":
+        return
+    error = runner.stopped == "error"
+    result.status = SolverStatus.CALLBACK_ERROR if error else SolverStatus.STOPPED
+    result.message = runner.message
+
+
 class _IterationCallback(ca.Callback):
-    """CasADi iteration callback: timestamps each iteration, requests a stop on Ctrl-C."""
+    """CasADi iteration callback: timestamps each iteration, requests a stop on Ctrl-C, runs the
+    user's callback with the iterate CasADi passes (``x``) and the infeasibilities of the
+    solver's running statistics (``solver`` is set once the solver exists)."""
 
     def __init__(self, nx: int, ng: int, recorder: _Recorder) -> None:
         ca.Callback.__init__(self)
         self.nx, self.ng, self.recorder = nx, ng, recorder
         self.iteration = 0
+        self.solver: Any = None
         self.construct("iteration_callback", {})
 
     def get_n_in(self) -> int:
@@ -171,9 +233,20 @@ class _IterationCallback(ca.Callback):
         size = {"f": 1, "lam_p": 0, "x": self.nx, "lam_x": self.nx}.get(n, self.ng)
         return ca.Sparsity.dense(size, 1)
 
+    def _infeasibility(self) -> tuple[float, float]:
+        """IPOPT's inf_pr and inf_du of the current iteration: the last entries of the running
+        statistics (CasADi appends them before it calls this callback)."""
+        its = self.solver.stats().get("iterations", {}) if self.solver is not None else {}
+        pr, du = its.get("inf_pr", []), its.get("inf_du", [])
+        return (float(pr[-1]) if pr else np.nan, float(du[-1]) if du else np.nan)
+
     def eval(self, arg: list[Any]) -> list[Any]:
-        # IPOPT's inf_pr/inf_du are not passed to CasADi callbacks; they come from stats() later.
-        keep_going = self.recorder.record(self.iteration, float(arg[1]), np.nan, np.nan)
+        # IPOPT's inf_pr/inf_du are not passed to CasADi callbacks; the history takes them from
+        # stats() after the solve, a user callback reads them from the running stats on request.
+        x = arg[0]
+        keep_going = self.recorder.record(
+            self.iteration, float(arg[1]), np.nan, np.nan, x.full, self._infeasibility
+        )
         self.iteration += 1
         return [0 if keep_going else 1]
 
@@ -252,6 +325,7 @@ def _solve_casadi(
             "iteration_callback_ignore_errors": False,
         },
     )
+    callback.solver = solver
     t_start = time.perf_counter()
     recorder.t0 = t_start
     warnings_ = _EvaluationWarnings(sys.stderr)
@@ -298,6 +372,7 @@ class _CyipoptProblem:
 
     def __init__(self, nlp: StructuredNLP, recorder: _Recorder, evaluate: Any = None) -> None:
         self.nlp, self.recorder = nlp, recorder
+        self.problem: Any = None  # the cyipopt.Problem, to read the current iterate
         self._hess = evaluate or (lambda z, s, lam: self.nlp.fn_hess(z, s, lam).full().ravel())
         self.t_cb = 0.0
         self.non_finite = 0  # evaluations that returned NaN or Inf
@@ -350,7 +425,14 @@ class _CyipoptProblem:
         inf_du: float,
         *rest: Any,
     ) -> bool:
-        return self.recorder.record(iter_count, obj_value, inf_pr, inf_du)
+        return self.recorder.record(iter_count, obj_value, inf_pr, inf_du, self._current_iterate)
+
+    def _current_iterate(self) -> np.ndarray:
+        """IPOPT's current iterate (valid inside ``intermediate`` only)."""
+        current = self.problem.get_current_iterate() if self.problem is not None else None
+        if current is None:
+            raise RuntimeError("IPOPT did not give its current iterate (needs Ipopt >= 3.14)")
+        return np.asarray(current["x"], dtype=float)
 
 
 def _solve_cyipopt(
@@ -372,6 +454,7 @@ def _solve_cyipopt(
         cl=nlp.lbg,
         cu=nlp.ubg,
     )
+    prob_obj.problem = problem
     for key, value in ipopt.items():
         problem.add_option(key, value)
     t_start = time.perf_counter()
