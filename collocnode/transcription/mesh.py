@@ -211,16 +211,19 @@ class Mesh:
         """
         return self._evaluate(node_values, t, derivative=True)
 
-    def _evaluate(self, node_values: object, t: object, derivative: bool) -> np.ndarray:
-        values = v.finite_array("node_values", node_values)
-        if values.ndim == 0 or values.shape[0] != self.n_nodes:
-            raise ValueError(
-                f"node_values must have shape ({self.n_nodes}, ...), one row per node, "
-                f"got {values.shape}"
-            )
-        times = v.finite_array("t", t)
-        scalar = times.ndim == 0
-        times = np.atleast_1d(times)
+    def locate(self, t: object) -> tuple[np.ndarray, np.ndarray]:
+        """The interval that holds each time and the local coordinate there.
+
+        Args:
+            t: times in ``[t0, tf]``, a scalar or shape ``(n_t,)`` [s].
+
+        Returns:
+            ``(interval, local)``, shapes ``(n_t,)``: interval index (int) and
+            ``s = (t - t_i) / h_i`` in [0, 1]. A grid time belongs to the interval that ends
+            there (interval 0 for ``t0``); a node time gets its node's exact coordinate (c_j, or
+            0 for ``t0``), so the basis row there is an exact unit row.
+        """
+        times = np.atleast_1d(v.finite_array("t", t))
         if times.ndim != 1:
             raise ValueError(f"t must be a scalar or 1-D array, got shape {times.shape}")
         outside = np.flatnonzero((times < self.grid[0]) | (times > self.grid[-1]))
@@ -230,7 +233,6 @@ class Mesh:
                 f"t must lie in [t0, tf] = [{self.t0!r}, {self.tf!r}], "
                 f"got t[{k}] = {float(times[k])!r}"
             )
-
         interval = np.clip(np.searchsorted(self.grid, times, side="right") - 1, 0, None)
         interval = np.minimum(interval, self.n_intervals - 1)
         local = np.clip((times - self.grid[interval]) / self.h[interval], 0.0, 1.0)
@@ -243,8 +245,20 @@ class Mesh:
         interval[at_collocation] = self.collocation_interval[k]
         local[at_collocation] = self._c_flat[k]
         local[on_node & (node == 0)] = 0.0
+        return interval, local
 
-        out = np.empty((times.size, *values.shape[1:]))
+    def _evaluate(self, node_values: object, t: object, derivative: bool) -> np.ndarray:
+        values = v.finite_array("node_values", node_values)
+        if values.ndim == 0 or values.shape[0] != self.n_nodes:
+            raise ValueError(
+                f"node_values must have shape ({self.n_nodes}, ...), one row per node, "
+                f"got {values.shape}"
+            )
+        times = v.finite_array("t", t)
+        scalar = times.ndim == 0
+        interval, local = self.locate(times)
+
+        out = np.empty((interval.size, *values.shape[1:]))
         m_of = self.stages[interval]
         basis_fn = lagrange_derivative if derivative else lagrange_basis
         for m in np.unique(m_of):
