@@ -7,7 +7,9 @@ the n_r boundary rows.
 
 Every derivative output of the NLP is a list of *sources* -- the per-node nonzeros of
 :mod:`.node_functions` for all N nodes (flattened node-major, the order of ``casadi.vec`` of a
-mapped output), then the boundary nonzeros -- and each source entry lands on one global
+mapped output), then the boundary nonzeros, then the nonzeros of the data terms at sample times
+(per group of samples in intervals of one stage count, sample-major) -- and each source entry
+lands on one global
 (row, col). The global pattern and a constant 0/1 scatter matrix (global nonzeros x sources) are
 computed here once from the local patterns and the mesh; the scatter also sums entries that land
 on the same place (the linear D part and the nonlinear part of one Jacobian entry; the p-p block;
@@ -30,7 +32,7 @@ from .radau import radau_table
 Pattern = tuple[np.ndarray, np.ndarray]  # (rows, cols) of structural nonzeros, int64
 
 # the Hessian's sources in the order of the scatter's columns (see NLPLayout.hessian_positions)
-HESSIAN_BLOCKS = ("xx", "xp", "pp", "boundary")
+HESSIAN_BLOCKS = ("xx", "xp", "pp", "boundary", "samples")
 
 
 @dataclass
@@ -163,6 +165,31 @@ class NodePatterns:
     bnd_hess: Pattern
 
 
+@dataclass(frozen=True)
+class SamplePatterns:
+    """One group of data terms at sample times: samples in intervals of the same stage count m.
+
+    ``first_col`` (n_s,) is the z-index of x_i0 of each sample's interval; the interval's m + 1
+    node states are the ``n_local = n_x (m + 1)`` consecutive entries of z from there. The local
+    patterns are those of :class:`.node_functions.SampleFunctions`: ``hxx`` over those states,
+    ``hxp`` states by parameters, ``hpp`` over the parameters (summed over the samples).
+    """
+
+    first_col: np.ndarray
+    n_local: int
+    hxx: Pattern
+    hxp: Pattern
+    hpp: Pattern
+
+    @property
+    def n(self) -> int:
+        return int(self.first_col.size)
+
+    def hessian_sources(self) -> int:
+        """Number of Hessian source entries of this group (x-x and x-p per sample, p-p once)."""
+        return (self.hxx[0].size + self.hxp[0].size) * self.n + self.hpp[0].size
+
+
 class NLPLayout:
     """Where every unknown, constraint and derivative nonzero of the NLP lives.
 
@@ -172,6 +199,7 @@ class NLPLayout:
         patterns: the local patterns of the node and boundary functions.
         exact_pp: the p-p block's pattern is the exact Hessian's (True) or, for a quasi-Newton
             p-p block, dense over each group of coupled parameters (False).
+        samples: the groups of data terms at sample times (their Hessian is always exact).
 
     Attributes (sizes): ``node_start[s]`` first node of segment s, ``nn`` nodes, ``N``
     collocation nodes, ``P0`` index of p in z, ``n_z`` variables, ``n_c`` constraints;
@@ -191,6 +219,7 @@ class NLPLayout:
         meshes: list[Mesh],
         patterns: NodePatterns,
         exact_pp: bool = True,
+        samples: tuple[SamplePatterns, ...] = (),
     ) -> None:
         self.node_start = np.cumsum([0] + [m.n_nodes for m in meshes])
         nn = int(self.node_start[-1])
@@ -241,6 +270,17 @@ class NLPLayout:
         a, b = patterns.bnd_hess
         ga, gb = self.vb_map[a], self.vb_map[b]
         hes.add_source(np.minimum(ga, gb), np.maximum(ga, gb))
+        # data terms: the interval's node states are consecutive in z, so local index a of the
+        # states is global first_col + a; x-x stays an upper triangle (a <= b)
+        self.samples = tuple(samples)
+        for g in self.samples:
+            first = g.first_col[None, :]
+            a, b = g.hxx
+            hes.add_source(first + a[:, None], first + b[:, None])
+            a, b = g.hxp
+            hes.add_source(first + a[:, None], self.P0 + np.repeat(b[:, None], g.n, 1))
+            a, b = g.hpp
+            hes.add_source(self.P0 + a, self.P0 + b)
         self.hess_sparsity, hess_scatter, _ = hes.finish()
         self.hess_scatter = hess_scatter.tocsc()
         self.hess_scatter.sort_indices()
@@ -249,6 +289,7 @@ class NLPLayout:
             patterns.hxp[0].size * N,
             self.pp_pattern[0].size,
             patterns.bnd_hess[0].size,
+            sum(g.hessian_sources() for g in self.samples),
         ]
         self.hessian_source_start = dict(
             zip(HESSIAN_BLOCKS, np.cumsum([0, *n_src[:-1]]).tolist(), strict=True)
@@ -262,6 +303,10 @@ class NLPLayout:
         grad.add_source(col_x[None, :] + np.arange(nx)[:, None], np.zeros((nx, N), np.int64))
         grad.add_source(self.P0 + np.arange(npar), np.zeros(npar, np.int64))
         grad.add_source(self.vb_map, np.zeros(self.vb_map.size, np.int64))
+        for g in self.samples:
+            rows = g.first_col[None, :] + np.arange(g.n_local)[:, None]
+            grad.add_source(rows, np.zeros_like(rows))
+            grad.add_source(self.P0 + np.arange(npar), np.zeros(npar, np.int64))
         _, self.grad_scatter, _ = grad.finish(dense=True)
 
         self.size = NLPSize(self.n_z, self.n_c, self.jac_sparsity.nnz(), self.hess_sparsity.nnz())
@@ -276,7 +321,8 @@ class NLPLayout:
         """Index into the Hessian's nonzeros (``hess_sparsity`` order) of every source entry of
         one block of :data:`HESSIAN_BLOCKS`, in source order: "xx" and "xp" node-major (per node
         the local pattern), "pp" the p-p pattern (``pp_pattern``), "boundary" the boundary
-        Hessian's pattern. Every source entry lands on exactly one nonzero."""
+        Hessian's pattern, "samples" per group of ``samples`` its x-x (sample-major), x-p
+        (sample-major) and p-p entries. Every source entry lands on exactly one nonzero."""
         # a 0/1 scatter with one entry per column: its row indices are the positions
         return self.hess_scatter.indices[self.hessian_columns(block)].astype(np.int64)
 

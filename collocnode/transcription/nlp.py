@@ -10,6 +10,11 @@ Constraints, one block per collocation node k (interval i, stage j), then the bo
     r_lb <= r(x_00, x_last, p) <= r_ub                      (12d, n_boundary rows, once)
 
 Objective: M(x_00, x_last, p) + Σ_k w_k L(x_k, p, u_k, t_k), w_k = h_i b_j        (12a, 10)
+           + Σ_s w_s ℓ(Σ_l l~_l(σ_s) x_il, p, u_s, t_s, d_s)       (data terms at sample times)
+
+where sample s lies in interval i at local time σ_s: its state is the interval's collocation
+polynomial there (a constant basis row over the interval's m + 1 node states, computed once), so
+each data term touches only its interval's node states and p.
 
 Why this shape: every node's equations depend on the shared parameters p, so the Lagrangian
 Hessian is an arrowhead (small per-node state blocks, a dense node-by-p border, a dense p-p
@@ -28,21 +33,25 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import casadi as ca
 import numpy as np
 import scipy.sparse as sp
 
-from .assembly import NLPLayout, NLPSize, NodePatterns
+from .assembly import NLPLayout, NLPSize, NodePatterns, SamplePatterns
 from .hessian import nlp_mode
 from .mesh import Mesh
 from .node_functions import (
     BoundaryFunctions,
     NodeFunctions,
+    SampleFunctions,
     build_boundary_functions,
     build_node_functions,
+    build_sample_functions,
 )
 from .problem import DynamicOptimizationProblem
+from .radau import lagrange_basis, radau_table
 
 __all__ = ["NLPSize", "StructuredNLP"]
 
@@ -80,6 +89,24 @@ class _NodeMap:
     def pad_zeros(self, a):
         return ca.horzcat(a, ca.MX.zeros(a.shape[0], self.pad)) if self.pad else a
 
+    def pad_columns(self, data: list, shared: tuple[int, ...], zero: tuple[int, ...]) -> list:
+        """Pad every input but the ``shared`` ones: the ``zero`` ones with zeros (weights, so
+        padded entries add nothing to a reduced output), the others by repeating their last
+        column."""
+        if not self.pad:
+            return data
+        out = []
+        for k, a in enumerate(data):
+            if k in shared:
+                out.append(a)
+            elif a.shape[0] == 0:
+                out.append(ca.DM(0, self.n + self.pad))
+            elif k in zero:
+                out.append(ca.horzcat(a, ca.DM.zeros(a.shape[0], self.pad)))
+            else:
+                out.append(ca.horzcat(a, ca.repmat(a[:, -1], 1, self.pad)))
+        return out
+
     def wrap(self, f: ca.Function, reduce_in: list[int], reduce_out: list[int]):
         total = self.threads * self.chunk
         if total == 1:
@@ -111,6 +138,62 @@ def _dm_sparse(a: sp.spmatrix) -> ca.DM:
     return ca.DM(ca.Sparsity(a.shape[0], a.shape[1], a.indptr.tolist(), a.indices.tolist()), a.data)
 
 
+class SampleGroup:
+    """The data terms of the samples that lie in intervals of ``m`` stages (all segments), with
+    the constants their function is mapped over.
+
+    Attributes: ``m``; per sample ``first_node`` (n_s,) the global node index of x_i0 of its
+    interval, ``segment`` (n_s,), ``t`` (n_s,) [s], ``beta`` (n_s, m + 1) the Lagrange basis row
+    at its local time, ``u`` (n_s, n_u), ``data`` (n_s, n_data), ``weights`` (n_s,); ``fn``
+    its :class:`.node_functions.SampleFunctions` (set when the NLP is built).
+    """
+
+    def __init__(self, m: int, parts: list[dict[str, np.ndarray]]) -> None:
+        self.m = m
+        cat = {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
+        self.first_node, self.segment, self.t = cat["first_node"], cat["segment"], cat["t"]
+        self.beta, self.u, self.data = cat["beta"], cat["u"], cat["data"]
+        self.weights = cat["weights"]
+        self.fn: SampleFunctions | None = None
+
+    @property
+    def n(self) -> int:
+        return int(self.t.size)
+
+
+def place_samples(
+    dop: DynamicOptimizationProblem, meshes: list[Mesh], node_start: np.ndarray
+) -> list[SampleGroup]:
+    """Every segment's samples located on its mesh, grouped by the stage count of their
+    interval (increasing m); samples with weight 0 are dropped (they add nothing)."""
+    parts: dict[int, list[dict[str, np.ndarray]]] = {}
+    for k, (seg, mesh) in enumerate(zip(dop.all_segments(), meshes, strict=True)):
+        samples = seg.samples
+        if samples is None:
+            continue
+        keep = np.flatnonzero(samples.weights > 0)
+        if not keep.size:
+            continue
+        t = samples.t[keep]
+        interval, local = mesh.locate(t)
+        u = seg.inputs(t)
+        m_of = mesh.stages[interval]
+        for m in np.unique(m_of).tolist():
+            sel = np.flatnonzero(m_of == m)
+            parts.setdefault(m, []).append(
+                {
+                    "first_node": int(node_start[k]) + mesh.interval_start[interval[sel]],
+                    "segment": np.full(sel.size, k),
+                    "t": t[sel],
+                    "beta": lagrange_basis(radau_table(m), local[sel]),
+                    "u": u[sel],
+                    "data": samples.data[keep[sel]],
+                    "weights": samples.weights[keep[sel]],
+                }
+            )
+    return [SampleGroup(m, parts[m]) for m in sorted(parts)]
+
+
 class StructuredNLP:
     """The transcribed NLP: bounds, initial guess, and CasADi Functions for every IPOPT callback.
 
@@ -135,7 +218,8 @@ class StructuredNLP:
     ``ng``, ``nr``, ``nn``, ``N``, ``P0``, ``n_z``, ``n_c``, ``node_start``, ``coll_node``,
     ``pp_blocks``, ``pp_pattern``) and the layout itself as ``layout``; ``jac_sparsity`` and
     ``hess_sparsity`` (upper triangle); per collocation node ``t_coll``, ``h_coll``,
-    ``w_coll`` (N,) and ``u_coll`` (N, n_u); the Functions ``fn_f``, ``fn_g``, ``fn_grad``,
+    ``w_coll`` (N,) and ``u_coll`` (N, n_u); the data terms at sample times as
+    ``sample_groups`` (:class:`SampleGroup`); the Functions ``fn_f``, ``fn_g``, ``fn_grad``,
     ``fn_jac`` (Jacobian nonzeros), ``fn_hess`` (Hessian nonzeros, of ``(z, sigma, lam)``);
     bounds ``lbz``, ``ubz``, ``lbg``, ``ubg``.
     """
@@ -161,7 +245,13 @@ class StructuredNLP:
         ng = dop.path.n if dop.path else 0
         nr = dop.boundary.n if dop.boundary else 0
 
-        self.node, self.bnd = self._functions(dop, mode, jit, step)
+        node_start = np.cumsum([0] + [m.n_nodes for m in meshes])
+        self.sample_groups = place_samples(dop, meshes, node_start)
+        self.node, self.bnd, sample_fns = self._functions(
+            dop, mode, jit, step, [g.m for g in self.sample_groups]
+        )
+        for g, fn in zip(self.sample_groups, sample_fns, strict=True):
+            g.fn = fn
         step("build")
         layout = NLPLayout(
             dop.n_states,
@@ -178,6 +268,16 @@ class StructuredNLP:
                 self.bnd.hess,
             ),
             exact_pp=mode == "exact",
+            samples=tuple(
+                SamplePatterns(
+                    g.first_node * dop.n_states,
+                    dop.n_states * (g.m + 1),
+                    g.fn.hxx,
+                    g.fn.hxp,
+                    g.fn.hpp,
+                )
+                for g in self.sample_groups
+            ),
         )
         self.layout = layout
         self.nx, self.np, self.ng, self.nr = layout.nx, layout.np, layout.ng, layout.nr
@@ -205,11 +305,16 @@ class StructuredNLP:
 
     @staticmethod
     def _functions(
-        dop: DynamicOptimizationProblem, mode: str, jit: bool, step: Callable[[str], None]
-    ) -> tuple[NodeFunctions, BoundaryFunctions]:
+        dop: DynamicOptimizationProblem,
+        mode: str,
+        jit: bool,
+        step: Callable[[str], None],
+        sample_stages: list[int],
+    ) -> tuple[NodeFunctions, BoundaryFunctions, list[SampleFunctions]]:
         node = build_node_functions(dop, mode)
         step("build")
         bnd = build_boundary_functions(dop)
+        samples = [build_sample_functions(dop, m, second=mode != "none") for m in sample_stages]
         if jit:
             step("compile")
             # Only the derivative functions are compiled: nlpsol differentiates the f/g graph
@@ -217,12 +322,22 @@ class StructuredNLP:
             from .jit import compile_functions
 
             names = [k for k in ("first", "second", "lag_grad") if getattr(node, k) is not None]
+            sample_fns = [fn for s in samples for fn in (s.first, s.second) if fn is not None]
             *compiled, bf, bs = compile_functions(
-                [*(getattr(node, k) for k in names), bnd.first, bnd.second]
+                [*(getattr(node, k) for k in names), *sample_fns, bnd.first, bnd.second]
             )
-            node = replace(node, **dict(zip(names, compiled, strict=True)))
+            node = replace(node, **dict(zip(names, compiled[: len(names)], strict=True)))
+            compiled_samples = iter(compiled[len(names) :])
+            samples = [
+                replace(
+                    s,
+                    first=next(compiled_samples),
+                    second=next(compiled_samples) if s.second is not None else None,
+                )
+                for s in samples
+            ]
             bnd = BoundaryFunctions(bnd.values, bf, bs, bnd.jac, bnd.hess)
-        return node, bnd
+        return node, bnd, samples
 
     def _graph(self, threads: int, step: Callable[[str], None]) -> None:
         """The MX graph shared by both backends: node functions mapped over all nodes, their
@@ -252,7 +367,10 @@ class StructuredNLP:
         g_nodes = ca.vec(ca.vertcat(res, gpath))
         D_lin = _dm_sparse(layout.collocation[: N * (nx + ng), :])
         g_expr = _vcat(g_nodes + ca.mtimes(D_lin, z), r)
-        f_expr = ca.densify(objL + M)  # dense even when the problem has no objective
+        # the data terms at sample times: objective, gradient and Hessian parts per group
+        samples = [self._sample_terms(g, z, P, sigma, threads) for g in self.sample_groups]
+        objS = [s["obj"] for s in samples]
+        f_expr = ca.densify(objL + M + sum(objS) if objS else objL + M)  # dense when empty
 
         step("build")
         jnz, gx, gp = mapped(node.first, [1], [2])(*data)
@@ -260,7 +378,11 @@ class StructuredNLP:
         jac_nz = ca.mtimes(_dm_sparse(layout.jac_scatter), _vcat(jnz, jr_nz)) + ca.DM(
             layout.jac_constant
         )
-        grad = ca.densify(ca.mtimes(_dm_sparse(layout.grad_scatter), _vcat(gx, gp, gM)))
+        grad_parts = [gx, gp, gM, *(part for s in samples for part in s["first"])]
+        grad = ca.densify(ca.mtimes(_dm_sparse(layout.grad_scatter), _vcat(*grad_parts)))
+        # always exact (their Hessian costs no more than their gradient): in the partial
+        # quasi-Newton modes they join the boundary part, outside the node Lagrangian
+        hs = [part for s in samples for part in s.get("second", ())]
 
         lam_nodes = ca.reshape(lam[: N * (nx + ng)], nx + ng, N)
         lag_data = [
@@ -274,7 +396,7 @@ class StructuredNLP:
         S_H = layout.hess_scatter
         if self.hessian_mode == "exact":
             hxx, hxp, hpp = mapped(node.second, [1, 6], [2])(*lag_data)
-            hess_nz = ca.mtimes(_dm_sparse(S_H), _vcat(hxx, hxp, hpp, hb))
+            hess_nz = ca.mtimes(_dm_sparse(S_H), _vcat(hxx, hxp, hpp, hb, *hs))
         elif self.hessian_mode == "none":
             hess_nz = ca.DM.zeros(S_H.shape[0], 1)
         else:
@@ -283,7 +405,9 @@ class StructuredNLP:
             blocks = ("xx", "xp") if self.hessian_mode == "partial-pp" else ("xx",)
             k_exact = layout.hessian_columns(blocks[-1]).stop
             hess_node = ca.mtimes(_dm_sparse(S_H[:, :k_exact]), _vcat(*exact))
-            hess_b = ca.mtimes(_dm_sparse(S_H[:, layout.hessian_columns("boundary")]), _vcat(hb))
+            # the boundary and the samples are the last sources: one exact part
+            first_exact = layout.hessian_columns("boundary").start
+            hess_b = ca.mtimes(_dm_sparse(S_H[:, first_exact:]), _vcat(hb, *hs))
             hess_nz = hess_node + hess_b
             lx, lp = mapped(node.lag_grad, [1, 6], [1])(*lag_data)
             self.fn_hess_parts = ca.Function(
@@ -299,6 +423,37 @@ class StructuredNLP:
         self.fn_jac = ca.Function("jac_nz", [z], [ca.densify(jac_nz)])
         self.fn_hess = ca.Function("hess_nz", [z, sigma, lam], [ca.densify(hess_nz)])
         self._grad_expr, self._jac_nz, self._hess_nz = grad, jac_nz, hess_nz
+
+    def _sample_terms(
+        self, group: SampleGroup, z: ca.MX, P: ca.MX, sigma: ca.MX, threads: int
+    ) -> dict[str, Any]:
+        """One group's data terms mapped over its samples: ``obj`` (summed), ``first``
+        [gx (n_local, n_s), gp (summed)] and, unless the Hessian is left to IPOPT, ``second``
+        [hxx (nnz, n_s), hxp (nnz, n_s), hpp (summed)], in the layout's source order."""
+        fn, nx, n = group.fn, self.nx, group.n
+        n_local = nx * (group.m + 1)
+        # z-indices of each sample's interval states, sample-major: consecutive from x_i0
+        index = group.first_node[None, :] * nx + np.arange(n_local)[:, None]
+        Xi = ca.reshape(z[index.ravel(order="F").tolist()], n_local, n)
+        smap = _NodeMap(n, threads)
+        data = smap.pad_columns(
+            [
+                Xi,
+                ca.DM(group.beta.T),
+                P,
+                ca.DM(group.u.T) if self.dop.n_inputs else ca.DM(0, n),
+                ca.DM(group.t[None, :]),
+                ca.DM(group.data.T),
+                ca.DM(group.weights[None, :]),
+            ],
+            shared=(2,),
+            zero=(6,),
+        )
+        (obj,) = smap.wrap(fn.values, [2], [0])(*data)
+        out: dict[str, Any] = {"obj": obj, "first": smap.wrap(fn.first, [2], [1])(*data)}
+        if fn.second is not None:
+            out["second"] = smap.wrap(fn.second, [2, 7], [2])(*data, sigma)
+        return out
 
     def _bounds(self) -> None:
         dop, nx, nn, N, ng, nr = self.dop, self.nx, self.nn, self.N, self.ng, self.nr

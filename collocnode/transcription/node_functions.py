@@ -4,8 +4,9 @@ One function per node type, built once from the problem's callables: the values 
 residual part −h f, the path constraints and the weighted Lagrange term), their first derivatives
 (the node's Jacobian nonzeros and objective gradient) and the node Lagrangian's Hessian blocks
 H_xx, H_xp, H_pp (each as its structural nonzeros). Likewise for the boundary terms, which see
-x(t0), x(tf) and p. :mod:`.assembly` places these local nonzeros in the global NLP; :mod:`.nlp`
-evaluates them over all nodes.
+x(t0), x(tf) and p, and for the data terms at sample times (:class:`.problem.Samples`), which
+see the m + 1 node states of the sample's interval and p. :mod:`.assembly` places these local
+nonzeros in the global NLP; :mod:`.nlp` evaluates them over all nodes and samples.
 
 Variables are scaled: the node functions see x / x_nominal, and the dynamics are divided by
 x_nominal, so every state's collocation equations are of order one.
@@ -50,6 +51,25 @@ class BoundaryFunctions:
     second: ca.Function  # (x0, xf, p, sigma, lam_r) -> hess_nz (upper triangle over vb)
     jac: tuple[np.ndarray, np.ndarray]
     hess: tuple[np.ndarray, np.ndarray]
+
+
+@dataclass(frozen=True)
+class SampleFunctions:
+    """The data term of one sample in an interval of ``m`` stages and its derivatives.
+
+    Inputs: xi (n_x (m + 1)): the interval's node states x_i0..x_im, node-major; beta (m + 1):
+    the Lagrange basis over ``(0, c_1..c_m)`` at the sample's local time, so the state there is
+    ``reshape(xi, n_x, m + 1) @ beta``; p (n_p), u (n_u), t, d (n_data), w; the Hessian adds
+    sigma. Local columns of the patterns: < n_x (m + 1) index xi, the rest p (``hxp``: p).
+    """
+
+    m: int
+    values: ca.Function  # -> obj = w ℓ (1)
+    first: ca.Function  # -> gx (n_x (m + 1)), gp (n_p)
+    second: ca.Function | None  # -> sigma-scaled hxx_nz, hxp_nz, hpp_nz
+    hxx: tuple[np.ndarray, np.ndarray]
+    hxp: tuple[np.ndarray, np.ndarray]
+    hpp: tuple[np.ndarray, np.ndarray]
 
 
 def _nz(expr: ca.SX) -> tuple[ca.SX, tuple[np.ndarray, np.ndarray]]:
@@ -185,3 +205,43 @@ def build_boundary_functions(dop: DynamicOptimizationProblem) -> BoundaryFunctio
         ["hess"],
     )
     return BoundaryFunctions(values, first, second, jac_pat, hess_pat)
+
+
+def build_sample_functions(
+    dop: DynamicOptimizationProblem, m: int, second: bool = True
+) -> SampleFunctions:
+    """The data term ``w ℓ(x(t_s), p, u, t, d)`` of a sample in an interval of ``m`` stages, its
+    gradient and (with ``second``) its exact Hessian blocks. For a term that is a quadratic in
+    the state (a fitted state) the xi-xi block is constant in xi and p (it depends only on the
+    basis row and the weights); a term through a model output also couples xi with p."""
+    if dop.sample_loss is None:
+        raise ValueError("the problem has no sample_loss")
+    nx, npar, nu, nd = dop.n_states, dop.n_params, dop.n_inputs, dop.n_sample_data
+    nv = nx * (m + 1)
+    xi, beta = ca.SX.sym("xi", nv), ca.SX.sym("beta", m + 1)
+    p, u, d = ca.SX.sym("p", npar), ca.SX.sym("u", nu), ca.SX.sym("d", nd)
+    t, w, sigma = ca.SX.sym("t"), ca.SX.sym("w"), ca.SX.sym("sigma")
+    x = ca.mtimes(ca.reshape(xi, nx, m + 1), beta)  # scaled state at the sample time
+    loss = _as_column("sample_loss", dop.sample_loss(x * dop.x_nominal, p, u, t, d), 1)
+    obj = w * loss
+    v = ca.vertcat(xi, p)
+    args, names = [xi, beta, p, u, t, d, w], ["xi", "beta", "p", "u", "t", "d", "w"]
+    values = ca.Function(f"sample{m}_values", args, [obj], names, ["obj"])
+    grad = ca.densify(ca.gradient(obj, v))
+    first = ca.Function(f"sample{m}_first", args, [grad[:nv], grad[nv:]], names, ["gx", "gp"])
+    H, _ = ca.hessian(sigma * obj, v)
+    hxx_nz, hxx_pat = _nz(ca.triu(H[:nv, :nv]))
+    hxp_nz, hxp_pat = _nz(H[:nv, nv:])
+    hpp_nz, hpp_pat = _nz(ca.triu(H[nv:, nv:]))
+    hess = (
+        ca.Function(
+            f"sample{m}_second",
+            [*args, sigma],
+            [hxx_nz, hxp_nz, hpp_nz],
+            [*names, "sigma"],
+            ["hxx", "hxp", "hpp"],
+        )
+        if second
+        else None
+    )
+    return SampleFunctions(m, values, first, hess, hxx_pat, hxp_pat, hpp_pat)

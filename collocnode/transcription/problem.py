@@ -123,14 +123,82 @@ class Constraint:
 
 
 @dataclass(frozen=True)
+class Samples:
+    """Data terms at given times of one trajectory: ``Σ_s w_s ℓ(x(t_s), p, u(t_s), t_s, d_s)``
+    with the problem's ``sample_loss`` ℓ.
+
+    x(t_s) is the state polynomial of the collocation interval that holds t_s (barycentric
+    Lagrange interpolation over its m + 1 points), so each term depends only on that interval's
+    node states and on p.
+
+    Attributes:
+        t: sample times, shape ``(n,)`` [s], inside the trajectory's horizon, in any order
+            (repeated times are allowed).
+        data: the constants d_s handed to ℓ, shape ``(n, n_data)`` (e.g. the measured values and
+            per-column weights).
+        weights: w_s >= 0, shape ``(n,)``; default ones.
+    """
+
+    t: np.ndarray
+    data: np.ndarray
+    weights: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        t = v.finite_array("samples.t", self.t, ndim=1)
+        if t.size == 0:
+            raise ValueError("samples.t must hold at least one time, got an empty array")
+        data = v.finite_array("samples.data", self.data)
+        if data.ndim == 1:
+            data = data[:, None]
+        if data.ndim != 2 or data.shape[0] != t.size:
+            raise ValueError(
+                f"samples.data must have shape ({t.size}, n_data) to match samples.t, "
+                f"got {data.shape}"
+            )
+        w = (
+            np.ones(t.size)
+            if self.weights is None
+            else v.finite_array("samples.weights", self.weights, shape=(t.size,))
+        )
+        if np.any(w < 0):
+            i = int(np.flatnonzero(w < 0)[0])
+            raise ValueError(f"samples.weights must be >= 0, got samples.weights[{i}] = {w[i]!r}")
+        object.__setattr__(self, "t", t)
+        object.__setattr__(self, "data", data)
+        object.__setattr__(self, "weights", w)
+
+    @property
+    def n(self) -> int:
+        return int(self.t.size)
+
+    @property
+    def n_data(self) -> int:
+        return int(self.data.shape[1])
+
+    def inside(self, name: str, t0: float, tf: float) -> Samples:
+        """These samples checked to lie in ``[t0, tf]`` (times within 1e-9 of the span outside
+        it are moved onto the end); a ValueError naming ``name`` and the first time outside."""
+        tol = 1e-9 * max(1.0, tf - t0)
+        bad = np.flatnonzero((self.t < t0 - tol) | (self.t > tf + tol))
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(
+                f"{name}.t[{i}] = {float(self.t[i])!r} lies outside the horizon [{t0!r}, {tf!r}]"
+            )
+        return Samples(np.clip(self.t, t0, tf), self.data, self.weights)
+
+
+@dataclass(frozen=True)
 class Segment:
     """One trajectory of a multi-trajectory problem: its horizon, known inputs, optional fixed
-    initial state and state guess. All segments share the parameters p."""
+    initial state and state guess, and its data terms (:class:`Samples`, or None). All
+    segments share the parameters p."""
 
     tspan: tuple[float, float]
     inputs: Inputs = field(default_factory=Inputs.none)
     x0: Any = None
     x_guess: Any = None
+    samples: Samples | None = None
 
 
 def _bounds(name: str, value: Any, n: int, default: float) -> np.ndarray:
@@ -161,13 +229,18 @@ class DynamicOptimizationProblem:
         p_guess: initial guess for the parameters (n_params,).
         x0: a fixed initial state (n_states,) (imposed through the variable bounds of x_00), or
             None for a free initial state.
+        sample_loss: ``ℓ(x, p, u, t, d) -> scalar``, the data term of one sample (d: the
+            sample's row of ``Samples.data``), or None.
+        samples: the data terms of the (single) trajectory (:class:`Samples`), or None; every
+            time must lie in ``tspan``. Needs ``sample_loss``.
         x_nominal: typical magnitude of each state (n_states,), default 1. The NLP works with
             x / x_nominal and divides each state's collocation equations by its nominal value, so
             states of very different sizes (millimetres next to metres per second) give IPOPT a
             well-scaled problem. Results are always reported in physical units.
         segments: several trajectories sharing the parameters (each with its own horizon, inputs,
-            initial state and guess). When given, they replace ``tspan``/``inputs``/``x0``/
-            ``x_guess`` (``tspan`` is then only checked to be the first segment's); the boundary
+            initial state, guess and samples). When given, they replace ``tspan``/``inputs``/
+            ``x0``/``x_guess``/``samples`` (``tspan`` is then only checked to be the first
+            segment's); the boundary
             constraints and the Mayer term see the end points of the first segment.
         state_names, param_names: labels.
     """
@@ -192,6 +265,8 @@ class DynamicOptimizationProblem:
     segments: tuple[Segment, ...] = ()
     state_names: tuple[str, ...] = ()
     param_names: tuple[str, ...] = ()
+    sample_loss: SymbolicFn | None = None
+    samples: Samples | None = None
 
     def __post_init__(self) -> None:
         if not callable(self.dynamics):
@@ -205,7 +280,7 @@ class DynamicOptimizationProblem:
         if not tf > t0:
             raise ValueError(f"tspan must satisfy t0 < tf, got {self.tspan}")
         object.__setattr__(self, "tspan", (t0, tf))
-        for name in ("lagrange", "mayer"):
+        for name in ("lagrange", "mayer", "sample_loss"):
             fn = getattr(self, name)
             if fn is not None and not callable(fn):
                 raise TypeError(f"{name} must be callable or None, got {fn!r}")
@@ -278,23 +353,50 @@ class DynamicOptimizationProblem:
             guess = seg.x_guess
             if guess is not None and not callable(guess):
                 guess = v.finite_array(f"segments[{k}].x_guess", guess, shape=(nx,))
-            checked.append(Segment((a, b), seg.inputs, x0k, guess))
+            samples = seg.samples
+            if samples is not None:
+                samples = self._check_samples(f"segments[{k}].samples", samples, a, b)
+            checked.append(Segment((a, b), seg.inputs, x0k, guess, samples))
         object.__setattr__(self, "segments", tuple(checked))
+        if self.samples is not None:
+            object.__setattr__(
+                self, "samples", self._check_samples("samples", self.samples, t0, tf)
+            )
+        widths = {seg.samples.n_data for seg in self.all_segments() if seg.samples is not None}
+        if len(widths) > 1:
+            raise ValueError(
+                f"every segment's samples must have the same number of data columns, got "
+                f"{sorted(widths)}"
+            )
         for name, n in (("state_names", nx), ("param_names", npar)):
             labels = tuple(getattr(self, name))
             if labels and len(labels) != n:
                 raise ValueError(f"{name} has {len(labels)} labels for {n} entries")
             object.__setattr__(self, name, labels)
 
+    def _check_samples(self, name: str, samples: object, t0: float, tf: float) -> Samples:
+        if not isinstance(samples, Samples):
+            raise TypeError(f"{name} must be a Samples object or None, got {samples!r:.80}")
+        if self.sample_loss is None:
+            raise ValueError(f"{name} are given but sample_loss is None")
+        return samples.inside(name, t0, tf)
+
     @property
     def n_inputs(self) -> int:
         return self.inputs.n
+
+    @property
+    def n_sample_data(self) -> int:
+        """Columns of the samples' data (0 without samples)."""
+        return next(
+            (seg.samples.n_data for seg in self.all_segments() if seg.samples is not None), 0
+        )
 
     def all_segments(self) -> tuple[Segment, ...]:
         """The trajectories of the problem (one unless ``segments`` was given)."""
         if self.segments:
             return tuple(self.segments)
-        return (Segment(self.tspan, self.inputs, self.x0, self.x_guess),)
+        return (Segment(self.tspan, self.inputs, self.x0, self.x_guess, self.samples),)
 
     def state_guess(self, t: np.ndarray, segment: int = 0) -> np.ndarray:
         """Initial guess of the states of a segment at times ``t`` (n,), shape (n, n_states)."""
