@@ -7,10 +7,17 @@ The training problem of Langenkamp et al. (eqs. 6 and 21):
                x(t0) = x0 (optional)
 
 where q_c are the fitted columns (states or model outputs), q̂_c the data and s_c optional scales
-(eq. 16 divides by the data's standard deviation). The data enter at the collocation nodes through
-an interpolant of the samples: a not-a-knot cubic spline by default (exact to O(Δt⁴) for smooth
-data; for noisy data it passes through every noisy sample, like the sum-of-squares loss would),
-or piecewise linear.
+(eq. 16 divides by the data's standard deviation). Two ways to bring the data into the loss:
+
+* ``loss="nodes"``: the data enter at the collocation nodes through an interpolant of the samples,
+  a not-a-knot cubic spline by default (exact to O(Δt⁴) for smooth data; for noisy data it passes
+  through every noisy sample) or piecewise linear, and the integral is the Radau quadrature.
+* ``loss="samples"``: the loss is evaluated where the data are, Σ_s Σ_c w_sc ((q_c(t_s) − q̂_sc) /
+  s_c)², with x(t_s) the collocation polynomial of the interval holding t_s. The weights w_sc are
+  the lengths of the cells around each observed sample of column c (midpoints between
+  neighbouring observations, the horizon's ends outside them): the trapezoid rule on samples that
+  include both ends, so the sum approximates the same integral and λ keeps its meaning. Samples
+  may be irregular and differ between trajectories; a ``mask`` marks missing values per column.
 """
 
 from __future__ import annotations
@@ -26,7 +33,13 @@ from . import _validation as v
 from .data import Trajectory
 from .models import HybridModel
 from .simulate import simulate
-from .transcription.problem import Constraint, DynamicOptimizationProblem, Inputs, Segment
+from .transcription.problem import (
+    Constraint,
+    DynamicOptimizationProblem,
+    Inputs,
+    Samples,
+    Segment,
+)
 from .transcription.solution import Solution
 
 
@@ -43,6 +56,7 @@ class BlockConstraint:
 
 # ---- validators of TrainingProblem's fields (called once, from its __post_init__) ---------------
 STATE_GUESSES = ("constant", "data")
+LOSSES = ("nodes", "samples")
 
 
 def _check_data(data: object) -> tuple[Trajectory, ...]:
@@ -144,9 +158,11 @@ def _named_column(name: str, model: HybridModel, first: Trajectory) -> tuple[str
     )
 
 
-def _check_interpolation(kind: object, data: tuple[Trajectory, ...]) -> None:
+def _check_interpolation(kind: object, data: tuple[Trajectory, ...], used: bool) -> None:
+    """The interpolation kind; ``used``: whether anything interpolates the samples (the loss at
+    the nodes, inputs from data.u, the "data" state guess)."""
     v.choice("interpolation", kind, ("cubic", "linear"))
-    if kind == "cubic":
+    if kind == "cubic" and used:
         for k, d in enumerate(data):
             if d.n_samples < 4:
                 raise ValueError(
@@ -242,6 +258,15 @@ def _check_state_guess(guess: object, model: HybridModel, n: int) -> None:
         _check_one_state_guess(f"state_guess[{k}]", g, model)
 
 
+def _mentions_data(guess: object) -> bool:
+    """Whether a state guess (or any of one per trajectory) is "data"."""
+    if isinstance(guess, str):
+        return guess == "data"
+    if isinstance(guess, Sequence) and not isinstance(guess, Trajectory):
+        return any(isinstance(g, str) and g == "data" for g in guess)
+    return False
+
+
 def _check_one_state_guess(name: str, guess: object, model: HybridModel) -> None:
     if isinstance(guess, str):
         v.choice(name, guess, STATE_GUESSES)
@@ -256,6 +281,82 @@ def _check_one_state_guess(name: str, guess: object, model: HybridModel) -> None
             f"{name} must be 'constant', 'data', a callable t -> (n, n_states) or a Trajectory, "
             f"got {guess!r:.60}"
         )
+
+
+def _column_label(kind: str, i: int, model: HybridModel, first: Trajectory) -> str:
+    """The name of a fitted column, as ``fit`` would name it."""
+    if kind == "x":
+        names = model.state_names or first.state_names
+        return names[i] if names else f"x{i}"
+    names = model.output_names or first.output_names
+    return names[i] if names else f"y{i}"
+
+
+def _check_mask(
+    mask: object, loss: str, data: tuple[Trajectory, ...], n_fit: int
+) -> tuple[np.ndarray | None, ...] | None:
+    """None, or one boolean array (n_samples, n_fit) per trajectory (None: all observed).
+
+    One trajectory takes an array; several take a sequence of arrays (or None), one each.
+    """
+    if mask is None:
+        return None
+    if loss != "samples":
+        raise ValueError(
+            f"mask needs loss='samples' (the loss at the nodes interpolates every sample), "
+            f"got loss={loss!r}"
+        )
+    n = len(data)
+    if n == 1:
+        entries: list[tuple[str, Any]] = [("mask", mask)]
+    elif isinstance(mask, Sequence) and not isinstance(mask, str) and len(mask) == n:
+        entries = [(f"mask[{k}]", m) for k, m in enumerate(mask)]
+    else:
+        raise ValueError(
+            f"mask must give one array (or None) per trajectory ({n}), got {mask!r:.60}"
+        )
+    out: list[np.ndarray | None] = []
+    for (name, entry), d in zip(entries, data, strict=True):
+        if entry is None:
+            out.append(None)
+            continue
+        arr = np.asarray(entry)
+        if arr.dtype != bool:
+            if arr.dtype.kind not in "iuf" or not np.all((arr == 0) | (arr == 1)):
+                raise TypeError(
+                    f"{name} must be an array of booleans (True: observed), got {entry!r:.60}"
+                )
+            arr = arr.astype(bool)
+        if arr.shape != (d.n_samples, n_fit):
+            raise ValueError(
+                f"{name} must have shape ({d.n_samples}, {n_fit}) (samples x fitted columns), "
+                f"got {arr.shape}"
+            )
+        arr = arr.copy()
+        arr.setflags(write=False)
+        out.append(arr)
+    return tuple(out)
+
+
+def cell_weights(t: np.ndarray, observed: np.ndarray, t0: float, tf: float) -> np.ndarray:
+    """Quadrature weights of the observed samples over [t0, tf]: each observed sample gets the
+    length of its cell, bounded by the midpoints to its observed neighbours and by t0, tf
+    outside the first and last (the trapezoid rule when samples sit on both ends).
+
+    Args:
+        t: sample times (n,), increasing, inside [t0, tf] [s].
+        observed: (n,) booleans.
+
+    Returns:
+        (n,) weights [s], zero where not observed; they sum to tf - t0 when any is observed.
+    """
+    w = np.zeros(t.size)
+    obs = np.flatnonzero(observed)
+    if obs.size:
+        tau = t[obs]
+        edges = np.concatenate(([t0], (tau[:-1] + tau[1:]) / 2.0, [tf]))
+        w[obs] = np.diff(edges)
+    return w
 
 
 def _check_x_nominal(value: object, n_states: int) -> None:
@@ -298,6 +399,15 @@ class TrainingProblem:
         x_nominal: typical state magnitudes for the NLP's scaling: "auto" (the standard deviation
             of each state column of the data; 1 where a column is constant), None (no scaling)
             or an array (n_states,).
+        loss: "nodes" (the interpolated data at the collocation nodes, Radau quadrature) or
+            "samples" (at the measurement times, cell-weighted; see the module docstring). The
+            samples of a trajectory must lie inside its horizon (``tspan`` keeps only the samples
+            inside it).
+        mask: missing values (``loss="samples"`` only): a boolean array (n_samples, n_fit),
+            True where fitted column c (in the order of :attr:`columns`) is observed, for one
+            trajectory; for several, a sequence with one such array (or None: all observed) per
+            trajectory. A missing value contributes nothing (its entry in the data is ignored);
+            every fitted column needs an observed value in every trajectory's horizon.
     """
 
     model: HybridModel
@@ -313,6 +423,8 @@ class TrainingProblem:
     state_guess: Any = "constant"
     params_guess: Any = None
     x_nominal: Any = "auto"
+    loss: str = "nodes"
+    mask: Any = None
     _columns: tuple[tuple[str, int], ...] = field(default=(), init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -326,7 +438,13 @@ class TrainingProblem:
         _check_inputs(self.inputs, len(data))
         object.__setattr__(self, "_columns", _check_fit(self.fit, self.model, data))
         v.nonnegative_float("regularization", self.regularization)
-        _check_interpolation(self.interpolation, data)
+        v.choice("loss", self.loss, LOSSES)
+        interpolated = (
+            self.loss == "nodes"
+            or (self.model.n_inputs > 0 and self.inputs is None)
+            or _mentions_data(self.state_guess)
+        )
+        _check_interpolation(self.interpolation, data, interpolated)
         object.__setattr__(
             self, "initial_state", _check_initial_state(self.initial_state, self.model, len(data))
         )
@@ -343,6 +461,38 @@ class TrainingProblem:
         if self.params_guess is not None:
             guess = v.finite_array("params_guess", self.params_guess, shape=(self.model.n_params,))
             object.__setattr__(self, "params_guess", guess)
+        object.__setattr__(
+            self, "mask", _check_mask(self.mask, self.loss, data, len(self._columns))
+        )
+        if self.loss == "samples":
+            self._check_observed()
+
+    def _check_observed(self) -> None:
+        """Every fitted column observed in every trajectory's horizon; an initial state taken
+        from the data observed at the first sample."""
+        first = self.trajectories[0]
+        for k in range(self.n_trajectories):
+            t0, tf = self._horizon(k)
+            observed = self.observed(k)[self._inside(k)]
+            for c, (kind, i) in enumerate(self.columns):
+                if not observed[:, c].any():
+                    label = _column_label(kind, i, self.model, first)
+                    by = f" (mask{'' if self.n_trajectories == 1 else f'[{k}]'})"
+                    raise ValueError(
+                        f"fitted column {label!r} of data[{k}] has no observed value in the "
+                        f"horizon [{t0!r}, {tf!r}]" + (by if self.mask is not None else "")
+                    )
+            if isinstance(self.initial_state, str) and self.mask is not None:
+                missing = [
+                    _column_label(kind, i, self.model, first)
+                    for c, (kind, i) in enumerate(self.columns)
+                    if kind == "x" and not self.observed(k)[0, c]
+                ]
+                if missing:
+                    raise ValueError(
+                        f"initial_state='data' takes the first sample of data[{k}], but the mask "
+                        f"marks state {missing[0]!r} missing there"
+                    )
 
     # ---- the data ----------------------------------------------------------------------------
     @property
@@ -365,16 +515,40 @@ class TrainingProblem:
         d = self.trajectories[0]
         return self.tspan if self.tspan is not None else (d.t0, d.tf)
 
+    def _horizon(self, k: int) -> tuple[float, float]:
+        """The training horizon of trajectory k (``tspan`` applies to the first only)."""
+        d = self.trajectories[k]
+        return self.horizon if k == 0 else (d.t0, d.tf)
+
+    def _inside(self, k: int) -> np.ndarray:
+        """Which samples of trajectory k lie in its horizon, (n_samples,) booleans."""
+        t0, tf = self._horizon(k)
+        t = self.trajectories[k].t
+        tol = 1e-9 * max(1.0, tf - t0)
+        return (t >= t0 - tol) & (t <= tf + tol)
+
+    def observed(self, k: int = 0) -> np.ndarray:
+        """Which fitted values of trajectory k are observed, (n_samples, n_fit) booleans (all
+        True without a ``mask``)."""
+        masks = self.mask
+        if masks is None or masks[k] is None:
+            return np.ones((self.trajectories[k].n_samples, len(self.columns)), dtype=bool)
+        return masks[k]
+
     def targets(self, k: int = 0) -> np.ndarray:
         """The fitted data columns of trajectory k, shape (n_samples, n_fit)."""
         d = self.trajectories[k]
         return np.column_stack([d.x[:, i] if c == "x" else d.y[:, i] for c, i in self.columns])
 
     def scales(self) -> np.ndarray:
+        """The divisor s_c of every fitted column (n_fit,); "std" is the standard deviation of
+        the column's observed values over all trajectories."""
         if isinstance(self.scale, str):
             if self.scale == "none":
                 return np.ones(len(self._columns))
-            s = np.vstack([self.targets(k) for k in range(self.n_trajectories)]).std(axis=0)
+            values = np.vstack([self.targets(k) for k in range(self.n_trajectories)])
+            observed = np.vstack([self.observed(k) for k in range(self.n_trajectories)])
+            s = np.array([values[observed[:, c], c].std() for c in range(values.shape[1])])
             if np.any(s <= 0):
                 raise ValueError("scale='std' needs non-constant fitted data columns")
             return s
@@ -383,7 +557,13 @@ class TrainingProblem:
     def nominal(self) -> np.ndarray | None:
         """The state scaling handed to the NLP (see ``x_nominal``)."""
         if isinstance(self.x_nominal, str):
-            s = np.vstack([d.x for d in self.trajectories]).std(axis=0)
+            x = np.vstack([d.x for d in self.trajectories])
+            seen = np.ones(x.shape, dtype=bool)  # a fitted state counts where it is observed
+            observed = np.vstack([self.observed(k) for k in range(self.n_trajectories)])
+            for c, (kind, i) in enumerate(self.columns):
+                if kind == "x":
+                    seen[:, i] &= observed[:, c]
+            s = np.array([x[seen[:, i], i].std() for i in range(x.shape[1])])
             return np.where(s > 0, s, 1.0)
         return None if self.x_nominal is None else np.asarray(self.x_nominal, dtype=float)
 
@@ -431,6 +611,18 @@ class TrainingProblem:
             q = ca.vertcat(*[x[i] if k == "x" else y[i] for k, i in columns])
             return ca.sumsqr((q - q_hat) / scales)
 
+        n_fit = len(columns)
+
+        def sample_loss(x, p, u, t, d):
+            # d = [q̂ (n_fit), w_c / s_c² (n_fit)]: the weights hold the cell lengths, the
+            # scales and the mask (0 where missing), so a missing value adds exactly nothing
+            q_hat, weight = ca.vertsplit(d, [0, n_fit, 2 * n_fit])
+            _, y = m.symbolic(x, p, u, t) if any(k == "y" for k, _ in columns) else (0, 0)
+            q = ca.vertcat(*[x[i] if k == "x" else y[i] for k, i in columns])
+            return ca.dot(weight, (q - q_hat) ** 2)
+
+        at_samples = self.loss == "samples"
+
         def weight_penalty(x0, xf, p):
             weights = ca.vertsplit(p, [0, nw, p.size1()])[0]
             return lam * ca.sumsqr(weights)
@@ -460,12 +652,13 @@ class TrainingProblem:
 
         segments = [
             Segment(
-                self.horizon if k == 0 else (d.t0, d.tf),
+                self._horizon(k),
                 self._segment_inputs(k),
                 x0,
                 self._state_guess(k),
+                self.samples(k) if at_samples else None,
             )
-            for k, (d, x0) in enumerate(zip(self.trajectories, self.initial_states(), strict=True))
+            for k, x0 in enumerate(self.initial_states())
         ]
         p_lb, p_ub = m.param_bounds()
         return DynamicOptimizationProblem(
@@ -473,7 +666,7 @@ class TrainingProblem:
             n_states=m.n_states,
             n_params=m.n_params,
             tspan=segments[0].tspan,
-            lagrange=lagrange,
+            lagrange=None if at_samples else lagrange,
             mayer=mayer,
             boundary=boundary,
             inputs=segments[0].inputs,
@@ -485,19 +678,59 @@ class TrainingProblem:
             x_nominal=self.nominal(),
             segments=tuple(segments) if len(segments) > 1 else (),
             state_names=m.state_names,
+            sample_loss=sample_loss if at_samples else None,
+            samples=segments[0].samples,
         )
 
+    def samples(self, k: int = 0) -> Samples:
+        """The data terms of trajectory k for ``loss="samples"``: its samples inside the horizon
+        with at least one observed fitted value; data ``[q̂ (n_fit), w_c / s_c² (n_fit)]`` with
+        w_c the cell weights of :func:`cell_weights` (0 where missing)."""
+        t0, tf = self._horizon(k)
+        inside = self._inside(k)
+        t = np.clip(self.trajectories[k].t[inside], t0, tf)
+        observed = self.observed(k)[inside]
+        cells = [cell_weights(t, observed[:, c], t0, tf) for c in range(observed.shape[1])]
+        weights = np.column_stack(cells) / self.scales() ** 2
+        targets = np.where(observed, self.targets(k)[inside], 0.0)
+        keep = observed.any(axis=1)
+        return Samples(t[keep], np.column_stack([targets, weights])[keep])
+
     def _segment_inputs(self, k: int) -> Inputs:
-        """Known inputs and interpolated fit targets of trajectory k, stacked [u, q̂]."""
+        """Known inputs and interpolated fit targets of trajectory k, stacked [u, q̂]; only the
+        known inputs for the loss at the samples."""
         d = self.trajectories[k]
-        target_in = Inputs.from_samples(d.t, self.targets(k), self.interpolation)
         u_fn = self.input_function(k)
+        if self.loss == "samples":
+            if u_fn is None:
+                return Inputs.none()
+            n_inputs = self.model.n_inputs
+            return u_fn if isinstance(u_fn, Inputs) else Inputs.from_function(u_fn, n_inputs)
+        target_in = Inputs.from_samples(d.t, self.targets(k), self.interpolation)
 
         def all_inputs(t: np.ndarray) -> np.ndarray:
             parts = [u_fn(t)] if u_fn is not None else []
             return np.column_stack([*parts, target_in(t)])
 
         return Inputs.from_function(all_inputs, self.model.n_inputs + len(self._columns))
+
+    def _observed_states(self, k: int) -> Callable[[np.ndarray], np.ndarray]:
+        """The states of trajectory k interpolated linearly through each state's observed
+        samples (constant outside them), ``t (n,) -> (n, n_states)``."""
+        d = self.trajectories[k]
+        seen = np.ones(d.x.shape, dtype=bool)
+        observed = self.observed(k)
+        for c, (kind, i) in enumerate(self.columns):
+            if kind == "x":
+                seen[:, i] = observed[:, c]
+
+        def states(t: np.ndarray) -> np.ndarray:
+            t = np.asarray(t, dtype=float)
+            return np.column_stack(
+                [np.interp(t, d.t[seen[:, i]], d.x[seen[:, i], i]) for i in range(d.n_states)]
+            )
+
+        return states
 
     def _state_guess(self, k: int) -> Any:
         sg, d = self.state_guess, self.trajectories[k]
@@ -507,6 +740,8 @@ class TrainingProblem:
             return Inputs.from_samples(sg.t, sg.x, "linear")
         if callable(sg):
             return sg
+        if sg == "data" and self.mask is not None and self.mask[k] is not None:
+            return self._observed_states(k)
         if sg == "data":
             return Inputs.from_samples(d.t, d.x, self.interpolation)
         x0 = self.initial_states()[k]

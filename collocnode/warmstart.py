@@ -224,6 +224,11 @@ def fit_initial_guess(
     ipopt = _default_ipopt() if ipopt is None else ipopt
     if not isinstance(ipopt, IpoptOptions):
         raise TypeError(f"ipopt must be an IpoptOptions, got {ipopt!r}")
+    if problem.mask is not None:
+        raise ValueError(
+            "warm_start smooths every sample of the fitted columns; a problem with a mask "
+            "(missing values) is not supported"
+        )
     t_start = time.perf_counter()
     model = problem.model
     # the fitted columns as TrainingProblem resolved them: ("x", state) or ("y", output)

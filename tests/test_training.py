@@ -13,7 +13,8 @@ from collocnode import (
     solve,
 )
 from collocnode.nn import MLP
-from collocnode.transcription import StructuredNLP
+from collocnode.training import cell_weights
+from collocnode.transcription import Mesh, StructuredNLP
 
 QUIET = IpoptOptions(print_level=0, tol=1e-9, max_iter=300)
 
@@ -206,3 +207,199 @@ def test_training_solution_simulate_checks_segment(trained):
     with pytest.raises(TypeError, match=r"^segment must be a non-negative integer, got 'a'"):
         trained.simulate([0.0, 1.0], segment="a")
     assert trained.simulate([0.5]).x.shape == (1, 2)
+
+
+# ---- the loss at the measurement times ---------------------------------------------------------
+
+
+def irregular(x0, t_end: float = 2.0, n: int = 13, seed: int = 0) -> Trajectory:
+    """Exact oscillator samples at random times, including both ends."""
+    t = np.sort(np.r_[0.0, np.random.default_rng(seed).uniform(0, t_end, n - 2), t_end])
+    return Trajectory(t, oscillator(np.array(x0), t))
+
+
+def test_cell_weights_are_the_trapezoid_rule_and_cover_the_horizon():
+    t = np.array([0.0, 0.5, 1.5, 2.0])
+    np.testing.assert_allclose(
+        cell_weights(t, np.ones(4, bool), 0.0, 2.0), [0.25, 0.75, 0.75, 0.25]
+    )
+    # missing values: the observed neighbours' cells grow over them; the ends reach t0 and tf
+    w = cell_weights(t, np.array([False, True, False, True]), 0.0, 2.0)
+    np.testing.assert_allclose(w, [0.0, 1.25, 0.0, 0.75])
+    assert cell_weights(t, np.array([False, False, True, False]), 0.0, 2.0).sum() == 2.0
+
+
+def test_samples_are_the_data_with_cell_weights_over_the_scales():
+    data = irregular([1.0, 0.0])
+    prob = TrainingProblem(linear_model(), data, loss="samples", scale=[2.0, 0.5])
+    samples = prob.samples()
+    np.testing.assert_array_equal(samples.t, data.t)
+    np.testing.assert_array_equal(samples.data[:, :2], data.x)
+    w = cell_weights(data.t, np.ones(data.n_samples, bool), 0.0, 2.0)
+    np.testing.assert_allclose(samples.data[:, 2:], np.column_stack([w / 4.0, w / 0.25]))
+    dop = prob.to_dop(np.zeros(6))
+    assert dop.lagrange is None and dop.n_inputs == 0 and dop.samples is not None
+
+
+def test_samples_recover_the_dynamics_from_irregular_times_per_trajectory():
+    """Different sample times per trajectory, a mask on one: the exact dynamics come back."""
+    data = [irregular([1.0, 0.0], seed=1), irregular([0.0, 1.5], n=9, seed=2)]
+    mask = np.ones((9, 2), bool)
+    mask[2:5, 0] = False
+    prob = TrainingProblem(
+        linear_model(), data, initial_state="data", loss="samples", mask=[None, mask]
+    )
+    sol = solve(prob, RadauIIA(10, 3, ipopt=QUIET), seed=0)
+    assert sol.success
+    np.testing.assert_allclose(sol.params["f"][:4].reshape(2, 2), [[0, 1], [-1, 0]], atol=1e-5)
+
+
+def test_a_missing_value_contributes_nothing(rng):
+    """Whatever the data hold at a masked entry, the NLP is the same."""
+    data = irregular([1.0, 0.0])
+    mask = np.ones((data.n_samples, 2), bool)
+    mask[[3, 7], 1] = False
+    mask[5, :] = False
+    junk = data.x.copy()
+    junk[[3, 7], 1] = [1e3, -7.0]
+    junk[5] = 42.0
+    nlps = [
+        StructuredNLP(
+            TrainingProblem(
+                linear_model(), Trajectory(data.t, x), loss="samples", mask=mask
+            ).to_dop(np.zeros(6)),
+            Mesh.equidistant(0.0, 2.0, 4, 3),
+        )
+        for x in (data.x, junk)
+    ]
+    z = rng.uniform(-1, 1, nlps[0].n_z)
+    assert float(nlps[0].fn_f(z)) == float(nlps[1].fn_f(z))
+    # a fully masked sample is dropped, the others keep their own columns' weights
+    assert sum(g.n for g in nlps[0].sample_groups) == data.n_samples - 1
+
+
+def test_tspan_keeps_the_samples_inside_it():
+    prob = TrainingProblem(linear_model(), one_trajectory(), loss="samples", tspan=(0.25, 0.75))
+    samples = prob.samples()
+    assert samples.t.min() >= 0.25 and samples.t.max() <= 0.75
+    assert samples.data[:, 2].sum() == pytest.approx(0.5)  # the cells cover the window
+
+
+def test_samples_need_no_interpolation():
+    """Three samples: too few for the cubic spline of the node loss, enough at the samples."""
+    prob = TrainingProblem(linear_model(), one_trajectory(3), loss="samples")
+    assert prob.to_dop(np.zeros(6)).samples.n == 3
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        (dict(loss="points"), ValueError, r"^unknown loss 'points'; valid: nodes, samples"),
+        (
+            dict(mask=np.ones((11, 2), bool)),
+            ValueError,
+            r"^mask needs loss='samples' .* got loss='nodes'",
+        ),
+        (
+            dict(loss="samples", mask=np.ones((11, 3), bool)),
+            ValueError,
+            r"^mask must have shape \(11, 2\) \(samples x fitted columns\), got \(11, 3\)",
+        ),
+        (
+            dict(loss="samples", mask=np.full((11, 2), 0.5)),
+            TypeError,
+            r"^mask must be an array of booleans \(True: observed\)",
+        ),
+        (
+            dict(loss="samples", mask=np.c_[np.ones(11), np.zeros(11)]),
+            ValueError,
+            r"^fitted column 'x1' of data\[0\] has no observed value in the horizon "
+            r"\[0\.0, 1\.0\] \(mask\)$",
+        ),
+        (
+            dict(
+                loss="samples", mask=np.c_[np.ones(11), np.r_[0, np.ones(10)]], initial_state="data"
+            ),
+            ValueError,
+            r"^initial_state='data' takes the first sample of data\[0\], but the mask marks "
+            r"state 'x1' missing there",
+        ),
+        (
+            dict(loss="samples", tspan=(0.01, 0.09)),
+            ValueError,
+            r"^fitted column 'x0' of data\[0\] has no observed value in the horizon "
+            r"\[0\.01, 0\.09\]$",
+        ),
+    ],
+)
+def test_bad_sample_loss_fields_give_one_clear_error(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        TrainingProblem(linear_model(), one_trajectory(), **kwargs)
+
+
+def test_a_mask_for_several_trajectories_is_one_per_trajectory():
+    data = [one_trajectory(), one_trajectory(5)]
+    with pytest.raises(ValueError, match=r"^mask must give one array \(or None\) per trajectory"):
+        TrainingProblem(linear_model(), data, loss="samples", mask=np.ones((11, 2), bool))
+    with pytest.raises(ValueError, match=r"^mask\[1\] must have shape \(5, 2\)"):
+        TrainingProblem(linear_model(), data, loss="samples", mask=[None, np.ones((11, 2))])
+    gap = np.ones((5, 2), bool)
+    gap[:, 0] = False
+    with pytest.raises(ValueError, match=r"^fitted column 'x0' of data\[1\] .* \(mask\[1\]\)$"):
+        TrainingProblem(linear_model(), data, loss="samples", mask=[None, gap])
+
+
+def test_the_mask_leaves_missing_values_out_of_the_scales():
+    data = one_trajectory()
+    x = data.x.copy()
+    x[4, 0] = 100.0  # a placeholder where the value is missing
+    mask = np.ones((11, 2), bool)
+    mask[4, 0] = False
+    prob = TrainingProblem(
+        linear_model(), Trajectory(data.t, x), loss="samples", mask=mask, scale="std"
+    )
+    keep = np.arange(11) != 4
+    assert prob.scales()[0] == pytest.approx(data.x[keep, 0].std())
+    assert prob.nominal()[0] == pytest.approx(data.x[keep, 0].std())
+    guess = prob.to_dop(np.zeros(6)).state_guess(data.t)  # "constant": x(t0) everywhere
+    assert np.all(guess == x[0])
+    data_guess = TrainingProblem(
+        linear_model(), Trajectory(data.t, x), loss="samples", mask=mask, state_guess="data"
+    ).to_dop(np.zeros(6))
+    # the "data" guess runs through the observed values only
+    assert data_guess.state_guess(data.t[4:5])[0, 0] == pytest.approx(
+        (x[3, 0] + x[5, 0]) / 2, rel=1e-12
+    )
+
+
+@pytest.mark.parametrize("exact_inputs", [True, False])
+def test_samples_see_the_known_inputs_at_the_sample_times(exact_inputs):
+    """x' = -x + u with u = sin t, exact or interpolated from data.u: the weights come back."""
+    t = np.sort(np.r_[0.0, np.random.default_rng(3).uniform(0, 4, 15), 4.0])
+    x = (np.sin(t) - np.cos(t) + np.exp(-t)) / 2
+    # exact inputs need no data.u
+    data = Trajectory(t, x) if exact_inputs else Trajectory(t, x, u=np.sin(t))
+    model = NeuralODE(MLP((2, 1), "identity"), n_inputs=1)
+    prob = TrainingProblem(
+        model,
+        data,
+        initial_state="data",
+        loss="samples",
+        inputs=(lambda tt: np.sin(tt)[:, None]) if exact_inputs else None,
+    )
+    sol = solve(prob, RadauIIA(20, 3, ipopt=QUIET), seed=0)
+    assert sol.success
+    # interpolating u by a cubic spline costs accuracy, the exact inputs none
+    np.testing.assert_allclose(
+        sol.params["f"][:2], [-1.0, 1.0], atol=1e-5 if exact_inputs else 2e-3
+    )
+
+
+def test_warm_start_refuses_a_mask():
+    from collocnode.warmstart import fit_initial_guess
+
+    mask = np.ones((11, 2), bool)
+    mask[3, 1] = False
+    prob = TrainingProblem(linear_model(), one_trajectory(), loss="samples", mask=mask)
+    with pytest.raises(ValueError, match=r"^warm_start smooths every sample .* with a mask"):
+        fit_initial_guess(prob)
