@@ -15,6 +15,7 @@ with exact sparse Hessians::
 """
 
 from ._version import __version__
+from .callbacks import CallbackList, EarlyStopping, ProgressBar, StopOnStagnation
 from .data import Trajectory
 from .models import HybridModel, NeuralODE, Parameter
 from .simulate import SimulationError, simulate
@@ -38,8 +39,10 @@ __all__ = [
     "AdaptiveRefinement",
     "AdaptiveSolution",
     "BlockConstraint",
+    "CallbackList",
     "Constraint",
     "DynamicOptimizationProblem",
+    "EarlyStopping",
     "HybridModel",
     "Inputs",
     "IpoptOptions",
@@ -47,11 +50,13 @@ __all__ = [
     "NeuralODE",
     "Parameter",
     "PartialQuasiNewton",
+    "ProgressBar",
     "RadauIIA",
     "SimulationError",
     "Solution",
     "SolveInterrupted",
     "SolverStatus",
+    "StopOnStagnation",
     "TrainingProblem",
     "TrainingSolution",
     "Trajectory",

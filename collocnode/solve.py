@@ -8,12 +8,14 @@ that (:func:`collocnode.transcription.driver.solve_dop`), and the result is wrap
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import overload
+from typing import Any, overload
 
 import numpy as np
 
 from . import _validation as v
+from .callbacks import for_training
 from .status import SolveInterrupted
 from .training import TrainingProblem, TrainingSolution
 from .transcription.adaptive import AdaptiveRefinement, AdaptiveSolution
@@ -25,11 +27,19 @@ from .transcription.solution import Solution
 
 @overload
 def solve(
-    problem: TrainingProblem, alg: RadauIIA | None = ..., *, seed: int | None = ...
+    problem: TrainingProblem,
+    alg: RadauIIA | None = ...,
+    *,
+    seed: int | None = ...,
+    callback: Callable[[Any], Any] | None = ...,
 ) -> TrainingSolution: ...
 @overload
 def solve(
-    problem: DynamicOptimizationProblem, alg: RadauIIA | None = ..., *, seed: int | None = ...
+    problem: DynamicOptimizationProblem,
+    alg: RadauIIA | None = ...,
+    *,
+    seed: int | None = ...,
+    callback: Callable[[Any], Any] | None = ...,
 ) -> Solution: ...
 @overload
 def solve(
@@ -37,10 +47,11 @@ def solve(
     alg: AdaptiveRefinement,
     *,
     seed: int | None = ...,
+    callback: Callable[[Any], Any] | None = ...,
 ) -> AdaptiveSolution: ...
 
 
-def solve(problem, alg=None, *, seed=None):
+def solve(problem, alg=None, *, seed=None, callback=None):
     """Transcribe ``problem`` with ``alg`` (default ``RadauIIA()``) and solve it with IPOPT.
 
     Args:
@@ -49,6 +60,10 @@ def solve(problem, alg=None, *, seed=None):
             :class:`AdaptiveRefinement` wrapping one.
         seed: a non-negative integer seeding the random initial weights of a training problem
             (ignored when the problem gives ``params_guess``).
+        callback: ``fn(state)`` after every IPOPT iteration (:mod:`collocnode.callbacks`);
+            returning True stops the solve with status ``stopped_by_callback`` and keeps that
+            iterate, an exception stops it with ``callback_error``. For a training problem the
+            state can also simulate the model at the current parameters (``state.predict``).
 
     Returns:
         A :class:`Solution` (or :class:`TrainingSolution`); with :class:`AdaptiveRefinement`
@@ -61,6 +76,8 @@ def solve(problem, alg=None, *, seed=None):
     """
     alg = check_algorithm(alg)
     v.optional_seed("seed", seed)
+    if callback is not None:
+        v.function("callback", callback)
     if isinstance(problem, TrainingProblem):
         try:
             p0 = problem.params_guess
@@ -71,12 +88,12 @@ def solve(problem, alg=None, *, seed=None):
             raise
         except KeyboardInterrupt as interrupt:
             raise SolveInterrupted("build") from interrupt
-        result = solve_dop(dop, alg)
+        result = solve_dop(dop, alg, callback=for_training(problem, callback))
         if isinstance(result, AdaptiveSolution):
             return replace(result, solution=TrainingSolution(result.solution, problem))
         return TrainingSolution(result, problem)
     if isinstance(problem, DynamicOptimizationProblem):
-        return solve_dop(problem, alg)
+        return solve_dop(problem, alg, callback=callback)
     raise TypeError(
         f"problem must be a DynamicOptimizationProblem or TrainingProblem, got {problem!r}"
     )

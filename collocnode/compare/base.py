@@ -27,6 +27,7 @@ from .options import TrainerOptions, replace_options
 __all__ = [
     "STATUSES",
     "Callback",
+    "EpochAccess",
     "FitResult",
     "NotApplicableError",
     "Progress",
@@ -41,6 +42,7 @@ STATUSES = (
     "budget",
     "interrupted",
     "iteration_limit",
+    "stopped",
     "diverged",
     "failed",
     "not applicable",
@@ -51,15 +53,74 @@ class NotApplicableError(ValueError):
     """The method does not apply to this system (e.g. SNDE without constraints)."""
 
 
+class EpochAccess:
+    """How a :class:`Progress` reads the trainer it reports on: ``trainer`` (for its rollout)
+    and ``read_params()`` (its flat parameters), valid until the callback returns (``live``)."""
+
+    def __init__(self, trainer: Any, read_params: Callable[[], np.ndarray]) -> None:
+        self.trainer, self.read_params = trainer, read_params
+        self.live = True
+
+    def check(self, epoch: int) -> EpochAccess:
+        if not self.live:
+            raise RuntimeError(
+                f"the progress of epoch {epoch} was read after its callback returned; the "
+                f"weights are readable during the callback only (keep progress.params())"
+            )
+        return self
+
+
 @dataclass(frozen=True)
 class Progress:
-    """What the training callback receives after every epoch (times exclude callback time)."""
+    """What the training callback receives after every epoch (times exclude callback time).
+
+    It follows the callback protocol of :mod:`collocnode.callbacks` (``iteration``,
+    ``objective``, ``elapsed_s``, ``params()``, ``predict(t, x0, u)``), so one callback object
+    (e.g. :class:`collocnode.callbacks.EarlyStopping`) serves a collocation solve and a trainer
+    alike. ``params`` and ``predict`` read the trainer while the callback runs.
+
+    Attributes:
+        elapsed_s: training wall time so far [s], without callbacks.
+        epoch: the epoch just completed (from 1); also ``iteration``.
+        epochs: the epoch limit.
+        loss: the epoch's mean training loss; also ``objective``.
+        best_loss: the lowest epoch loss so far.
+    """
 
     elapsed_s: float
     epoch: int
     epochs: int
     loss: float
     best_loss: float
+    access: EpochAccess | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def iteration(self) -> int:
+        return self.epoch
+
+    @property
+    def objective(self) -> float:
+        return self.loss
+
+    def _access(self) -> EpochAccess:
+        if self.access is None:
+            raise RuntimeError("this progress report carries no trainer")
+        return self.access.check(self.epoch)
+
+    def params(self) -> np.ndarray:
+        """The trainable parameters after this epoch, flat float64 (a new array) in the order of
+        the trainer's ``modules()`` (``trainer.get_weights()`` gives them per block)."""
+        return self._access().read_params()
+
+    def predict(
+        self,
+        t: np.ndarray,
+        x0: np.ndarray,
+        u: np.ndarray | Callable[[Any], Any] | None = None,
+    ) -> np.ndarray:
+        """The trainer's rollout at this epoch's weights (:meth:`Trainer.predict`): ``t``
+        (n,) [s], ``x0`` (n_states,), inputs ``u`` at ``t``; returns (n, n_states)."""
+        return self._access().trainer.predict(t, x0, u)
 
 
 @dataclass
@@ -69,8 +130,9 @@ class FitResult:
     Attributes:
         method: registry name of the method.
         status: "success", "budget" (wall-time budget ran out), "interrupted"
-            (KeyboardInterrupt; the best weights are kept), "iteration_limit", "diverged"
-            (non-finite loss) or "failed".
+            (KeyboardInterrupt; the best weights are kept), "iteration_limit", "stopped" (the
+            callback asked to stop; ``message`` says why), "diverged" (non-finite loss) or
+            "failed" (also when the callback raised).
         train_time_s: wall time of setup (targets, data) and optimisation, without callbacks.
         epochs: completed epochs (or iterations).
         n_params: trainable parameters.
@@ -166,7 +228,9 @@ class Trainer(ABC):
 
         ``budget_s`` limits the training wall time [s]; ``callback(Progress)``, where the method
         has epochs, runs after every epoch (its own time is not counted) and may return True to
-        stop training. Ctrl-C keeps the best model so far and returns status "interrupted".
+        stop training (status "stopped"); it follows the protocol of
+        :mod:`collocnode.callbacks` (``on_start``, ``on_end``, ``reason``). Ctrl-C keeps the
+        best model so far and returns status "interrupted".
         Raises :class:`NotApplicableError` if the method does not apply to ``system``.
         """
 

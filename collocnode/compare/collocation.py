@@ -49,6 +49,7 @@ def fit_status(status: SolverStatus) -> str:
         SolverStatus.TIME_LIMIT: "budget",
         SolverStatus.INTERRUPTED: "interrupted",
         SolverStatus.ITERATION_LIMIT: "iteration_limit",
+        SolverStatus.STOPPED: "stopped",
     }.get(status, "failed")
 
 

@@ -7,6 +7,12 @@ trains with Adam (or AdamW) and an exponential learning-rate decay stepped once 
 schedule all four seed papers use, and keeps the weights of the epoch with the lowest training
 loss (as the FNODE and MBD-NODE reference code does; there is no validation split).
 
+The callback follows the protocol of :mod:`collocnode.callbacks`: ``on_start(RunInfo)`` before the
+first epoch (its errors propagate from ``fit``), ``callback(Progress)`` after every epoch (True
+stops with status "stopped" and the callback's ``reason`` as the message; an exception stops
+with status "failed" and the exception in the message; the best weights are kept either way),
+``on_end()`` at the end.
+
 Torch is imported when a trainer fits, not when this module loads.
 """
 
@@ -17,10 +23,14 @@ import math
 import time
 from abc import abstractmethod
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, ClassVar
 
+import numpy as np
+
+from ..callbacks import RunInfo, stop_requested
 from ..data import Trajectory
-from .base import Callback, FitResult, Progress, Trainer
+from .base import Callback, EpochAccess, FitResult, Progress, Trainer
 from .options import GradientOptions, TrainerOptions
 
 __all__ = ["GradientOptions", "GradientTrainer"]
@@ -119,7 +129,25 @@ class GradientTrainer(Trainer):
         clock = _Clock()
         n_samples = self._setup(system, trajs)
         self._fitted = True
-        return self._descend(n_samples, clock, budget_s, callback)
+        if callback is None:
+            return self._descend(n_samples, clock, budget_s, None)
+        info = RunInfo(
+            max_iterations=self.options.epochs,
+            n_states=system.n_states,
+            n_params=self.n_params,
+            unit="epoch",
+            can_predict=True,
+        )
+        _hook(callback, "on_start", info)
+        try:
+            return self._descend(n_samples, clock, budget_s, callback)
+        finally:
+            _hook(callback, "on_end")
+
+    def _flat_params(self) -> np.ndarray:
+        """The trainable parameters, flat float64 in ``modules()`` order (a new array)."""
+        parts = [p.detach().cpu().double().reshape(-1).numpy() for p in self._trainable()]
+        return np.concatenate(parts) if parts else np.zeros(0)
 
     def _descend(
         self, n: int, clock: _Clock, budget_s: float | None, callback: Callback | None
@@ -154,8 +182,8 @@ class GradientTrainer(Trainer):
                     break
                 if callback is not None:
                     progress = Progress(history[-1][0], epoch, opts.epochs, loss, best.loss)
-                    if clock.call_excluded(callback, progress) is True:
-                        message = f"stopped by the callback after epoch {epoch}"
+                    status, message = self._call_back(callback, clock, progress)
+                    if status != "success":
                         break
         except KeyboardInterrupt:
             status = "interrupted"
@@ -164,6 +192,8 @@ class GradientTrainer(Trainer):
                 f"(epoch loss {best.loss:.3g})"
             )
         best.restore()
+        if status == "failed":
+            message += f"; kept the best weights (epoch loss {best.loss:.3g})"
         if status == "success" and not message:
             message = f"{done} epochs, best training loss {best.loss:.3g}"
         return FitResult(
@@ -176,6 +206,25 @@ class GradientTrainer(Trainer):
             history=history,
             message=message,
         )
+
+    def _call_back(self, callback: Callback, clock: _Clock, progress: Progress) -> tuple[str, str]:
+        """Run the callback on ``progress`` (given access to this trainer): ("success", "") to
+        go on, ("stopped", why) when it asked to stop, ("failed", what it raised) if it raised."""
+        epoch = progress.epoch
+        access = EpochAccess(self, self._flat_params)
+        progress = replace(progress, access=access)
+        try:
+            returned = clock.call_excluded(callback, progress)
+        except Exception as exc:  # a Ctrl-C (KeyboardInterrupt) is handled by the loop
+            return "failed", f"the callback raised {type(exc).__name__} in epoch {epoch}: {exc}"
+        finally:
+            access.live = False
+        if not stop_requested(returned):
+            return "success", ""
+        reason = getattr(callback, "reason", None)
+        if isinstance(reason, str) and reason:
+            return "stopped", reason
+        return "stopped", f"stopped by the callback after epoch {epoch}"
 
     def _epoch(
         self,
@@ -210,3 +259,10 @@ class GradientTrainer(Trainer):
                 why = f"wall-time budget of {budget_s:g} s ran out in epoch {epoch}"
                 return total / max(seen, 1), seen, "budget", why
         return total / max(seen, 1), seen, "success", ""
+
+
+def _hook(callback: Any, name: str, *args: Any) -> None:
+    """Call the callback's optional ``on_start``/``on_end`` hook if it has one."""
+    hook = getattr(callback, name, None)
+    if callable(hook):
+        hook(*args)

@@ -76,9 +76,9 @@ class MethodRow(Mapping[str, Any]):
 
     Attributes:
         method: registry name.
-        status: "success", "budget", "iteration_limit", "interrupted", "diverged" (the rollout
-            left the finite range), "failed" (the method raised; see ``traceback``) or
-            "not applicable".
+        status: "success", "budget", "iteration_limit", "stopped" (a training callback
+            stopped it; ``message`` says why), "interrupted", "diverged" (the rollout left the
+            finite range), "failed" (the method raised; see ``traceback``) or "not applicable".
         train_time_s: training wall time without callbacks [s].
         epochs: completed epochs, or IPOPT iterations.
         n_params: trained parameters.

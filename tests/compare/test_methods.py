@@ -186,7 +186,7 @@ def test_budget_interrupt_and_divergence_statuses(monkeypatch):
     stops = []
     trainer = make_trainer("fnode", **{**TINY, "epochs": 50})
     res = trainer.fit(system, train, callback=lambda p: stops.append(p.epoch) or p.epoch == 4)
-    assert res.status == "success" and res.epochs == 4 and stops == [1, 2, 3, 4]
+    assert res.status == "stopped" and res.epochs == 4 and stops == [1, 2, 3, 4]
 
     trainer = make_trainer("fnode", **TINY)
     monkeypatch.setattr(type(trainer), "_loss", lambda self, idx: torch.tensor(float("nan")))

@@ -154,3 +154,100 @@ def test_importing_the_comparison_loads_no_torch():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# ---- the callback protocol shared with collocation (collocnode.callbacks) ----------------------
+def _decay_fit(callback, epochs=60, noise=0.0, batch_size=8):
+    system = Decay()
+    trainer = LinearDecay(epochs=epochs, lr=0.05, lr_decay=1.0, batch_size=batch_size)
+    train = system.generate(noise=noise, seed=0).train
+    return trainer, trainer.fit(system, train, callback=callback)
+
+
+def test_progress_keeps_its_fields_and_offers_the_shared_protocol():
+    seen = []
+
+    def watch(p):
+        rate = float(p.params()[0])
+        t = np.linspace(0.0, 1.0, 5)
+        seen.append((p.epoch, p.iteration, p.loss, p.objective, p.epochs, p.best_loss, rate))
+        # predict rolls the trainer out at this epoch's weight: x0 exp(-k t)
+        np.testing.assert_allclose(p.predict(t, [2.0]), 2.0 * np.exp(-rate * t)[:, None])
+        if p.epoch == 3:
+            seen.append(p)
+
+    _, result = _decay_fit(watch, epochs=5)
+    assert result.status == "success" and [s[0] for s in seen[:3]] == [1, 2, 3]
+    for epoch, iteration, loss, objective, epochs, best_loss, _ in seen[:3] + seen[4:]:
+        assert iteration == epoch and objective == loss and epochs == 5 and best_loss <= loss
+    rates = [s[6] for s in seen if isinstance(s, tuple)]
+    assert len(set(rates)) == 5  # the weight moved every epoch and params() followed it
+    with pytest.raises(RuntimeError, match="read after its callback returned"):
+        seen[3].params()
+
+
+class StopAtEpoch:
+    def __init__(self, epoch):
+        self.epoch, self.events, self.reason = epoch, [], ""
+
+    def on_start(self, info):
+        self.events.append(info)
+
+    def on_end(self):
+        self.events.append("end")
+
+    def __call__(self, p):
+        if p.epoch == self.epoch:
+            self.reason = f"enough after epoch {p.epoch}"
+            return True
+        return False
+
+
+def test_a_callback_stop_is_its_own_status_with_its_reason():
+    from collocnode.callbacks import RunInfo
+
+    stop = StopAtEpoch(4)
+    _, result = _decay_fit(stop)
+    assert result.status == "stopped" and result.epochs == 4
+    assert result.message == "enough after epoch 4"
+    assert stop.events == [RunInfo(60, 1, 1, unit="epoch", can_predict=True), "end"]
+    assert result.status in __import__("collocnode.compare.base").compare.base.STATUSES
+
+
+def test_a_raising_callback_fails_the_fit_with_its_error_and_keeps_the_best_weights():
+    def broken(p):
+        if p.epoch == 2:
+            raise KeyError("validation")
+
+    trainer, result = _decay_fit(broken)
+    assert result.status == "failed" and result.epochs == 2
+    assert result.message.startswith("the callback raised KeyError in epoch 2: 'validation'")
+    assert np.isfinite(float(trainer.k.weight.detach()[0, 0]))
+
+
+def test_stagnation_stops_the_epoch_loop_and_a_window_beyond_the_epochs_is_refused():
+    from collocnode.callbacks import StopOnStagnation
+
+    # full batches on noisy data: the loss settles on its noise floor within ~120 epochs
+    stagnation = StopOnStagnation(rtol=1e-4, window=10)
+    _, result = _decay_fit(stagnation, epochs=400, noise=0.01, batch_size=64)
+    assert result.status == "stopped" and 10 < result.epochs < 200
+    assert result.message == "objective stagnated: relative change < 1e-04 over 10 epochs"
+    losses = [h[2] for h in result.history[-11:]]
+    assert max(losses) - min(losses) <= 1e-4 * losses[-1]
+    with pytest.raises(ValueError, match=r"window = 500 is longer than the iteration limit "):
+        _decay_fit(StopOnStagnation(window=500), epochs=400)
+
+
+def test_the_report_shows_why_a_method_was_stopped():
+    from collocnode.compare.report import markdown, summary_line
+    from collocnode.compare.results import CompareReport, MethodRow
+
+    row = MethodRow("fnode", "stopped", 1.0, 12, 10, message="early stopping: validation MSE")
+    assert not row.unfinished
+    assert summary_line(row).startswith("fnode: stopped,")
+    assert "(early stopping: validation MSE)" in summary_line(row)
+    meta = {"preset": "default", "n_train": 10, "n_total": 20, "dt": 0.1, "device": "cpu"}
+    meta |= {"seed": 0, "quick": True, "mse": "x"}
+    table = markdown(CompareReport("vdp", meta, [row]))
+    assert "| stopped |" in table and "early stopping: validation MSE |" in table
