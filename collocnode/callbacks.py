@@ -93,12 +93,29 @@ class TrainingIterationState:
     def __init__(self, state: IterationState, problem: Any) -> None:
         self._state, self._problem = state, problem
 
-    iteration = property(lambda self: self._state.iteration)
-    objective = property(lambda self: self._state.objective)
-    elapsed_s = property(lambda self: self._state.elapsed_s)
-    inf_pr = property(lambda self: self._state.inf_pr)
-    inf_du = property(lambda self: self._state.inf_du)
-    n_states = property(lambda self: self._state.n_states)
+    @property
+    def iteration(self) -> int:
+        return self._state.iteration
+
+    @property
+    def objective(self) -> float:
+        return self._state.objective
+
+    @property
+    def elapsed_s(self) -> float:
+        return self._state.elapsed_s
+
+    @property
+    def inf_pr(self) -> float:
+        return self._state.inf_pr
+
+    @property
+    def inf_du(self) -> float:
+        return self._state.inf_du
+
+    @property
+    def n_states(self) -> int:
+        return self._state.n_states
 
     @property
     def model(self) -> Any:
