@@ -1609,9 +1609,21 @@ def script_cases(s: Suite) -> None:
         "--success-tol": ("-1", "nan"),
     }
     for flag, values in bad_values.items():
+        # --quiet sets the print level itself, so the print-level cases run without it
+        defaults = {
+            k: v for k, v in TINY_TRAINING.items() if flag != "--print-level" or k != "--quiet"
+        }
         for value in values:
-            args = with_defaults(["vdp", flag, value], TINY_TRAINING)
+            args = with_defaults(["vdp", flag, value], defaults)
             s.script(tc, f"vdp {flag} {value!r}", args, flag_names(flag))
+    s.script(
+        tc,
+        "vdp --quiet --print-level 99",
+        with_defaults(["vdp", "--print-level", "99"], TINY_TRAINING),
+        flag_names("--print-level"),
+        expect="either",
+        codes=(0, 1),
+    )
     for value in ("", "5,,5"):  # no hidden layer, or a doubled comma: lenient or refused
         args = with_defaults(["vdp", "--hidden", value], TINY_TRAINING)
         s.script(tc, f"vdp --hidden {value!r}", args, "hidden", expect="either", codes=(0, 1))
