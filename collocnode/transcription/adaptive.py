@@ -170,7 +170,7 @@ class _Dense:
         return self.mesh.interpolate(self.x_nodes, np.atleast_1d(t))
 
 
-def _warm(dop: DynamicOptimizationProblem, sol: Solution) -> DynamicOptimizationProblem:
+def warm_started(dop: DynamicOptimizationProblem, sol: Solution) -> DynamicOptimizationProblem:
     """``dop`` starting from ``sol``: its collocation polynomials and parameters as the guess."""
     guesses = [_Dense(m, x) for m, x in zip(sol.meshes, sol.segment_states, strict=True)]
     if not dop.segments:
@@ -220,7 +220,7 @@ def solve_adaptive(
         new_meshes = [rule.apply(m, e, tol) for m, e in zip(meshes, per_segment, strict=True)]
         if sum(m.n_nodes for m in new_meshes) > rule.max_nodes:
             break
-        current = _warm(dop, sol)
+        current = warm_started(dop, sol)
         meshes = new_meshes
     converged = sol.status == SolverStatus.SUCCESS and not bad.any()
     return AdaptiveSolution(
