@@ -8,6 +8,7 @@ that (:func:`collocnode.transcription.driver.solve_dop`), and the result is wrap
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, overload
@@ -16,7 +17,14 @@ import numpy as np
 
 from . import _validation as v
 from .callbacks import for_training
-from .status import SolveInterrupted
+from .consistency import (
+    ConsistencyCheck,
+    ConsistentSolution,
+    UntilConsistent,
+    check_setting,
+    solve_until_consistent,
+)
+from .status import SolveInterrupted, SolverStatus
 from .training import TrainingProblem, TrainingSolution
 from .transcription.adaptive import AdaptiveRefinement, AdaptiveSolution
 from .transcription.algorithm import RadauIIA
@@ -32,6 +40,7 @@ def solve(
     *,
     seed: int | None = ...,
     callback: Callable[[Any], Any] | None = ...,
+    check: bool | ConsistencyCheck = ...,
 ) -> TrainingSolution: ...
 @overload
 def solve(
@@ -40,6 +49,7 @@ def solve(
     *,
     seed: int | None = ...,
     callback: Callable[[Any], Any] | None = ...,
+    check: bool | ConsistencyCheck = ...,
 ) -> Solution: ...
 @overload
 def solve(
@@ -48,33 +58,51 @@ def solve(
     *,
     seed: int | None = ...,
     callback: Callable[[Any], Any] | None = ...,
+    check: bool | ConsistencyCheck = ...,
 ) -> AdaptiveSolution: ...
+@overload
+def solve(
+    problem: TrainingProblem,
+    alg: UntilConsistent,
+    *,
+    seed: int | None = ...,
+    callback: Callable[[Any], Any] | None = ...,
+    check: bool | ConsistencyCheck = ...,
+) -> ConsistentSolution: ...
 
 
-def solve(problem, alg=None, *, seed=None, callback=None):
+def solve(problem, alg=None, *, seed=None, callback=None, check=True):
     """Transcribe ``problem`` with ``alg`` (default ``RadauIIA()``) and solve it with IPOPT.
 
     Args:
         problem: a :class:`DynamicOptimizationProblem` or a :class:`TrainingProblem`.
         alg: the collocation scheme and IPOPT settings (:class:`RadauIIA`), or an
-            :class:`AdaptiveRefinement` wrapping one.
+            :class:`AdaptiveRefinement` wrapping one, or (training problems) an
+            :class:`UntilConsistent` that refines the mesh until the check below passes.
         seed: a non-negative integer seeding the random initial weights of a training problem
             (ignored when the problem gives ``params_guess``).
         callback: ``fn(state)`` after every IPOPT iteration (:mod:`collocnode.callbacks`);
             returning True stops the solve with status ``stopped_by_callback`` and keeps that
             iterate, an exception stops it with ``callback_error``. For a training problem the
             state can also simulate the model at the current parameters (``state.predict``).
+        check: the consistency check of a trained model (:mod:`collocnode.consistency`): True
+            (default settings), a :class:`ConsistencyCheck`, or False to skip it. It re-simulates
+            the learned model from the collocated initial states and stores the result in the
+            solution's ``consistency``; an inconsistent model gives an
+            :class:`InconsistentModelWarning` and keeps IPOPT's status. Training problems only.
 
     Returns:
         A :class:`Solution` (or :class:`TrainingSolution`); with :class:`AdaptiveRefinement`
-        an :class:`AdaptiveSolution` whose ``solution`` is one. Its ``status`` says honestly how
+        an :class:`AdaptiveSolution` whose ``solution`` is one, with :class:`UntilConsistent` a
+        :class:`ConsistentSolution`. Its ``status`` says honestly how
         the solve ended; a failed solve still returns the last iterate.
 
     Raises:
         SolveInterrupted: Ctrl-C before IPOPT started (``phase``: "build" or "compile"); Ctrl-C
             inside IPOPT returns the last iterate with status ``interrupted`` instead.
     """
-    alg = check_algorithm(alg)
+    settings = _check_settings(problem, alg, check)
+    alg = alg if isinstance(alg, UntilConsistent) else check_algorithm(alg)
     v.optional_seed("seed", seed)
     if callback is not None:
         v.function("callback", callback)
@@ -88,12 +116,58 @@ def solve(problem, alg=None, *, seed=None, callback=None):
             raise
         except KeyboardInterrupt as interrupt:
             raise SolveInterrupted("build") from interrupt
+        if isinstance(alg, UntilConsistent):
+
+            def trained(s: Solution) -> TrainingSolution:
+                return TrainingSolution(s, problem)
+
+            callback = for_training(problem, callback)
+            return solve_until_consistent(dop, alg, trained, settings, callback)
         result = solve_dop(dop, alg, callback=for_training(problem, callback))
         if isinstance(result, AdaptiveSolution):
-            return replace(result, solution=TrainingSolution(result.solution, problem))
-        return TrainingSolution(result, problem)
+            trained = _checked(TrainingSolution(result.solution, problem), settings)
+            return replace(result, solution=trained)
+        return _checked(TrainingSolution(result, problem), settings)
     if isinstance(problem, DynamicOptimizationProblem):
         return solve_dop(problem, alg, callback=callback)
     raise TypeError(
         f"problem must be a DynamicOptimizationProblem or TrainingProblem, got {problem!r}"
     )
+
+
+def _check_settings(problem: object, alg: object, check: object) -> ConsistencyCheck | None:
+    """The consistency check's settings, or None to skip it. The check is a keyword of
+    ``solve``, as SciML's run-time checks are (``unstable_check``): it re-simulates the model,
+    which the transcription's algorithms know nothing of, and applies to every algorithm."""
+    settings = check_setting(check)
+    if isinstance(alg, UntilConsistent):
+        if not isinstance(problem, TrainingProblem):
+            raise TypeError(
+                f"UntilConsistent needs a TrainingProblem (its check re-simulates the trained "
+                f"model), got {type(problem).__name__}"
+            )
+        if settings is None:
+            raise ValueError("UntilConsistent runs the consistency check; check=False turns it off")
+    if isinstance(check, ConsistencyCheck) and isinstance(problem, DynamicOptimizationProblem):
+        raise TypeError(
+            "check=ConsistencyCheck(...) needs a TrainingProblem: a DynamicOptimizationProblem "
+            "has no model to re-simulate"
+        )
+    return settings
+
+
+def _checked(sol: TrainingSolution, settings: ConsistencyCheck | None) -> TrainingSolution:
+    """``sol`` with its consistency check in ``sol.consistency`` and a warning if it fails; no
+    check with ``check=False``, after Ctrl-C in IPOPT, or if Ctrl-C stops the check."""
+    if settings is None or sol.status == SolverStatus.INTERRUPTED:
+        return sol
+    try:
+        sol.consistency = sol.check_consistency(settings)
+    except KeyboardInterrupt:
+        warnings.warn(
+            "Ctrl-C stopped the consistency check; sol.check_consistency() runs it again",
+            stacklevel=3,
+        )
+        return sol
+    sol.consistency.warn(stacklevel=3)
+    return sol

@@ -23,13 +23,14 @@ where q_c are the fitted columns (states or model outputs), q̂_c the data and s
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import casadi as ca
 import numpy as np
 
 from . import _validation as v
+from .consistency import ConsistencyCheck, ConsistencyReport, check_consistency
 from .data import Trajectory
 from .models import HybridModel
 from .simulate import simulate
@@ -754,10 +755,17 @@ class TrainingSolution:
 
     Calling it at ``t`` gives the collocation states (dense output); :meth:`simulate` integrates
     the trained model from any initial state.
+
+    Attributes:
+        solution: the collocation :class:`Solution`.
+        problem: the training problem.
+        consistency: the consistency check of the trained model (``solve`` runs it unless
+            ``check=False``; :meth:`check_consistency` runs it again), or None if it did not run.
     """
 
     solution: Solution
     problem: TrainingProblem
+    consistency: ConsistencyReport | None = None
 
     @property
     def model(self) -> HybridModel:
@@ -817,3 +825,37 @@ class TrainingSolution:
         if inputs is None and self.model.n_inputs:
             inputs = self.problem.input_function(segment)
         return simulate(self.model, self.p, t, x0, inputs=inputs, **kwargs)
+
+    def state_spread(self) -> np.ndarray:
+        """The data's spread of every state, shape (n_states,) (units of the state): the
+        standard deviation of each state column over the observed samples of all trajectories,
+        1 where a column is constant (the ``x_nominal="auto"`` of :class:`TrainingProblem`)."""
+        if isinstance(self.problem.x_nominal, str):
+            return self.problem.nominal()
+        return replace(self.problem, x_nominal="auto").nominal()
+
+    def check_consistency(self, settings: ConsistencyCheck | None = None) -> ConsistencyReport:
+        """Re-simulate the trained model from each trajectory's collocated initial state and
+        compare with the collocation trajectory (:mod:`collocnode.consistency`); the result is
+        returned, not stored (``solve`` stores its own run in :attr:`consistency`)."""
+        inputs = [
+            self.problem.input_function(k) if self.model.n_inputs else None
+            for k in range(self.problem.n_trajectories)
+        ]
+        return check_consistency(self.model, self.solution, self.state_spread(), inputs, settings)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The collocation solution's summary (:meth:`Solution.to_dict`) with the consistency
+        check under ``"consistency"`` (None if it did not run)."""
+        out = self.solution.to_dict()
+        out["consistency"] = None if self.consistency is None else self.consistency.to_dict()
+        return out
+
+    def summary(self) -> str:
+        """The collocation solution's summary table with a consistency row."""
+        text = self.solution.summary()
+        if self.consistency is None:
+            return text
+        # the table's label column: as wide as its longest label, labels holding single spaces
+        width = max(len(line.split("  ")[0]) for line in text.splitlines())
+        return text + f"\n{'consistency':<{width}}  {self.consistency.summary()}"
