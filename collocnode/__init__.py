@@ -16,6 +16,13 @@ with exact sparse Hessians::
 
 from ._version import __version__
 from .callbacks import CallbackList, EarlyStopping, ProgressBar, StopOnStagnation
+from .consistency import (
+    ConsistencyCheck,
+    ConsistencyReport,
+    ConsistentSolution,
+    InconsistentModelWarning,
+    UntilConsistent,
+)
 from .data import Trajectory
 from .models import HybridModel, NeuralODE, Parameter
 from .simulate import SimulationError, simulate
@@ -40,10 +47,14 @@ __all__ = [
     "AdaptiveSolution",
     "BlockConstraint",
     "CallbackList",
+    "ConsistencyCheck",
+    "ConsistencyReport",
+    "ConsistentSolution",
     "Constraint",
     "DynamicOptimizationProblem",
     "EarlyStopping",
     "HybridModel",
+    "InconsistentModelWarning",
     "Inputs",
     "IpoptOptions",
     "Mesh",
@@ -60,6 +71,7 @@ __all__ = [
     "TrainingProblem",
     "TrainingSolution",
     "Trajectory",
+    "UntilConsistent",
     "__version__",
     "simulate",
     "solve",
