@@ -186,6 +186,15 @@ def _summary(result: dict[str, Any]) -> list[tuple[str, Any]]:
         for k, val in result.items()
         if k.endswith(("rmse", "mse", "rate", "residual")) and val is not None
     ]
+    check = result.get("consistency")
+    if check:
+        verdict = "consistent" if check["consistent"] else "INCONSISTENT"
+        where = f", in state {check['worst_state']}" if check.get("worst_state") else ""
+        largest = check.get("largest_deviation")
+        size = "inf" if largest is None else f"{largest:.3g}"
+        rows.append(
+            ("consistency", f"{verdict}: largest deviation {size}{where} (tol {check['tol']:g})")
+        )
     return rows
 
 
@@ -260,7 +269,8 @@ def train_collocation(argv: Sequence[str] | None = None) -> int:
     code = EXIT_FAILED
     try:
         result = run(opts, record)
-        code = 0 if _converged(result.get("status")) else EXIT_FAILED
+        consistent = result.get("consistency", {}).get("consistent", True)
+        code = 0 if _converged(result.get("status")) and consistent else EXIT_FAILED
     except KeyboardInterrupt as exc:
         phase = _phase(record, exc)
         record.write(status="interrupted", phase=phase)

@@ -156,3 +156,17 @@ def test_an_unsafe_jit_cache_is_one_line_and_a_failed_result(tmp_path, capsys, m
     assert "training" in line and str(cache) in line and "Traceback" not in line
     result = json.loads((out / "result.json").read_text())
     assert result["status"] == "failed" and result["error"].startswith("JITError")
+
+
+def test_a_converged_but_inconsistent_model_exits_one_and_says_so(tmp_path, capsys):
+    # 8 x 2 is too coarse for Van der Pol: IPOPT converges, the learned ODE leaves the
+    # collocation trajectory (the consistency check re-simulates it)
+    out = tmp_path / "run"
+    args = ["vdp", "--intervals", "8", "--stages", "2", "--max-iter", "300", "--no-jit"]
+    with pytest.warns(UserWarning, match="inconsistent"):
+        code = train_collocation([*args, "--quiet", "--out", str(out)])
+    result = json.loads((out / "result.json").read_text())
+    assert result["status"] == "success" and code == 1
+    check = result["consistency"]
+    assert check["consistent"] is False and check["largest_deviation"] > check["tol"]
+    assert "consistency         INCONSISTENT: largest deviation" in capsys.readouterr().out

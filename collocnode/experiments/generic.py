@@ -54,12 +54,7 @@ def run(opts: SystemOptions, record: RunRecord) -> dict[str, Any]:
     record.enter("training")
     trained = opts.recipe.train(system, split.train, seed=opts.seed)
     sol = trained.solution
-    record.update(
-        **sol.solution.to_dict(),
-        n_params=sol.model.n_params,
-        n_train=n_train,
-        n_test=split.full.n_samples - n_train,
-    )
+    record.trained(sol, n_train=n_train, n_test=split.full.n_samples - n_train)
     record.save_trained(sol)
     record.enter("evaluation")
     try:

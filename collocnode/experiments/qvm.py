@@ -139,7 +139,7 @@ def run(opts: QVMOptions, record: RunRecord) -> dict[str, Any]:
     record.enter("training")
     trained = opts.recipe.train(system, split.train, seed=opts.seed)
     sol = trained.solution
-    record.update(**sol.solution.to_dict(), n_params=sol.model.n_params)
+    record.trained(sol)
     if trained.phases:
         record.update(phases=_phase_report(trained), wall_time_s=trained.wall_times())
     record.save_trained(sol)  # the trained model is safe before the evaluation starts

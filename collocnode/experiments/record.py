@@ -51,6 +51,13 @@ class RunRecord:
             self.out_dir / "result.json", {**self.result, **extra, "run_id": self.run_id}
         )
 
+    def trained(self, sol: TrainingSolution, **fields: Any) -> None:
+        """Record a training solution: its solver figures, its consistency check (when it ran)
+        and ``fields``."""
+        self.update(**sol.solution.to_dict(), n_params=sol.model.n_params, **fields)
+        if sol.consistency is not None:
+            self.update(consistency=sol.consistency.to_dict())
+
     def save_trained(self, sol: TrainingSolution) -> None:
         """Write ``model.json`` and a first ``result.json`` (``"evaluation": "pending"``) as soon
         as training ends, so an interrupted or failing evaluation never loses the trained

@@ -176,6 +176,7 @@ def robustness_run(opts: VdPOptions) -> RobustnessRun:
         "status": sol.status.value,
         "iterations": sol.iterations,
         "total_s": sol.timings["total"],
+        "consistent": None if sol.consistency is None else sol.consistency.consistent,
     }
     try:
         x = sol.simulate(t, system.x0, rtol=1e-9, atol=1e-9).x
@@ -286,7 +287,7 @@ def run(opts: VdPOptions, record: RunRecord) -> dict[str, Any]:
     record.update(problem="vdp", settings=opts.settings)
     record.enter("training")
     sol, split = train(opts)
-    record.update(**sol.solution.to_dict(), n_params=sol.model.n_params)
+    record.trained(sol)
     record.save_trained(sol)  # the trained model is safe before the evaluation starts
     record.enter("evaluation")
     ev = evaluate(sol)
