@@ -145,7 +145,9 @@ class Collocation(Trainer):
         trajs, budget_s = self._check_fit_args(system, train, budget_s)
         start = time.perf_counter()
         o: CollocationOptions = self.options  # type: ignore[assignment]
-        trained = o.recipe.train(system, trajs, seed=o.seed, max_wall_time=budget_s)
+        trained = o.recipe.train(
+            system, trajs, seed=o.seed, max_wall_time=budget_s, callback=callback
+        )
         self.system, self.trained, self.data = system, trained, trajs
         self._fitted = True
         sol = trained.solution

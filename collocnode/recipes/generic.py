@@ -10,7 +10,7 @@ Newton's tolerance).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -130,8 +130,10 @@ class SystemRecipe:
         *,
         seed: int = 0,
         max_wall_time: float | None = None,
+        callback: Callable[[Any], Any] | None = None,
     ) -> TrainedModel:
-        """Train on ``data`` (system coordinates; several trajectories share the weights)."""
+        """Train on ``data`` (system coordinates; several trajectories share the weights).
+        ``callback`` is the IPOPT iteration callback of :func:`collocnode.solve`."""
         layout = StateLayout.for_system(system)
         trajs = [
             Trajectory(tr.t, layout.reduce(tr.x), tr.u if system.n_inputs else None)
@@ -157,5 +159,7 @@ class SystemRecipe:
             start = time.perf_counter()
             problem = warm_start(problem, seed=seed, jit=settings.jit)
             times["warm_start"] = time.perf_counter() - start
-        sol = solve(problem, settings.algorithm(max_wall_time=max_wall_time), seed=seed)
+        sol = solve(
+            problem, settings.algorithm(max_wall_time=max_wall_time), seed=seed, callback=callback
+        )
         return TrainedModel(system=system, solution=sol, layout=layout, times=times)

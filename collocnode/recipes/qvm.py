@@ -23,7 +23,7 @@ unobservable from accelerations).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -36,11 +36,18 @@ from ..nn import MLP, Block, RationalChebyshev, require_c2
 from ..problems.layout import StateLayout
 from ..simulate import SimulationError, simulate
 from ..solve import solve
+from ..status import SolverStatus
 from ..training import BlockConstraint, TrainingProblem, TrainingSolution
 from .base import TrainedModel, widths
 from .settings import CollocationSettings
 
 STRATEGIES = ("I", "II", "III")
+#: statuses of the pre-training that end strategy II there: Ctrl-C and the user's callback
+_ENDS_THE_STRATEGY = (
+    SolverStatus.INTERRUPTED,
+    SolverStatus.STOPPED,
+    SolverStatus.CALLBACK_ERROR,
+)
 HORIZON_S = 42.0  # the paper's road length; ``intervals`` count per 42 s
 
 
@@ -136,10 +143,13 @@ class QVMRecipe:
         *,
         seed: int = 0,
         max_wall_time: float | None = None,
+        callback: Callable[[Any], Any] | None = None,
     ) -> TrainedModel:
         """Train with the chosen strategy on one trajectory sampled from x(0) = 0 on
         ``system.road``; the mesh is scaled to its horizon. ``max_wall_time`` [s] caps the
-        whole strategy (default: the settings' own)."""
+        whole strategy (default: the settings' own). ``callback`` is the IPOPT iteration
+        callback of :func:`collocnode.solve`, passed to every phase (each phase is a solve
+        of its own: ``on_start`` and ``on_end`` run once per phase)."""
         if not isinstance(data, Trajectory):
             if len(data) != 1:
                 raise ValueError(f"the quarter vehicle trains on one trajectory, got {len(data)}")
@@ -168,13 +178,17 @@ class QVMRecipe:
             sol = solve(
                 self.problem(model, data, road, linear_states, p0),
                 settings.algorithm(intervals, remaining()),
+                callback=callback,
             )
             return TrainedModel(system=system, solution=sol, layout=layout)
         n_pre = round((n - 1) * self.pretrain_fraction) + 1
         pre = solve(
             self.problem(model, data.head(n_pre), road, linear_states, p0),
             settings.algorithm(max(1, round(intervals * self.pretrain_fraction)), remaining()),
+            callback=callback,
         )
+        if pre.status in _ENDS_THE_STRATEGY:  # the user asked to stop: no second phase
+            return TrainedModel(system=system, solution=pre, layout=layout)
         t_sim = time.perf_counter()
         try:
             state_guess: Any = simulate(
@@ -187,6 +201,7 @@ class QVMRecipe:
         sol = solve(
             self.problem(model, data, road, state_guess, pre.p),
             settings.algorithm(intervals, remaining()),
+            callback=callback,
         )
         return TrainedModel(
             system=system,

@@ -22,6 +22,18 @@ def test_collocation_trains_and_predicts_through_the_trainer_interface(name):
         assert np.max(np.abs(system.constraints(x))) < 1e-8
 
 
+def test_the_callback_reaches_the_collocation_solve_and_can_stop_it():
+    system = problems.get("vdp")
+    train = system.generate(n_steps=41, n_train=41).train
+    trainer = make_trainer("collocation", "vdp", quick=True, intervals=10, epochs=50)
+    seen = []
+    result = trainer.fit(
+        system, train, callback=lambda s: seen.append(s.iteration) or len(seen) == 3
+    )
+    assert result.status == "stopped" and len(seen) == 3
+    assert result.epochs == seen[-1]
+
+
 @pytest.mark.parametrize("hessian", ["limited-memory", "sr1"])
 def test_collocation_accepts_a_hessian_approximation(hessian):
     system = problems.get("vdp")

@@ -82,6 +82,18 @@ def test_data_is_the_presets_road_noise_and_quick_horizon(road_data):
     assert cq.acceleration_columns(system) == [2, 3]
 
 
+def test_a_callback_stop_in_pretraining_ends_strategy_two(road_data):
+    trainer = make_trainer("collocation", "qvm", quick=True, epochs=8)
+    seen = []
+    result = trainer.fit(
+        road_data.system,
+        road_data.split.train,
+        callback=lambda s: seen.append(s.iteration) or len(seen) == 2,
+    )
+    assert result.status == "stopped" and len(seen) == 2
+    assert trainer.trained.phases == {}  # the pre-training's iterate is the result
+
+
 def test_collocation_row_is_the_qvm_experiment(road_data):
     """The comparison's hybrid model and scores agree with the experiment's own evaluation
     (up to the sampled road velocity, linearly interpolated for every method alike)."""
