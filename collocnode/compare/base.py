@@ -169,11 +169,13 @@ class Trainer(ABC):
     Subclasses set ``name`` and ``options_class``, may restrict :meth:`not_applicable`, and
     implement :meth:`fit`, :meth:`predict` and :attr:`n_params`. ``PAPER`` maps a problem name
     to the seed papers' option values for it and ``QUICK`` holds the overrides of a smoke-test
-    run.
+    run. ``predicts_while_fitting`` says whether :meth:`predict` works inside the training
+    callback (the harness then records an error-vs-time curve during training).
     """
 
     name: ClassVar[str] = ""
     options_class: ClassVar[type[TrainerOptions]] = TrainerOptions
+    predicts_while_fitting: ClassVar[bool] = True
     PAPER: ClassVar[dict[str, dict[str, Any]]] = {}
     QUICK: ClassVar[dict[str, Any]] = {}
 

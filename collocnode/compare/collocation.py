@@ -102,6 +102,8 @@ class Collocation(Trainer):
 
     name: ClassVar[str] = "collocation"
     options_class: ClassVar[type[TrainerOptions]] = CollocationOptions
+    # the trained model exists once IPOPT returns: no test-error curve during the solve
+    predicts_while_fitting: ClassVar[bool] = False
 
     @classmethod
     def not_applicable(cls, system: Any) -> str | None:
@@ -154,6 +156,8 @@ class Collocation(Trainer):
         detail = f"IPOPT: {sol.ipopt_status}"
         for name, phase in trained.phases.items():
             detail = f"{name} {phase.iterations} it. ({phase.ipopt_status}), final " + detail
+        if sol.consistency is not None:  # the comparison's row says it, not only a warning
+            detail += f"; {sol.consistency.summary()}"
         return FitResult(
             method=self.name,
             status=fit_status(sol.status),

@@ -119,12 +119,16 @@ def _train(
     bar = _bar(row.method, trainer.options.epochs, progress)
     last_eval = -math.inf
 
+    curves = cfg.eval_every_s is not None and trainer.predicts_while_fitting
+
     def callback(p: Progress) -> None:
+        # p follows the callback protocol of collocnode.callbacks (a collocation solve passes
+        # its iteration state, the PyTorch trainers a Progress): objective and elapsed_s only
         nonlocal last_eval
         if bar is not None:
             bar.update(1)
-            bar.set_postfix(loss=f"{p.loss:.3g}")
-        if cfg.eval_every_s is not None and p.elapsed_s - last_eval >= cfg.eval_every_s:
+            bar.set_postfix(loss=f"{p.objective:.3g}")
+        if curves and p.elapsed_s - last_eval >= cfg.eval_every_s:
             last_eval = p.elapsed_s
             curve.append((p.elapsed_s, evaluation.curve_value(trainer)))
 

@@ -16,6 +16,7 @@ def test_collocation_trains_and_predicts_through_the_trainer_interface(name):
     result = trainer.fit(system, split.train)
     assert result.status in ("success", "iteration_limit")
     assert result.n_params == trainer.n_params > 0
+    assert "consistent: " in result.message  # the consistency check's verdict is in the row
     x = trainer.predict(split.full.t, split.full.x[0])
     assert x.shape == split.full.x.shape and np.all(np.isfinite(x))
     if name == "slider_crank":  # dependent coordinates recovered on Φ(q) = 0
