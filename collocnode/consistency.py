@@ -53,8 +53,8 @@ from .transcription.refine import RefinementRule, interval_errors
 from .transcription.solution import Solution
 
 #: default tolerance on the scaled deviation (max over the grid, any state, any trajectory),
-#: between the deviations measured on models that are fine and on the failure case of issue 15
-#: (``benchmarks/consistency.py tolerance``; the numbers are in the docs)
+#: between the deviations measured on models that are fine and on an inconsistent hybrid model
+#: fitted to sparse noisy data (``benchmarks/consistency.py tolerance``, numbers in the docs)
 DEFAULT_TOLERANCE = 0.05
 #: step budget of the re-simulation of one trajectory: a model that needs more steps over the
 #: training horizon at the check's tolerance is reported as failing where the budget ran out

@@ -1,4 +1,4 @@
-"""The consistency check of trained models and refinement until consistent (issue 15, items 1-2).
+"""The consistency check of trained models and refinement until consistent.
 
 The failure case of the issue: a two-state hybrid model (the SciML tutorial's Lotka-Volterra
 universal differential equation: known linear growth and decay, one MLP for the unknown

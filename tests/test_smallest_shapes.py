@@ -119,7 +119,7 @@ def exponential_model(with_output: bool = False) -> HybridModel:
 
 
 def test_one_state_neural_ode_trains():
-    """The exact call of issue 13 item 4 (one fitted column, no inputs): it failed in CasADi."""
+    """The smallest neural ODE (one fitted column, no inputs), which once failed inside CasADi."""
     alg = RadauIIA(5, 2, ipopt=IpoptOptions(print_level=0, max_iter=300))
     sol = solve(TrainingProblem(NeuralODE(MLP((1, 3, 1))), decay_data()), alg, seed=0)
     assert sol.status.ok
