@@ -134,7 +134,15 @@ def _simulate_scipy(
         return np.asarray(inputs(np.atleast_1d(tt)), dtype=float).reshape(model.n_inputs)
 
     def rhs(tt: float, xx: np.ndarray) -> np.ndarray:
-        return f(tt, xx, u_at(tt)).full().ravel()
+        xdot = f(tt, xx, u_at(tt)).full().ravel()
+        if not np.all(np.isfinite(xdot)):
+            # scipy's explicit steppers shrink a step with a NaN error estimate forever
+            raise SimulationError(
+                f"simulation failed at t = {tt:.6g}: the model's right-hand side is not finite "
+                f"(x = {np.array2string(xx, precision=4)})",
+                float(tt),
+            )
+        return xdot
 
     kwargs: dict[str, Any] = dict(settings)
     if method in ("Radau", "BDF", "LSODA"):
@@ -232,7 +240,7 @@ def _checked_inputs(inputs: InputFn, n_inputs: int) -> InputFn:
     """``inputs`` wrapped so that a result of the wrong size is one clear error."""
 
     def checked(t: np.ndarray) -> np.ndarray:
-        u = np.asarray(inputs(t), dtype=float)
+        u = v.finite_array("inputs(t)", inputs(t))
         if u.size != t.size * n_inputs:
             raise ValueError(
                 f"inputs(t) must return shape ({t.size}, {n_inputs}) for {t.size} times, "

@@ -106,3 +106,34 @@ def test_inputs_of_the_wrong_size_name_the_expected_shape():
     p = np.zeros(model.n_params)
     with pytest.raises(ValueError, match=r"^inputs\(t\) must return shape \(1, 1\) for 1 times"):
         simulate(model, p, T, X0, inputs=lambda t: np.zeros((t.size, 2)))
+
+
+@pytest.mark.parametrize(
+    "returned, error, match",
+    [
+        (None, TypeError, r"^inputs\(t\) must be an array of real numbers, got None"),
+        ("u", TypeError, r"^inputs\(t\) must be an array of real numbers, got 'u'"),
+        (np.nan, ValueError, r"^inputs\(t\) must be finite, found nan"),
+    ],
+)
+def test_inputs_that_are_not_finite_numbers_are_one_clear_error(returned, error, match):
+    # None and NaN once became NaN inputs and scipy's stepper shrank its step forever
+    model = NeuralODE(MLP((3, 2), "identity"), n_inputs=1)
+    start = time.perf_counter()
+    with pytest.raises(error, match=match):
+        simulate(model, np.zeros(model.n_params), T, X0, inputs=lambda t: returned)
+    assert time.perf_counter() - start < 5.0
+
+
+def test_a_right_hand_side_that_is_not_finite_stops_at_once():
+    import casadi as ca
+
+    from collocnode import HybridModel
+
+    model = HybridModel(
+        n_states=1, blocks={"f": MLP((1, 1))}, rhs=lambda x, u, t, nets, params: ca.sqrt(x - 10)
+    )
+    start = time.perf_counter()
+    with pytest.raises(SimulationError, match=r"at t = 0: the model's right-hand side is not fin"):
+        simulate(model, np.zeros(model.n_params), [0.0, 0.1], [1.0], max_steps=1000)
+    assert time.perf_counter() - start < 5.0
