@@ -150,6 +150,22 @@ def increasing(name: str, value: object, strict: bool = True) -> np.ndarray:
     return arr
 
 
+def time_span(name: str, value: object) -> tuple[float, float]:
+    """``value`` as a horizon ``(t0, tf)`` of finite floats with ``t0 < tf`` and a finite
+    length ``tf - t0`` [s]; otherwise one ValueError/TypeError naming ``name``."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence | np.ndarray):
+        raise TypeError(f"{name} must be a pair (t0, tf) of numbers, got {_show(value)}")
+    if len(value) != 2:
+        raise ValueError(f"{name} must be a pair (t0, tf), got {len(value)} values: {_show(value)}")
+    t0 = finite_float(f"{name}[0]", value[0])
+    tf = finite_float(f"{name}[1]", value[1])
+    if not tf > t0:
+        raise ValueError(f"{name} must satisfy t0 < tf, got {_show(value)}")
+    if not np.isfinite(tf - t0):
+        raise ValueError(f"{name} spans [{t0!r}, {tf!r}], whose length overflows a float64")
+    return t0, tf
+
+
 def choice(name: str, value: object, options: Iterable[str]) -> str:
     """``value`` if it is one of ``options``; otherwise a ValueError listing the valid ones."""
     opts = list(options)

@@ -40,6 +40,12 @@ class Inputs:
     kind: str = "cubic"
     names: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        v.nonnegative_int("inputs.n", self.n)
+        if self.fn is not None:
+            v.function("inputs.fn", self.fn)
+        v.choice("inputs.kind", self.kind, ("cubic", "linear"))
+
     @classmethod
     def from_samples(
         cls, t: np.ndarray, values: np.ndarray, kind: str = "cubic", names: tuple[str, ...] = ()
@@ -79,7 +85,13 @@ class Inputs:
         if self.n == 0:
             return np.zeros((t.size, 0))
         if self.fn is not None:
-            out = np.asarray(self.fn(t), dtype=float).reshape(t.size, self.n)
+            out = v.finite_array("inputs(t)", self.fn(t))
+            if out.size != t.size * self.n:
+                raise ValueError(
+                    f"inputs(t) must return shape ({t.size}, {self.n}) for {t.size} times, "
+                    f"got shape {out.shape}"
+                )
+            out = out.reshape(t.size, self.n)
         else:
             lo, hi = self.span()  # type: ignore[misc]
             tol = 1e-9 * max(1.0, abs(hi - lo))
@@ -109,6 +121,12 @@ class Constraint:
     n: int
     lb: np.ndarray
     ub: np.ndarray
+
+    def __post_init__(self) -> None:
+        v.function("constraint.fn", self.fn)
+        n = v.positive_int("constraint.n", self.n)
+        object.__setattr__(self, "lb", v.real_array("constraint.lb", self.lb, shape=(n,)))
+        object.__setattr__(self, "ub", v.real_array("constraint.ub", self.ub, shape=(n,)))
 
     @classmethod
     def make(cls, name: str, fn: SymbolicFn, n: int, lb: Any = 0.0, ub: Any = 0.0) -> Constraint:
@@ -204,10 +222,10 @@ class Segment:
 def _bounds(name: str, value: Any, n: int, default: float) -> np.ndarray:
     if value is None:
         return np.full(n, default)
-    arr = np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
-    if np.any(np.isnan(arr)):
-        raise ValueError(f"{name} must not contain NaN, got {arr}")
-    return arr
+    arr = v.real_array(name, value)
+    if arr.ndim > 1 or arr.size not in (1, n):
+        raise ValueError(f"{name} must be a scalar or have shape ({n},), got shape {arr.shape}")
+    return np.broadcast_to(arr, (n,)).copy()
 
 
 @dataclass(frozen=True)
@@ -273,17 +291,16 @@ class DynamicOptimizationProblem:
             raise TypeError(f"dynamics must be callable, got {self.dynamics!r}")
         nx = v.positive_int("n_states", self.n_states)
         npar = v.nonnegative_int("n_params", self.n_params)
-        t0, tf = (
-            v.finite_float("tspan[0]", self.tspan[0]),
-            v.finite_float("tspan[1]", self.tspan[1]),
-        )
-        if not tf > t0:
-            raise ValueError(f"tspan must satisfy t0 < tf, got {self.tspan}")
+        t0, tf = v.time_span("tspan", self.tspan)
         object.__setattr__(self, "tspan", (t0, tf))
         for name in ("lagrange", "mayer", "sample_loss"):
             fn = getattr(self, name)
             if fn is not None and not callable(fn):
                 raise TypeError(f"{name} must be callable or None, got {fn!r}")
+        for name in ("path", "boundary"):
+            constraint = getattr(self, name)
+            if constraint is not None and not isinstance(constraint, Constraint):
+                raise TypeError(f"{name} must be a Constraint or None, got {constraint!r:.80}")
         if not isinstance(self.inputs, Inputs):
             raise TypeError(f"inputs must be an Inputs object, got {self.inputs!r}")
         span = self.inputs.span()
@@ -329,12 +346,7 @@ class DynamicOptimizationProblem:
         for k, seg in enumerate(self.segments):
             if not isinstance(seg, Segment):
                 raise TypeError(f"segments[{k}] must be a Segment, got {seg!r}")
-            a, b = (
-                v.finite_float(f"segments[{k}].tspan[0]", seg.tspan[0]),
-                v.finite_float(f"segments[{k}].tspan[1]", seg.tspan[1]),
-            )
-            if not b > a:
-                raise ValueError(f"segments[{k}].tspan must satisfy t0 < tf, got {seg.tspan}")
+            a, b = v.time_span(f"segments[{k}].tspan", seg.tspan)
             if seg.inputs.n != self.inputs.n:
                 raise ValueError(
                     f"segments[{k}] has {seg.inputs.n} inputs, the problem {self.inputs.n}"
