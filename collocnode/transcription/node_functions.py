@@ -83,7 +83,17 @@ def _nz(expr: ca.SX) -> tuple[ca.SX, tuple[np.ndarray, np.ndarray]]:
 
 
 def _as_column(name: str, value: object, n: int | None) -> ca.SX:
-    expr = ca.SX(value) if not isinstance(value, ca.SX) else value
+    """The symbolic ``value`` returned by the user's function ``name`` as an (n, 1) column;
+    a list of expressions is stacked; anything else is one error naming ``name``."""
+    try:
+        if isinstance(value, (list, tuple)):
+            value = ca.vertcat(*value)
+        expr = value if isinstance(value, ca.SX) else ca.SX(value)
+    except (NotImplementedError, TypeError, ValueError, RuntimeError):
+        # casadi's overload resolution raises NotImplementedError for a wrong type
+        raise TypeError(
+            f"{name} must return a CasADi expression or a list of them, got {value!r:.80}"
+        ) from None
     if expr.is_empty() and (n in (None, 0)):
         return ca.SX(0, 1)
     if expr.shape[1] != 1 and expr.shape[0] == 1:
