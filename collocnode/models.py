@@ -66,7 +66,17 @@ class Blocks(Mapping):
         if name not in self._blocks:
             raise KeyError(f"unknown block {name!r}; blocks: {', '.join(self._blocks)}")
         block, w = self._blocks[name], self._weights[name]
-        return lambda x: block.casadi(ca.vertcat(x), w)
+
+        def evaluate(x: Any) -> Any:
+            z = ca.vertcat(x)
+            if z.shape != (block.n_in, 1):
+                # a 1×1 input would broadcast against the first layer's weights without an error
+                raise ValueError(
+                    f"block {name!r} takes {block.n_in} inputs (a column), got shape {z.shape}"
+                )
+            return block.casadi(z, w)
+
+        return evaluate
 
     def __iter__(self):
         return iter(self._blocks)
@@ -143,7 +153,7 @@ class HybridModel:
     recipe: tuple[str, dict[str, Any]] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
-        v.positive_int("n_states", self.n_states)
+        v.fits_in_memory("n_states", v.positive_int("n_states", self.n_states), "states")
         v.nonnegative_int("n_outputs", self.n_outputs)
         v.nonnegative_int("n_inputs", self.n_inputs)
         if not callable(self.rhs):
@@ -289,6 +299,7 @@ def NeuralODE(
     n_out = sum(b.n_out for b in blocks.values())
     n_states = 2 * n_out if second_order else n_out
     n_in = n_states + n_inputs + (1 if time_input else 0)
+    state_names = v.names("state_names", state_names, n_states)
     for name, b in blocks.items():
         if b.n_in != n_in:
             raise ValueError(

@@ -68,6 +68,20 @@ def test_hybrid_model_fields(kwargs, error, match):
         HybridModel(**fields)
 
 
+def test_hybrid_model_refuses_more_states_than_fit_in_memory():
+    with pytest.raises(ValueError, match=r"^n_states needs 10{30} states \(8e\+21 GB as float64\)"):
+        HybridModel(n_states=10**30, blocks={}, rhs=lambda x, u, t, b, p: -x)
+
+
+def test_a_block_fed_an_input_of_the_wrong_size_is_one_clear_error():
+    # x[0] is 1×1: it would broadcast against the 2-input layer's weights without an error
+    model = HybridModel(
+        n_states=2, blocks={"f": MLP((2, 3, 2))}, rhs=lambda x, u, t, nets, p: nets["f"](x[0])
+    )
+    with pytest.raises(ValueError, match=r"^block 'f' takes 2 inputs \(a column\), got shape"):
+        model.function  # noqa: B018
+
+
 def test_hybrid_model_refuses_parameters_that_do_not_fit_in_memory(monkeypatch):
     # each block fits in "memory" (1000 floats), the two together do not
     monkeypatch.setattr(v, "physical_memory_bytes", lambda: 8 * 1000)
@@ -107,6 +121,7 @@ def test_parameter_bounds_may_be_infinite_or_equal():
         ((MLP((2, 1)),), dict(time_input="yes"), TypeError, r"^time_input must be True or False"),
         ((MLP((2, 1)),), dict(second_order=1), TypeError, r"^second_order must be True or False"),
         ((MLP((1, 1)),), dict(state_names=("a", "b")), ValueError, r"^state_names has 2 labels"),
+        ((MLP((2, 2)),), dict(state_names="xy"), TypeError, r"^state_names must be a sequence of"),
         (
             (MLP((2, 1)),),
             {},
