@@ -54,6 +54,14 @@ class BlockConstraint:
     lb: Any = 0.0
     ub: Any = 0.0
 
+    def __post_init__(self) -> None:
+        # what needs no model is checked here; the block's size and domain by TrainingProblem
+        if not isinstance(self.block, str):
+            raise TypeError(f"BlockConstraint.block must be a block name, got {self.block!r:.60}")
+        v.finite_array(f"block constraint '{self.block}'.at", self.at)
+        for name in ("lb", "ub"):
+            v.real_array(f"block constraint '{self.block}'.{name}", getattr(self, name))
+
 
 # ---- validators of TrainingProblem's fields (called once, from its __post_init__) ---------------
 STATE_GUESSES = ("constant", "data")
@@ -87,6 +95,8 @@ def _check_data_matches_model(
     for k, d in enumerate(data):
         if d.n_states != model.n_states:
             raise ValueError(f"data[{k}] has {d.n_states} states, the model {model.n_states}")
+    if not model.n_inputs and inputs is not None:
+        raise ValueError(f"inputs are given ({inputs!r:.60}) but the model has no inputs")
     if model.n_inputs and inputs is None:
         for k, d in enumerate(data):
             if d.u.shape[1] != model.n_inputs:
@@ -435,8 +445,8 @@ class TrainingProblem:
         data = _check_data(self.data)
         object.__setattr__(self, "data", data[0] if len(data) == 1 else data)
         self.model.check_smooth()
-        _check_data_matches_model(self.model, data, self.inputs)
         _check_inputs(self.inputs, len(data))
+        _check_data_matches_model(self.model, data, self.inputs)
         object.__setattr__(self, "_columns", _check_fit(self.fit, self.model, data))
         v.nonnegative_float("regularization", self.regularization)
         v.choice("loss", self.loss, LOSSES)

@@ -121,14 +121,35 @@ def test_bad_fields_give_one_clear_error(kwargs, error, match):
 @pytest.mark.parametrize(
     "constraint, match",
     [
-        (BlockConstraint("f", at=[0.0, 0.0], lb=np.nan), r"'f'\.lb must not be NaN"),
-        (BlockConstraint("f", at=[0.0, 0.0], lb=1.0, ub=0.0), r"'f' needs lb <= ub"),
-        (BlockConstraint("f", at=[0.0, 0.0], ub=[0.0, 0.0, 0.0]), r"'f'\.ub must be a scalar"),
+        (dict(lb=1.0, ub=0.0), r"'f' needs lb <= ub"),
+        (dict(ub=[0.0, 0.0, 0.0]), r"'f'\.ub must be a scalar"),
+        (dict(at=[0.0]), r"'f'\.at must have 2 entries"),
     ],
 )
 def test_block_constraint_bounds_are_checked(constraint, match):
+    constraint = BlockConstraint("f", **{"at": [0.0, 0.0], **constraint})
     with pytest.raises(ValueError, match=match):
         TrainingProblem(linear_model(), one_trajectory(), block_constraints=[constraint])
+
+
+@pytest.mark.parametrize(
+    "fields, error, match",
+    [
+        (dict(block=5, at=None), TypeError, r"^BlockConstraint.block must be a block name, got 5"),
+        (dict(block="f", at=None), TypeError, r"^block constraint 'f'.at must be an array of real"),
+        (dict(block="f", at="origin"), TypeError, r"^block constraint 'f'.at must be an array"),
+        (dict(block="f", at=[np.nan]), ValueError, r"^block constraint 'f'.at must be finite"),
+        (dict(block="f", at=[0.0], lb=np.nan), ValueError, r"^block constraint 'f'.lb must not be"),
+    ],
+)
+def test_a_block_constraint_checks_what_needs_no_model(fields, error, match):
+    with pytest.raises(error, match=match):
+        BlockConstraint(**fields)
+
+
+def test_inputs_for_a_model_without_inputs_are_refused():
+    with pytest.raises(ValueError, match=r"^inputs are given \(<function .*\) but the model"):
+        TrainingProblem(linear_model(), one_trajectory(), inputs=lambda t: np.ones((t.size, 1)))
 
 
 def test_block_constraint_bounds_may_be_infinite_and_one_per_output():
