@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from .. import _validation as v
 from ..transcription import IpoptOptions, RadauIIA
 from ..transcription.hessian import HESSIAN_NAMES, hessian_from_name
+from ..transcription.radau import MAX_STAGES
 
 
 @dataclass(frozen=True)
@@ -51,11 +52,13 @@ class CollocationSettings:
     def __post_init__(self) -> None:
         if self.intervals is not None:
             v.positive_int("intervals", self.intervals)
-        v.nonnegative_int("spectral", self.spectral)
+        if v.nonnegative_int("spectral", self.spectral) > MAX_STAGES:
+            raise ValueError(f"spectral must be at most {MAX_STAGES} nodes, got {self.spectral}")
         if self.regularization is not None:
             v.nonnegative_float("regularization", self.regularization)
         v.choice("hessian", self.hessian, HESSIAN_NAMES)
-        self.algorithm(1)  # stages, tol, max_iter, jit, backend, ordering, print level, wall time
+        # mesh size, stages, tol, max_iter, jit, backend, ordering, print level, wall time
+        self.algorithm(self.intervals or 1)
 
     def lam(self, default: float) -> float:
         """λ: ``regularization``, or the recipe's ``default`` where it is None."""

@@ -45,6 +45,12 @@ class RadauIIA:
         v.positive_int("intervals", self.intervals)
         if v.positive_int("stages", self.stages) > MAX_STAGES:
             raise ValueError(f"stages must be at most {MAX_STAGES}, got {self.stages}")
+        # one state per node is the least an NLP on this mesh holds
+        v.fits_in_memory(
+            f"intervals={self.intervals} × stages={self.stages}",
+            int(self.intervals) * int(self.stages) + 1,
+            "collocation nodes",
+        )
         if self.threads is not None:
             v.positive_int("threads", self.threads)
         if self.mesh is not None and not isinstance(self.mesh, Mesh):
@@ -55,7 +61,9 @@ class RadauIIA:
     @classmethod
     def spectral(cls, nodes: int, **kwargs: object) -> RadauIIA:
         """One interval with ``nodes`` collocation nodes (global spectral collocation)."""
-        return cls(intervals=1, stages=v.positive_int("nodes", nodes), **kwargs)  # type: ignore[arg-type]
+        if v.positive_int("nodes", nodes) > MAX_STAGES:
+            raise ValueError(f"nodes must be at most {MAX_STAGES}, got {nodes}")
+        return cls(intervals=1, stages=int(nodes), **kwargs)  # type: ignore[arg-type]
 
     def mesh_for(self, tspan: tuple[float, float]) -> Mesh:
         """The mesh over ``tspan``: ``mesh`` (checked to span it) or an equidistant one."""

@@ -88,7 +88,7 @@ class Mesh:
     def equidistant(cls, t0: float, tf: float, intervals: int, stages: object) -> Mesh:
         """``intervals`` equal intervals on ``[t0, tf]`` (the paper's 500 x Radau5 setup)."""
         t0, tf = _check_span(t0, tf)
-        n = v.positive_int("intervals", intervals)
+        n = v.fits_in_memory("intervals", v.positive_int("intervals", intervals), "intervals")
         grid = t0 + (tf - t0) * (np.arange(n + 1) / n)
         grid[-1] = tf  # exact end point, whatever the rounding of the line above
         return cls(grid=grid, stages=stages)

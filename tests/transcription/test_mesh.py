@@ -245,6 +245,7 @@ def test_equality_and_hash():
         (lambda: Mesh.equidistant(np.nan, 1.0, 2, 3), "t0 must be finite"),
         (lambda: Mesh.spectral(0.0, 1.0, 0), "nodes must be a positive"),
         (lambda: Mesh.spectral(0.0, 1.0, 250), "nodes must be at most 200"),
+        (lambda: Mesh.equidistant(0.0, 1.0, 10**12, 2), r"^intervals needs 10{12} intervals \("),
     ],
 )
 def test_bad_input(make, match):
