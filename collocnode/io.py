@@ -41,7 +41,10 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     """Write ``data`` to a temporary file in the same directory, then rename it over ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:  # name the file asked for, not the temporary sibling
+        raise type(exc)(exc.errno, f"cannot write {str(path)!r}: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
