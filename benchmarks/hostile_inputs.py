@@ -784,20 +784,33 @@ def training_cases(s: Suite) -> None:
         (5, [5], "f", [BlockConstraint("nope", at=0.0)]),
         msg_field=("block_constraints", "block constraint"),
     )
-    s.sweep(
-        T,
-        "BlockConstraint",
-        lambda v: training_problem(block_constraints=[v]),
+    # each BlockConstraint is built inside its case: a bad one is refused when built
+    for name, args, kw in (
+        ("BlockConstraint('f', at=[0.0])", ("f",), {"at": [0.0]}),
+        ("BlockConstraint('f', at=[nan, 0.0])", ("f",), {"at": [NAN, 0.0]}),
         (
-            BlockConstraint("f", at=[0.0]),
-            BlockConstraint("f", at=[NAN, 0.0]),
-            BlockConstraint("f", at=[0.0, 0.0], lb=1.0, ub=0.0),
-            BlockConstraint("f", at=[0.0, 0.0], lb=[NAN, 0.0]),
-            BlockConstraint("f", at="origin"),
-            BlockConstraint(5, at=[0.0, 0.0]),
+            "BlockConstraint('f', at=[0.0, 0.0], lb=1.0, ub=0.0)",
+            ("f",),
+            {"at": [0.0, 0.0], "lb": 1.0, "ub": 0.0},
         ),
-        msg_field=("block_constraints", "BlockConstraint", "block"),
-    )
+        (
+            "BlockConstraint('f', at=[0.0, 0.0], lb=[nan, 0.0])",
+            ("f",),
+            {"at": [0.0, 0.0], "lb": [NAN, 0.0]},
+        ),
+        ("BlockConstraint('f', at='origin')", ("f",), {"at": "origin"}),
+        ("BlockConstraint(5, at=[0.0, 0.0])", (5,), {"at": [0.0, 0.0]}),
+    ):
+        s.bad(
+            T,
+            f"BlockConstraint={name}",
+            functools.partial(
+                lambda a, k: training_problem(block_constraints=[BlockConstraint(*a, **k)]),
+                args,
+                kw,
+            ),
+            ("block_constraints", "BlockConstraint", "block"),
+        )
     s.bad(T, "BlockConstraint(5, ...) alone", lambda: BlockConstraint(5, at=None), "block")
     s.sweep(
         T,
