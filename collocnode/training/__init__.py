@@ -1,0 +1,28 @@
+"""Training a (hybrid) neural ODE on trajectory data, posed as a dynamic optimization problem.
+
+The training problem of Langenkamp et al. (eqs. 6 and 21):
+
+    minimize   ∫ Σ_c ((q_c(x, u, t) − q̂_c(t)) / s_c)² dt  +  λ ‖w‖²
+    subject to x' = φ(x, u, t, NN_w(...)),   block constraints (e.g. NN(0) = 0, eq. 17),
+               x(t0) = x0 (optional)
+
+where q_c are the fitted columns (states or model outputs), q̂_c the data and s_c optional scales
+(eq. 16 divides by the data's standard deviation). Two ways to bring the data into the loss:
+
+* ``loss="nodes"``: the data enter at the collocation nodes through an interpolant of the samples,
+  a not-a-knot cubic spline by default (exact to O(Δt⁴) for smooth data; for noisy data it passes
+  through every noisy sample) or piecewise linear, and the integral is the Radau quadrature.
+* ``loss="samples"``: the loss is evaluated where the data are, Σ_s Σ_c w_sc ((q_c(t_s) − q̂_sc) /
+  s_c)², with x(t_s) the collocation polynomial of the interval holding t_s. The weights w_sc are
+  the lengths of the cells around each observed sample of column c (midpoints between
+  neighbouring observations, the horizon's ends outside them): the trapezoid rule on samples that
+  include both ends, so the sum approximates the same integral and λ keeps its meaning. Samples
+  may be irregular and differ between trajectories; a ``mask`` marks missing values per column.
+"""
+
+from .constraints import BlockConstraint
+from .problem import TrainingProblem
+from .samples import cell_weights
+from .solution import TrainingSolution
+
+__all__ = ["BlockConstraint", "TrainingProblem", "TrainingSolution", "cell_weights"]

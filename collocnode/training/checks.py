@@ -1,0 +1,262 @@
+"""Validators of :class:`~collocnode.training.TrainingProblem`'s fields, called once from its
+``__post_init__``: one clear error naming the field and the value."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import _validation as v
+from ..data import Trajectory
+from ..models import HybridModel
+from .constraints import BlockConstraint
+
+# ---- validators of TrainingProblem's fields (called once, from its __post_init__) ---------------
+STATE_GUESSES = ("constant", "data")
+LOSSES = ("nodes", "samples")
+
+
+def check_data(data: object) -> tuple[Trajectory, ...]:
+    """The trajectories: one, or a non-empty sequence, each with a time span to train on."""
+    if isinstance(data, Trajectory):
+        trajectories: tuple[Any, ...] = (data,)
+    elif isinstance(data, Sequence) and not isinstance(data, str):
+        trajectories = tuple(data)
+    else:
+        raise TypeError(f"data must be a Trajectory or a sequence of them, got {data!r:.80}")
+    if not trajectories:
+        raise ValueError("data must hold at least one trajectory, got none")
+    for k, d in enumerate(trajectories):
+        if not isinstance(d, Trajectory):
+            raise TypeError(f"data[{k}] must be a Trajectory, got {d!r:.80}")
+        if d.n_samples < 2:
+            raise ValueError(
+                f"data[{k}] must hold at least 2 samples (a time span to train on), "
+                f"got {d.n_samples}"
+            )
+    return trajectories
+
+
+def check_data_matches_model(
+    model: HybridModel, data: tuple[Trajectory, ...], inputs: object
+) -> None:
+    for k, d in enumerate(data):
+        if d.n_states != model.n_states:
+            raise ValueError(f"data[{k}] has {d.n_states} states, the model {model.n_states}")
+    if not model.n_inputs and inputs is not None:
+        raise ValueError(f"inputs are given ({inputs!r:.60}) but the model has no inputs")
+    if model.n_inputs and inputs is None:
+        for k, d in enumerate(data):
+            if d.u.shape[1] != model.n_inputs:
+                raise ValueError(
+                    f"the model has {model.n_inputs} inputs but data[{k}].u has "
+                    f"{d.u.shape[1]} columns"
+                )
+
+
+def check_inputs(inputs: object, n: int) -> None:
+    if inputs is None:
+        return
+    if callable(inputs):
+        fns: list[Any] = [inputs]
+    elif isinstance(inputs, Sequence) and not isinstance(inputs, str):
+        fns = list(inputs)
+    else:
+        fns = []
+    if len(fns) != n or not all(callable(f) for f in fns):
+        raise ValueError(f"inputs must be one callable per trajectory ({n}), got {inputs!r:.80}")
+
+
+def check_fit(
+    fit: object, model: HybridModel, data: tuple[Trajectory, ...]
+) -> tuple[tuple[str, int], ...]:
+    """The fitted columns named by ``fit``: ("x", state index) or ("y", output index)."""
+    if isinstance(fit, str) and fit == "states":
+        return tuple(("x", i) for i in range(model.n_states))
+    if isinstance(fit, str) and fit == "outputs":
+        if not model.n_outputs:
+            raise ValueError("fit='outputs' but the model has no outputs")
+        columns = tuple(("y", i) for i in range(model.n_outputs))
+    else:
+        columns = tuple(_named_column(name, model, data[0]) for name in _fit_names(fit))
+    if any(kind == "y" for kind, _ in columns):
+        for k, d in enumerate(data):
+            if d.y.shape[1] != model.n_outputs:
+                raise ValueError(
+                    f"fitting outputs needs data[{k}].y with {model.n_outputs} columns, got "
+                    f"{d.y.shape[1]}"
+                )
+    return columns
+
+
+def _fit_names(fit: object) -> list[str]:
+    if isinstance(fit, str):
+        return [fit]
+    if not (isinstance(fit, Sequence) and all(isinstance(name, str) for name in fit)):
+        raise TypeError(
+            f"fit must be 'states', 'outputs' or a sequence of column names, got {fit!r:.60}"
+        )
+    if not fit:
+        raise ValueError("fit must name at least one column, got none")
+    return list(fit)
+
+
+def _named_column(name: str, model: HybridModel, first: Trajectory) -> tuple[str, int]:
+    """A column by name: the model's labels first, then the data's, then x0.../y0..."""
+    states = model.state_names or first.state_names or tuple(f"x{i}" for i in range(model.n_states))
+    outputs = (
+        model.output_names or first.output_names or tuple(f"y{i}" for i in range(model.n_outputs))
+    )
+    if name in states:
+        return ("x", states.index(name))
+    if name in outputs:
+        return ("y", outputs.index(name))
+    raise ValueError(
+        f"unknown fit column {name!r}; states: {', '.join(states)}"
+        + (f"; outputs: {', '.join(outputs)}" if outputs else "")
+    )
+
+
+def check_interpolation(kind: object, data: tuple[Trajectory, ...], used: bool) -> None:
+    """The interpolation kind; ``used``: whether anything interpolates the samples (the loss at
+    the nodes, inputs from data.u, the "data" state guess)."""
+    v.choice("interpolation", kind, ("cubic", "linear"))
+    if kind == "cubic" and used:
+        for k, d in enumerate(data):
+            if d.n_samples < 4:
+                raise ValueError(
+                    f"interpolation 'cubic' needs >= 4 samples per trajectory, data[{k}] has "
+                    f"{d.n_samples}; use interpolation='linear'"
+                )
+
+
+def check_initial_state(value: object, model: HybridModel, n: int) -> Any:
+    """None, "data", or an array (n_states,) or (n, n_states)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return v.choice("initial_state", value, ("data",))
+    arr = v.finite_array("initial_state", value)
+    if arr.shape not in ((model.n_states,), (n, model.n_states)):
+        raise ValueError(
+            f"initial_state must have shape ({model.n_states},) or ({n}, {model.n_states}), "
+            f"got {arr.shape}"
+        )
+    return arr
+
+
+def check_scale(scale: object, n_columns: int) -> None:
+    if isinstance(scale, str):
+        v.choice("scale", scale, ("none", "std"))
+        return
+    arr = v.finite_array("scale", scale, shape=(n_columns,))
+    if np.any(arr <= 0):
+        raise ValueError(f"scale must be positive, got {arr}")
+
+
+def check_tspan(tspan: object, data: tuple[Trajectory, ...]) -> tuple[float, float]:
+    if len(data) > 1:
+        raise ValueError("tspan applies to a single trajectory; window the data instead")
+    t0, tf = (float(t) for t in v.finite_array("tspan", tspan, shape=(2,)))
+    d = data[0]
+    if not (d.t0 - 1e-9 <= t0 < tf <= d.tf + 1e-9):
+        raise ValueError(f"tspan {tspan!r:.60} must lie inside the data's span [{d.t0}, {d.tf}]")
+    return t0, tf
+
+
+def check_block_constraints(constraints: object, model: HybridModel) -> tuple[Any, ...]:
+    if not isinstance(constraints, Sequence) or isinstance(constraints, str):
+        raise TypeError(
+            f"block_constraints must be a sequence of BlockConstraint, got {constraints!r:.80}"
+        )
+    for k, bc in enumerate(constraints):
+        if not isinstance(bc, BlockConstraint):
+            raise TypeError(f"block_constraints[{k}] must be a BlockConstraint, got {bc!r:.80}")
+        _check_block_constraint(bc, model)
+    return tuple(constraints)
+
+
+def _check_block_constraint(bc: BlockConstraint, model: HybridModel) -> None:
+    """A known block, an input point inside its domain, bounds lb <= ub per output."""
+    if bc.block not in model.blocks:
+        raise ValueError(
+            f"block constraint on unknown block {bc.block!r}; blocks: {', '.join(model.blocks)}"
+        )
+    block = model.blocks[bc.block]
+    where = f"block constraint '{bc.block}'"
+    at = np.atleast_1d(v.finite_array(f"{where}.at", bc.at))
+    if at.shape != (block.n_in,):
+        raise ValueError(f"{where}.at must have {block.n_in} entries, got {at}")
+    lo, hi = block.domain
+    if np.any(at < lo) or np.any(at > hi):
+        raise ValueError(f"{where}.at = {at.tolist()} is outside the block's domain [{lo}, {hi}]")
+    lb, ub = (v.real_array(f"{where}.{name}", getattr(bc, name)) for name in ("lb", "ub"))
+    for name, bound in (("lb", lb), ("ub", ub)):
+        if bound.shape not in ((), (1,), (block.n_out,)):
+            raise ValueError(
+                f"{where}.{name} must be a scalar or have {block.n_out} entries, "
+                f"got shape {bound.shape}"
+            )
+    if np.any(lb > ub):
+        raise ValueError(f"{where} needs lb <= ub, got lb = {lb}, ub = {ub}")
+
+
+def check_state_guess(guess: object, model: HybridModel, n: int) -> None:
+    """One guess (a name, a callable, a Trajectory) for all trajectories, or one per trajectory."""
+    if isinstance(guess, str) or callable(guess) or isinstance(guess, Trajectory):
+        _check_one_state_guess("state_guess", guess, model)
+        return
+    if not isinstance(guess, Sequence):
+        raise TypeError(
+            "state_guess must be 'constant', 'data', a callable t -> (n, n_states), a "
+            f"Trajectory, or a sequence of these (one per trajectory), got {guess!r:.60}"
+        )
+    if len(guess) != n:
+        raise ValueError(f"state_guess must give one guess per trajectory ({n}), got {len(guess)}")
+    for k, g in enumerate(guess):
+        _check_one_state_guess(f"state_guess[{k}]", g, model)
+
+
+def mentions_data(guess: object) -> bool:
+    """Whether a state guess (or any of one per trajectory) is "data"."""
+    if isinstance(guess, str):
+        return guess == "data"
+    if isinstance(guess, Sequence) and not isinstance(guess, Trajectory):
+        return any(isinstance(g, str) and g == "data" for g in guess)
+    return False
+
+
+def _check_one_state_guess(name: str, guess: object, model: HybridModel) -> None:
+    if isinstance(guess, str):
+        v.choice(name, guess, STATE_GUESSES)
+    elif isinstance(guess, Trajectory):
+        if guess.n_states != model.n_states:
+            raise ValueError(
+                f"{name} is a Trajectory with {guess.n_states} states, the model has "
+                f"{model.n_states}"
+            )
+    elif not callable(guess):
+        raise TypeError(
+            f"{name} must be 'constant', 'data', a callable t -> (n, n_states) or a Trajectory, "
+            f"got {guess!r:.60}"
+        )
+
+
+def column_label(kind: str, i: int, model: HybridModel, first: Trajectory) -> str:
+    """The name of a fitted column, as ``fit`` would name it."""
+    if kind == "x":
+        names = model.state_names or first.state_names
+        return names[i] if names else f"x{i}"
+    names = model.output_names or first.output_names
+    return names[i] if names else f"y{i}"
+
+
+def check_x_nominal(value: object, n_states: int) -> None:
+    if isinstance(value, str):
+        v.choice("x_nominal", value, ("auto",))
+    elif value is not None:
+        nom = v.finite_array("x_nominal", value, shape=(n_states,))
+        if np.any(nom <= 0):
+            raise ValueError(f"x_nominal must be positive, got {nom}")

@@ -1,0 +1,417 @@
+"""The training problem (Langenkamp et al. eqs. 6 and 21) and its transcription into a DOP."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import casadi as ca
+import numpy as np
+
+from .. import _validation as v
+from ..data import Trajectory
+from ..models import HybridModel
+from ..transcription.problem import (
+    Constraint,
+    DynamicOptimizationProblem,
+    Inputs,
+    Samples,
+    Segment,
+)
+from .checks import (
+    LOSSES,
+    check_block_constraints,
+    check_data,
+    check_data_matches_model,
+    check_fit,
+    check_initial_state,
+    check_inputs,
+    check_interpolation,
+    check_scale,
+    check_state_guess,
+    check_tspan,
+    check_x_nominal,
+    column_label,
+    mentions_data,
+)
+from .constraints import BlockConstraint
+from .samples import cell_weights, check_mask
+
+
+@dataclass(frozen=True)
+class TrainingProblem:
+    """Fit a model's parameters to one trajectory or to several (sharing the parameters).
+
+    Args:
+        model: the (hybrid) neural ODE.
+        data: the training trajectory (states, inputs, outputs at the sample times), or a
+            sequence of trajectories (different initial conditions, inputs, ...): each becomes its
+            own set of node states in the NLP, all sharing the weights, so the cost grows
+            linearly with the number of trajectories.
+        fit: which columns enter the loss: "states", "outputs", or a sequence of state/output
+            names.
+        scale: per fitted column divisor s_c: "none", "std" (the data's standard deviation,
+            paper eq. 16) or an array.
+        regularization: λ of the weight penalty λ‖w‖² on the block weights (paper eq. 21a).
+        initial_state: fixed x(t0) (paper eqs. 21d-e): an array (n_states,) for every
+            trajectory, one row per trajectory (n_trajectories, n_states), "data" (each
+            trajectory's first sample), or None for free initial states.
+        block_constraints: constraints on blocks at given inputs.
+        tspan: training horizon of a single trajectory; default: the data's time span.
+        interpolation: "cubic" or "linear" interpolation of the data at the collocation nodes.
+        inputs: exact known inputs ``u(t: (n,)) -> (n, n_inputs)`` (one callable per trajectory
+            for several); default: interpolate data.u.
+        state_guess: initial guess of the node states: "constant" (x(t0) everywhere, as in the
+            paper), "data" (the interpolated data), a callable ``t -> (n, n_states)``, or a
+            :class:`Trajectory` to interpolate (one per trajectory for several).
+        params_guess: initial parameter vector; default: the blocks' random initialisation
+            (seeded by ``solve(..., seed=...)``).
+        x_nominal: typical state magnitudes for the NLP's scaling: "auto" (the standard deviation
+            of each state column of the data; 1 where a column is constant), None (no scaling)
+            or an array (n_states,).
+        loss: "nodes" (the interpolated data at the collocation nodes, Radau quadrature) or
+            "samples" (at the measurement times, cell-weighted; see the module docstring). The
+            samples of a trajectory must lie inside its horizon (``tspan`` keeps only the samples
+            inside it).
+        mask: missing values (``loss="samples"`` only): a boolean array (n_samples, n_fit),
+            True where fitted column c (in the order of :attr:`columns`) is observed, for one
+            trajectory; for several, a sequence with one such array (or None: all observed) per
+            trajectory. A missing value contributes nothing (its entry in the data is ignored);
+            every fitted column needs an observed value in every trajectory's horizon.
+    """
+
+    model: HybridModel
+    data: Trajectory | Sequence[Trajectory]
+    fit: str | Sequence[str] = "states"
+    scale: str | Sequence[float] = "none"
+    regularization: float = 0.0
+    initial_state: Any = None
+    block_constraints: Sequence[BlockConstraint] = ()
+    tspan: tuple[float, float] | None = None
+    interpolation: str = "cubic"
+    inputs: Any = None
+    state_guess: Any = "constant"
+    params_guess: Any = None
+    x_nominal: Any = "auto"
+    loss: str = "nodes"
+    mask: Any = None
+    _columns: tuple[tuple[str, int], ...] = field(default=(), init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # the one validation point: each check below owns one field or one concern
+        if not isinstance(self.model, HybridModel):
+            raise TypeError(f"model must be a HybridModel, got {self.model!r:.80}")
+        data = check_data(self.data)
+        object.__setattr__(self, "data", data[0] if len(data) == 1 else data)
+        self.model.check_smooth()
+        check_inputs(self.inputs, len(data))
+        check_data_matches_model(self.model, data, self.inputs)
+        object.__setattr__(self, "_columns", check_fit(self.fit, self.model, data))
+        v.nonnegative_float("regularization", self.regularization)
+        v.choice("loss", self.loss, LOSSES)
+        interpolated = (
+            self.loss == "nodes"
+            or (self.model.n_inputs > 0 and self.inputs is None)
+            or mentions_data(self.state_guess)
+        )
+        check_interpolation(self.interpolation, data, interpolated)
+        object.__setattr__(
+            self, "initial_state", check_initial_state(self.initial_state, self.model, len(data))
+        )
+        check_scale(self.scale, len(self._columns))
+        if self.tspan is not None:
+            object.__setattr__(self, "tspan", check_tspan(self.tspan, data))
+        object.__setattr__(
+            self,
+            "block_constraints",
+            check_block_constraints(self.block_constraints, self.model),
+        )
+        check_state_guess(self.state_guess, self.model, len(data))
+        check_x_nominal(self.x_nominal, self.model.n_states)
+        if self.params_guess is not None:
+            guess = v.finite_array("params_guess", self.params_guess, shape=(self.model.n_params,))
+            object.__setattr__(self, "params_guess", guess)
+        object.__setattr__(self, "mask", check_mask(self.mask, self.loss, data, len(self._columns)))
+        if self.loss == "samples":
+            self._check_observed()
+
+    def _check_observed(self) -> None:
+        """Every fitted column observed in every trajectory's horizon; an initial state taken
+        from the data observed at the first sample."""
+        first = self.trajectories[0]
+        for k in range(self.n_trajectories):
+            t0, tf = self._horizon(k)
+            observed = self.observed(k)[self._inside(k)]
+            for c, (kind, i) in enumerate(self.columns):
+                if not observed[:, c].any():
+                    label = column_label(kind, i, self.model, first)
+                    by = f" (mask{'' if self.n_trajectories == 1 else f'[{k}]'})"
+                    raise ValueError(
+                        f"fitted column {label!r} of data[{k}] has no observed value in the "
+                        f"horizon [{t0!r}, {tf!r}]" + (by if self.mask is not None else "")
+                    )
+            if isinstance(self.initial_state, str) and self.mask is not None:
+                missing = [
+                    column_label(kind, i, self.model, first)
+                    for c, (kind, i) in enumerate(self.columns)
+                    if kind == "x" and not self.observed(k)[0, c]
+                ]
+                if missing:
+                    raise ValueError(
+                        f"initial_state='data' takes the first sample of data[{k}], but the mask "
+                        f"marks state {missing[0]!r} missing there"
+                    )
+
+    # ---- the data ----------------------------------------------------------------------------
+    @property
+    def trajectories(self) -> tuple[Trajectory, ...]:
+        return (self.data,) if isinstance(self.data, Trajectory) else tuple(self.data)
+
+    @property
+    def n_trajectories(self) -> int:
+        return len(self.trajectories)
+
+    @property
+    def columns(self) -> tuple[tuple[str, int], ...]:
+        """The fitted columns, in the order of the loss terms: ``("x", i)`` for state i,
+        ``("y", j)`` for model output j (resolved from ``fit``)."""
+        return self._columns
+
+    @property
+    def horizon(self) -> tuple[float, float]:
+        """The training horizon of the first trajectory."""
+        d = self.trajectories[0]
+        return self.tspan if self.tspan is not None else (d.t0, d.tf)
+
+    def _horizon(self, k: int) -> tuple[float, float]:
+        """The training horizon of trajectory k (``tspan`` applies to the first only)."""
+        d = self.trajectories[k]
+        return self.horizon if k == 0 else (d.t0, d.tf)
+
+    def _inside(self, k: int) -> np.ndarray:
+        """Which samples of trajectory k lie in its horizon, (n_samples,) booleans."""
+        t0, tf = self._horizon(k)
+        t = self.trajectories[k].t
+        tol = 1e-9 * max(1.0, tf - t0)
+        return (t >= t0 - tol) & (t <= tf + tol)
+
+    def observed(self, k: int = 0) -> np.ndarray:
+        """Which fitted values of trajectory k are observed, (n_samples, n_fit) booleans (all
+        True without a ``mask``)."""
+        masks = self.mask
+        if masks is None or masks[k] is None:
+            return np.ones((self.trajectories[k].n_samples, len(self.columns)), dtype=bool)
+        return masks[k]
+
+    def targets(self, k: int = 0) -> np.ndarray:
+        """The fitted data columns of trajectory k, shape (n_samples, n_fit)."""
+        d = self.trajectories[k]
+        return np.column_stack([d.x[:, i] if c == "x" else d.y[:, i] for c, i in self.columns])
+
+    def scales(self) -> np.ndarray:
+        """The divisor s_c of every fitted column (n_fit,); "std" is the standard deviation of
+        the column's observed values over all trajectories."""
+        if isinstance(self.scale, str):
+            if self.scale == "none":
+                return np.ones(len(self._columns))
+            values = np.vstack([self.targets(k) for k in range(self.n_trajectories)])
+            observed = np.vstack([self.observed(k) for k in range(self.n_trajectories)])
+            s = np.array([values[observed[:, c], c].std() for c in range(values.shape[1])])
+            if np.any(s <= 0):
+                raise ValueError("scale='std' needs non-constant fitted data columns")
+            return s
+        return np.asarray(self.scale, dtype=float)
+
+    def nominal(self) -> np.ndarray | None:
+        """The state scaling handed to the NLP (see ``x_nominal``)."""
+        if isinstance(self.x_nominal, str):
+            x = np.vstack([d.x for d in self.trajectories])
+            seen = np.ones(x.shape, dtype=bool)  # a fitted state counts where it is observed
+            observed = np.vstack([self.observed(k) for k in range(self.n_trajectories)])
+            for c, (kind, i) in enumerate(self.columns):
+                if kind == "x":
+                    seen[:, i] &= observed[:, c]
+            s = np.array([x[seen[:, i], i].std() for i in range(x.shape[1])])
+            return np.where(s > 0, s, 1.0)
+        return None if self.x_nominal is None else np.asarray(self.x_nominal, dtype=float)
+
+    def input_function(self, k: int = 0) -> Callable[[np.ndarray], np.ndarray] | None:
+        """Known inputs of trajectory k (exact if given, else interpolated data.u)."""
+        m = self.model
+        if not m.n_inputs:
+            return None
+        if self.inputs is not None:
+            return self.inputs if callable(self.inputs) else list(self.inputs)[k]
+        d = self.trajectories[k]
+        return Inputs.from_samples(d.t, d.u, self.interpolation)
+
+    def initial_states(self) -> list[np.ndarray | None]:
+        n, ist = self.n_trajectories, self.initial_state
+        if ist is None:
+            return [None] * n
+        if isinstance(ist, str):
+            return [d.x[0].copy() for d in self.trajectories]
+        arr = np.asarray(ist, dtype=float)
+        return [arr] * n if arr.ndim == 1 else list(arr)
+
+    # ---- the dynamic optimization problem ------------------------------------------------------
+    def to_dop(self, params_guess: np.ndarray | None = None) -> DynamicOptimizationProblem:
+        """The dynamic optimization problem (paper eq. 6/21) of this training problem."""
+        m = self.model
+        nu = m.n_inputs
+        scales = self.scales()
+        columns = self.columns
+        lam = self.regularization
+        nw = m.n_weights
+
+        # The DOP's input vector stacks [u (nu), q̂ (n_fit)]. It is split at explicit offsets:
+        # a range slice such as w[:0] of a (1, 1) symbol is a 1 x 0 row, not an empty column.
+        def split_inputs(w: Any) -> tuple[Any, Any]:
+            u, q_hat = ca.vertsplit(w, [0, nu, w.size1()])
+            return u, q_hat
+
+        def dynamics(x, p, u, t):
+            return m.symbolic(x, p, split_inputs(u)[0], t)[0]
+
+        def lagrange(x, p, u, t):
+            u_known, q_hat = split_inputs(u)
+            _, y = m.symbolic(x, p, u_known, t) if any(k == "y" for k, _ in columns) else (0, 0)
+            q = ca.vertcat(*[x[i] if k == "x" else y[i] for k, i in columns])
+            return ca.sumsqr((q - q_hat) / scales)
+
+        n_fit = len(columns)
+
+        def sample_loss(x, p, u, t, d):
+            # d = [q̂ (n_fit), w_c / s_c² (n_fit)]: the weights hold the cell lengths, the
+            # scales and the mask (0 where missing), so a missing value adds exactly nothing
+            q_hat, weight = ca.vertsplit(d, [0, n_fit, 2 * n_fit])
+            _, y = m.symbolic(x, p, u, t) if any(k == "y" for k, _ in columns) else (0, 0)
+            q = ca.vertcat(*[x[i] if k == "x" else y[i] for k, i in columns])
+            return ca.dot(weight, (q - q_hat) ** 2)
+
+        at_samples = self.loss == "samples"
+
+        def weight_penalty(x0, xf, p):
+            weights = ca.vertsplit(p, [0, nw, p.size1()])[0]
+            return lam * ca.sumsqr(weights)
+
+        mayer = weight_penalty if lam > 0 else None
+
+        boundary = None
+        if self.block_constraints:
+            cons = list(self.block_constraints)
+
+            def block_values(x0, xf, p):
+                return ca.vertcat(
+                    *[
+                        m.blocks[c.block].casadi(ca.DM(np.atleast_1d(c.at)), p[m.slices[c.block]])
+                        for c in cons
+                    ]
+                )
+
+            n_out = [m.blocks[c.block].n_out for c in cons]
+            lb = np.concatenate(
+                [np.broadcast_to(c.lb, (n,)) for c, n in zip(cons, n_out, strict=True)]
+            )
+            ub = np.concatenate(
+                [np.broadcast_to(c.ub, (n,)) for c, n in zip(cons, n_out, strict=True)]
+            )
+            boundary = Constraint.make("block_constraints", block_values, sum(n_out), lb, ub)
+
+        segments = [
+            Segment(
+                self._horizon(k),
+                self._segment_inputs(k),
+                x0,
+                self._state_guess(k),
+                self.samples(k) if at_samples else None,
+            )
+            for k, x0 in enumerate(self.initial_states())
+        ]
+        p_lb, p_ub = m.param_bounds()
+        return DynamicOptimizationProblem(
+            dynamics=dynamics,
+            n_states=m.n_states,
+            n_params=m.n_params,
+            tspan=segments[0].tspan,
+            lagrange=None if at_samples else lagrange,
+            mayer=mayer,
+            boundary=boundary,
+            inputs=segments[0].inputs,
+            p_lb=p_lb,
+            p_ub=p_ub,
+            x_guess=segments[0].x_guess,
+            p_guess=params_guess,
+            x0=segments[0].x0,
+            x_nominal=self.nominal(),
+            segments=tuple(segments) if len(segments) > 1 else (),
+            state_names=m.state_names,
+            sample_loss=sample_loss if at_samples else None,
+            samples=segments[0].samples,
+        )
+
+    def samples(self, k: int = 0) -> Samples:
+        """The data terms of trajectory k for ``loss="samples"``: its samples inside the horizon
+        with at least one observed fitted value; data ``[q̂ (n_fit), w_c / s_c² (n_fit)]`` with
+        w_c the cell weights of :func:`cell_weights` (0 where missing)."""
+        t0, tf = self._horizon(k)
+        inside = self._inside(k)
+        t = np.clip(self.trajectories[k].t[inside], t0, tf)
+        observed = self.observed(k)[inside]
+        cells = [cell_weights(t, observed[:, c], t0, tf) for c in range(observed.shape[1])]
+        weights = np.column_stack(cells) / self.scales() ** 2
+        targets = np.where(observed, self.targets(k)[inside], 0.0)
+        keep = observed.any(axis=1)
+        return Samples(t[keep], np.column_stack([targets, weights])[keep])
+
+    def _segment_inputs(self, k: int) -> Inputs:
+        """Known inputs and interpolated fit targets of trajectory k, stacked [u, q̂]; only the
+        known inputs for the loss at the samples."""
+        d = self.trajectories[k]
+        u_fn = self.input_function(k)
+        if self.loss == "samples":
+            if u_fn is None:
+                return Inputs.none()
+            n_inputs = self.model.n_inputs
+            return u_fn if isinstance(u_fn, Inputs) else Inputs.from_function(u_fn, n_inputs)
+        target_in = Inputs.from_samples(d.t, self.targets(k), self.interpolation)
+
+        def all_inputs(t: np.ndarray) -> np.ndarray:
+            parts = [u_fn(t)] if u_fn is not None else []
+            return np.column_stack([*parts, target_in(t)])
+
+        return Inputs.from_function(all_inputs, self.model.n_inputs + len(self._columns))
+
+    def _observed_states(self, k: int) -> Callable[[np.ndarray], np.ndarray]:
+        """The states of trajectory k interpolated linearly through each state's observed
+        samples (constant outside them), ``t (n,) -> (n, n_states)``."""
+        d = self.trajectories[k]
+        seen = np.ones(d.x.shape, dtype=bool)
+        observed = self.observed(k)
+        for c, (kind, i) in enumerate(self.columns):
+            if kind == "x":
+                seen[:, i] = observed[:, c]
+
+        def states(t: np.ndarray) -> np.ndarray:
+            t = np.asarray(t, dtype=float)
+            return np.column_stack(
+                [np.interp(t, d.t[seen[:, i]], d.x[seen[:, i], i]) for i in range(d.n_states)]
+            )
+
+        return states
+
+    def _state_guess(self, k: int) -> Any:
+        sg, d = self.state_guess, self.trajectories[k]
+        if not isinstance(sg, str) and not callable(sg) and not isinstance(sg, Trajectory):
+            sg = list(sg)[k]
+        if isinstance(sg, Trajectory):
+            return Inputs.from_samples(sg.t, sg.x, "linear")
+        if callable(sg):
+            return sg
+        if sg == "data" and self.mask is not None and self.mask[k] is not None:
+            return self._observed_states(k)
+        if sg == "data":
+            return Inputs.from_samples(d.t, d.x, self.interpolation)
+        x0 = self.initial_states()[k]
+        return np.asarray(d.x[0] if x0 is None else x0, dtype=float)

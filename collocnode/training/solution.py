@@ -1,0 +1,129 @@
+"""A trained model: the collocation solution with its model, parameters and consistency."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from .. import _validation as v
+from ..consistency import ConsistencyCheck, ConsistencyReport, check_consistency
+from ..data import Trajectory
+from ..models import HybridModel
+from ..simulate import simulate
+from ..transcription.solution import Solution
+from .problem import TrainingProblem
+
+
+@dataclass
+class TrainingSolution:
+    """A trained model: the collocation :class:`Solution` plus the model and its parameters.
+
+    Calling it at ``t`` gives the collocation states (dense output); :meth:`simulate` integrates
+    the trained model from any initial state.
+
+    Attributes:
+        solution: the collocation :class:`Solution`.
+        problem: the training problem.
+        consistency: the consistency check of the trained model (``solve`` runs it unless
+            ``check=False``; :meth:`check_consistency` runs it again), or None if it did not run.
+    """
+
+    solution: Solution
+    problem: TrainingProblem
+    consistency: ConsistencyReport | None = None
+
+    @property
+    def model(self) -> HybridModel:
+        return self.problem.model
+
+    @property
+    def p(self) -> np.ndarray:
+        return self.solution.p
+
+    @property
+    def params(self) -> dict[str, np.ndarray | float]:
+        """Block weights and fitted physical parameters by name."""
+        return self.model.split_params(self.solution.p)
+
+    @property
+    def status(self):
+        return self.solution.status
+
+    def __call__(self, t: np.ndarray | float) -> np.ndarray:
+        return self.solution(t)
+
+    def __getattr__(self, name: str) -> Any:
+        # status, iterations, timings, history, ... come from the collocation solution. Only
+        # called for names not found on the TrainingSolution itself; private names and the two
+        # fields (absent while copy/pickle rebuild the object) are never forwarded.
+        if name.startswith("_") or name in ("solution", "problem"):
+            raise AttributeError(f"'TrainingSolution' object has no attribute {name!r}")
+        try:
+            return getattr(self.solution, name)
+        except AttributeError:
+            raise AttributeError(
+                f"'TrainingSolution' object has no attribute {name!r} (nor has its collocation "
+                f"Solution)"
+            ) from None
+
+    def simulate(
+        self,
+        t: np.ndarray,
+        x0: np.ndarray | None = None,
+        inputs: Callable[[np.ndarray], np.ndarray] | None = None,
+        segment: int = 0,
+        **kwargs: Any,
+    ) -> Trajectory:
+        """Integrate the trained model on ``t`` (n,) from ``x0`` (n_states,) (default: the
+        collocation state of trajectory ``segment`` at t[0]) with that trajectory's inputs unless
+        ``inputs`` is given; ``kwargs`` go to :func:`collocnode.simulate`."""
+        t = v.increasing("t", t)
+        if t.size == 0:
+            raise ValueError("t must hold at least one output time, got an empty array")
+        segment = v.nonnegative_int("segment", segment)
+        if segment >= self.problem.n_trajectories:
+            raise ValueError(
+                f"segment must be < {self.problem.n_trajectories} (the number of trajectories), "
+                f"got {segment}"
+            )
+        x0 = self.solution.states(t[0], segment) if x0 is None else x0
+        if inputs is None and self.model.n_inputs:
+            inputs = self.problem.input_function(segment)
+        return simulate(self.model, self.p, t, x0, inputs=inputs, **kwargs)
+
+    def state_spread(self) -> np.ndarray:
+        """The data's spread of every state, shape (n_states,) (units of the state): the
+        standard deviation of each state column over the observed samples of all trajectories,
+        1 where a column is constant (the ``x_nominal="auto"`` of :class:`TrainingProblem`)."""
+        if isinstance(self.problem.x_nominal, str):
+            return self.problem.nominal()
+        return replace(self.problem, x_nominal="auto").nominal()
+
+    def check_consistency(self, settings: ConsistencyCheck | None = None) -> ConsistencyReport:
+        """Re-simulate the trained model from each trajectory's collocated initial state and
+        compare with the collocation trajectory (:mod:`collocnode.consistency`); the result is
+        returned, not stored (``solve`` stores its own run in :attr:`consistency`)."""
+        inputs = [
+            self.problem.input_function(k) if self.model.n_inputs else None
+            for k in range(self.problem.n_trajectories)
+        ]
+        return check_consistency(self.model, self.solution, self.state_spread(), inputs, settings)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The collocation solution's summary (:meth:`Solution.to_dict`) with the consistency
+        check under ``"consistency"`` (None if it did not run)."""
+        out = self.solution.to_dict()
+        out["consistency"] = None if self.consistency is None else self.consistency.to_dict()
+        return out
+
+    def summary(self) -> str:
+        """The collocation solution's summary table with a consistency row."""
+        text = self.solution.summary()
+        if self.consistency is None:
+            return text
+        # the table's label column: as wide as its longest label, labels holding single spaces
+        width = max(len(line.split("  ")[0]) for line in text.splitlines())
+        return text + f"\n{'consistency':<{width}}  {self.consistency.summary()}"
