@@ -1290,7 +1290,7 @@ def simulate_cases(s: Suite) -> None:
 
 
 def problems_cases(s: Suite) -> None:
-    from collocnode import problems
+    from collocnode import SimulationError, problems
 
     G = "problems.get"
     s.sweep(
@@ -1332,6 +1332,7 @@ def problems_cases(s: Suite) -> None:
         "x0",
         lambda v: gen(x0=v, n_steps=11, n_train=6),
         ([1.0], [NAN, 0.0], "x0", [1e300, 1e300]),
+        clear_types=(ValueError, TypeError, SimulationError),
     )
     s.ok(Gen, "n_steps=11", lambda: gen(n_steps=11, n_train=6), lambda r: r.train.n_samples == 6)
     Sim = "System.simulate"

@@ -8,30 +8,16 @@ from typing import Any
 
 import casadi as ca
 import numpy as np
-import scipy.integrate
-from scipy.integrate import OdeSolver, solve_ivp
 
 from . import _validation as v
 from .data import Trajectory
+from .ivp import MAX_STEPS, SimulationError, solve_bounded
 from .models import HybridModel
-
-
-class SimulationError(RuntimeError):
-    """The model could not be integrated (blow-up, non-finite values, step-size collapse)."""
-
-    def __init__(self, message: str, t_fail: float) -> None:
-        super().__init__(message)
-        self.t_fail = t_fail
-
 
 InputFn = Callable[[np.ndarray], np.ndarray]
 
 #: scipy's ``solve_ivp`` methods by name, plus "rk4" (see :func:`simulate`)
 METHODS = ("DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA", "rk4")
-#: default step budget of :func:`simulate`: above the benchmark systems' horizons (the quarter
-#: vehicle's 42 s at 1 kHz take 84,000 "rk4" steps), and spent by DOP853 on a small model in
-#: minutes (about 1.6 ms per step), so that a horizon such as [0, 1e300] ends with an error
-MAX_STEPS = 200_000
 
 
 def simulate(
@@ -147,7 +133,11 @@ def _simulate_scipy(
     kwargs: dict[str, Any] = dict(settings)
     if method in ("Radau", "BDF", "LSODA"):
         kwargs["jac"] = lambda tt, xx: jac(tt, xx, u_at(tt)).full()
-    x = x0[None, :] if t.size == 1 else _integrate(rhs, t, x0, method, kwargs, bound, max_steps)
+    x = (
+        x0[None, :]
+        if t.size == 1
+        else solve_bounded(rhs, t, x0, method, bound=bound, max_steps=max_steps, **kwargs)
+    )
     if not np.all(np.isfinite(x)):
         bad = int(np.argmax(~np.all(np.isfinite(x), axis=1)))
         raise SimulationError(
@@ -167,73 +157,6 @@ def _simulate_scipy(
         input_names=model.input_names,
         output_names=model.output_names,
     )
-
-
-def _integrate(
-    rhs: Callable[[float, np.ndarray], np.ndarray],
-    t: np.ndarray,
-    x0: np.ndarray,
-    method: str,
-    kwargs: dict[str, Any],
-    bound: float,
-    max_steps: int,
-) -> np.ndarray:
-    """The states (n, n_states) at the times t by ``solve_ivp``, or a SimulationError."""
-
-    def blowup(tt: float, xx: np.ndarray) -> float:
-        return bound - float(np.max(np.abs(xx)))
-
-    blowup.terminal = True  # type: ignore[attr-defined]
-    budget = _StepBudget(max_steps)
-    with np.errstate(all="ignore"):
-        sol = solve_ivp(
-            rhs,
-            (t[0], t[-1]),
-            x0,
-            method=budget.solver(getattr(scipy.integrate, method)),
-            t_eval=t,
-            events=blowup,
-            **kwargs,
-        )
-    if budget.t_stop is not None:
-        raise SimulationError(
-            f"simulation failed at t = {budget.t_stop:.6g}: the step budget "
-            f"max_steps={max_steps} is exhausted",
-            budget.t_stop,
-        )
-    if sol.status == 1 or not sol.success or sol.y.shape[1] != t.size:
-        t_fail = float(sol.t[-1]) if sol.t.size else float(t[0])
-        reason = f"the state left ±{bound:g}" if sol.status == 1 else sol.message
-        raise SimulationError(f"simulation failed at t = {t_fail:.6g}: {reason}", t_fail)
-    return sol.y.T
-
-
-class _StepBudget:
-    """Counts the steps of a scipy ``OdeSolver`` and stops it after ``max_steps``.
-
-    ``solve_ivp`` has no step limit; a subclass of the chosen solver class that fails its
-    ``step`` once the budget is spent keeps every iterate of the plain solver.
-    """
-
-    def __init__(self, max_steps: int) -> None:
-        self.max_steps = max_steps
-        self.t_stop: float | None = None  # the time reached when the budget ran out
-
-    def solver(self, base: type[OdeSolver]) -> type[OdeSolver]:
-        budget = self
-
-        class Budgeted(base):  # type: ignore[valid-type, misc]
-            steps_taken = 0
-
-            def step(self) -> str | None:
-                if self.status == "running" and self.steps_taken >= budget.max_steps:
-                    budget.t_stop = float(self.t)
-                    self.status = "failed"
-                    return f"step budget max_steps={budget.max_steps} exhausted"
-                self.steps_taken += 1
-                return super().step()
-
-        return Budgeted
 
 
 def _checked_inputs(inputs: InputFn, n_inputs: int) -> InputFn:

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 from .. import _validation as v
 from ..data import Trajectory
+from ..ivp import MAX_STEPS, solve_bounded
 from . import partition
 
 InputFn = Callable[[float], np.ndarray]
@@ -60,6 +60,7 @@ class System(ABC):
     dt: float = 0.01  # default sampling step [s]
     n_steps: int = 400  # default number of samples
     n_train: int = 300  # samples in the training window (the rest is extrapolation)
+    max_steps: int = MAX_STEPS  # step budget of the ground-truth integrator
 
     # preset name -> parameter values; the first preset is the default and follows the paper text
     PRESETS: dict[str, dict[str, float]] = {"default": {}}
@@ -199,6 +200,8 @@ class System(ABC):
         self, n_steps: int | None = None, dt: float | None = None, t0: float = 0.0
     ) -> np.ndarray:
         n = v.positive_int("n_steps", self.n_steps if n_steps is None else n_steps)
+        # the states, inputs and time of every sample are stored
+        v.fits_in_memory("n_steps", n * (1 + self.n_states + self.n_inputs), "samples")
         h = v.positive_float("dt", self.dt if dt is None else dt)
         return t0 + h * np.arange(n)
 
@@ -236,9 +239,10 @@ class System(ABC):
         scipy ``method`` at ``rtol``/``atol``).
 
         ``inputs`` replaces the default known input signal :meth:`inputs` (a callable
-        ``t -> u`` of shape ``(n_inputs,)``).
+        ``t -> u`` of shape ``(n_inputs,)``). An integration that fails or needs more than
+        ``max_steps`` steps raises a :class:`~collocnode.ivp.SimulationError`.
         """
-        t = v.increasing("t", t)
+        t = _sample_times(t)
         x0 = self.x0 if x0 is None else v.finite_array("x0", x0, shape=(self.n_states,))
         u_fn = self._input_fn(inputs)
         x = self.exact_solution(t, x0) if use_exact and inputs is None else None
@@ -260,18 +264,17 @@ class System(ABC):
         atol = v.positive_float("atol", atol)
         if t.size == 1:
             return x0[None, :].copy()
-        sol = solve_ivp(
+        x0_text = np.array2string(x0, precision=4)
+        return solve_bounded(
             lambda tt, xx: f(tt, xx, None if u_fn is None else u_fn(tt)),
-            (t[0], t[-1]),
+            t,
             x0,
-            method=method,
-            t_eval=t,
+            method,
+            max_steps=self.max_steps,
+            what=f"ground truth of {self.name} from x0 = {x0_text}",
             rtol=rtol,
             atol=atol,
         )
-        if not sol.success:
-            raise RuntimeError(f"ground truth of {self.name} failed: {sol.message}")
-        return sol.y.T
 
     def _trajectory(self, t: np.ndarray, x: np.ndarray, u_fn: InputFn | None) -> Trajectory:
         return Trajectory(
@@ -506,7 +509,7 @@ class HolonomicSystem(System):
         ``method``; the samples are completed by :meth:`recover_trajectory`. ``x0`` must be
         consistent (``|Φ|``, ``|Φ_q q'|`` ≤ 1e-8). ``use_exact`` is accepted for interface
         compatibility; there is no closed form."""
-        t = v.increasing("t", t)
+        t = _sample_times(t)
         x0 = self.x0 if x0 is None else v.finite_array("x0", x0, shape=(self.n_states,))
         worst = float(np.max(np.abs(self.state_constraints(x0)), initial=0.0))
         if worst > 1e-8:
@@ -525,6 +528,14 @@ class HolonomicSystem(System):
 
         z = self._integrate(reduced, t, self.minimal(x0), u_fn, rtol, atol, method)
         return self._trajectory(t, self.recover_trajectory(z), u_fn)
+
+
+def _sample_times(t: object) -> np.ndarray:
+    """``t`` as increasing sample times with at least one entry."""
+    t = v.increasing("t", t)
+    if t.size == 0:
+        raise ValueError("t must hold at least one sample time, got an empty array")
+    return t
 
 
 class CasadiColumns:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from collocnode import problems
+from collocnode import SimulationError, problems
 
 NAMES = problems.available()
 # the systems of the mechanical benchmark set (the rest are owned elsewhere)
@@ -210,3 +210,23 @@ def test_custom_inputs_reach_the_data():
         problems.get("sms").simulate(t, inputs=lambda tt: np.zeros(1))
     with pytest.raises(TypeError, match="callable"):
         system.simulate(t, inputs=np.zeros(1))
+
+
+def test_ground_truth_errors_name_their_input():
+    vdp = problems.get("vdp")
+    with pytest.raises(ValueError, match="t must hold at least one sample time"):
+        vdp.simulate([])
+    with pytest.raises(ValueError, match=r"n_steps needs 3000000000000 samples .* memory"):
+        vdp.generate(n_steps=10**12)
+    # the first step from x0 fails: before, scipy's list of times broke the error report
+    with pytest.raises(SimulationError, match=r"ground truth of vdp from x0 = .*1.e\+300.* t = 0:"):
+        vdp.generate(x0=[1e300, 1e300], n_steps=11, n_train=6)
+
+
+def test_ground_truth_stops_at_its_step_budget():
+    vdp = problems.get("vdp")
+    vdp.max_steps = 100
+    with pytest.raises(SimulationError, match="max_steps=100 is exhausted") as exc:
+        vdp.simulate([0.0, 1e300])
+    assert 0.0 < exc.value.t_fail < 1e300
+    assert vdp.simulate(np.linspace(0.0, 1.0, 11)).x.shape == (11, 2)  # within budget
