@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import _validation as v
+from .. import problems
 from .base import TrainedModel, widths
 from .generic import SystemRecipe
 from .settings import CollocationSettings
@@ -18,7 +20,9 @@ from .settings import CollocationSettings
 
 def for_problem(name: str) -> Any:
     """The recipe with which the seed papers train system ``name``: the quarter vehicle's hybrid
-    model, the paper's Van der Pol setup, and the suitable neural ODE for every other system."""
+    model, the paper's Van der Pol setup, and the suitable neural ODE for every other system.
+    ``name`` must be registered (:func:`collocnode.problems.available`)."""
+    v.choice("problem name", name, problems.available())
     if name == "qvm":
         from .qvm import QVMRecipe
 

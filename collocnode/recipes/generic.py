@@ -22,11 +22,40 @@ from ..models import NeuralODE
 from ..nn import MLP
 from ..nn.activations import require_c2
 from ..nn.mlp import INITS
+from ..problems import System
 from ..problems.layout import StateLayout
 from ..solve import solve
 from ..training import TrainingProblem
 from .base import TrainedModel, widths
 from .settings import CollocationSettings
+
+
+def system_checked(system: object) -> System:
+    """``system`` if it is a :class:`~collocnode.problems.System`; otherwise a TypeError."""
+    if not isinstance(system, System):
+        raise TypeError(
+            f"system must be a collocnode.problems.System (problems.get(name)), got {system!r:.80}"
+        )
+    return system
+
+
+def trajectories_of(system: System, data: object) -> list[Trajectory]:
+    """``data`` (one Trajectory or a non-empty sequence of them) as a list, each with the
+    system's ``n_states`` state columns; otherwise one error naming ``data``."""
+    trajs = [data] if isinstance(data, Trajectory) else data
+    if isinstance(trajs, (str, bytes)) or not isinstance(trajs, Sequence) or not trajs:
+        raise TypeError(
+            f"data must be a Trajectory or a non-empty sequence of Trajectories, got {data!r:.80}"
+        )
+    for k, tr in enumerate(trajs):
+        if not isinstance(tr, Trajectory):
+            raise TypeError(f"data[{k}] must be a Trajectory, got {tr!r:.80}")
+        if tr.x.shape[1] != system.n_states:
+            raise ValueError(
+                f"data[{k}] has {tr.x.shape[1]} state columns, but {system.name} has "
+                f"{system.n_states} ({', '.join(system.state_names)})"
+            )
+    return list(trajs)
 
 
 def data_scales(trajs: Sequence[Trajectory], n_out: int, second_order: bool) -> dict[str, Any]:
@@ -134,10 +163,10 @@ class SystemRecipe:
     ) -> TrainedModel:
         """Train on ``data`` (system coordinates; several trajectories share the weights).
         ``callback`` is the IPOPT iteration callback of :func:`collocnode.solve`."""
-        layout = StateLayout.for_system(system)
+        layout = StateLayout.for_system(system_checked(system))
         trajs = [
             Trajectory(tr.t, layout.reduce(tr.x), tr.u if system.n_inputs else None)
-            for tr in ([data] if isinstance(data, Trajectory) else data)
+            for tr in trajectories_of(system, data)
         ]
         initial_state: Any = self.initial_state
         if initial_state == "system":
