@@ -372,7 +372,9 @@ def compare(argv: Sequence[str] | None = None) -> int:
         if args.epochs is not None and args.epochs <= 0:
             raise ValueError(f"--epochs must be a positive integer, got {args.epochs}")
         options = method_overrides(args.set)
-        methods = parse_methods(args.methods or ",".join(default_methods(args.problem)))
+        methods = parse_methods(
+            ",".join(default_methods(args.problem)) if args.methods is None else args.methods
+        )
         for method, opts in options.items():
             if method not in methods:
                 raise ValueError(f"--set names method {method!r}, which --methods does not run")
@@ -391,6 +393,10 @@ def compare(argv: Sequence[str] | None = None) -> int:
             threads=args.threads,
             options=options,
         )
+        if any(method != "collocation" for method in methods):
+            from .compare.device import resolve_device
+
+            resolve_device(args.device)  # CUDA asked for where there is none: before any data
         out = OutputDirectory(
             args.out or default_out(f"compare-{args.problem}"), run_id, args.overwrite
         )

@@ -101,4 +101,7 @@ def parse_methods(text: str | Sequence[str]) -> tuple[str, ...]:
         raise ValueError("methods must name at least one method")
     for n in names:
         v.choice("method", n, available())
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"methods names {', '.join(map(repr, twice))} more than once")
     return tuple(names)

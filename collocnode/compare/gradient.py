@@ -87,6 +87,13 @@ class GradientTrainer(Trainer):
 
     options: GradientOptions
 
+    def __init__(self, options: TrainerOptions | None = None, **overrides: Any) -> None:
+        super().__init__(options, **overrides)
+        from .device import resolve_device
+
+        # CUDA asked for on a machine without it is an error here, not after the data exists
+        resolve_device(self.options.device)
+
     # --- what a method writes ------------------------------------------------------------------
     @abstractmethod
     def _setup(self, system: Any, trajs: list[Trajectory]) -> int:

@@ -11,6 +11,7 @@ on the CPU with IPOPT whatever ``device`` says); any other unknown name is an er
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 
@@ -51,6 +52,8 @@ class TrainerOptions:
         from ..nn.mlp import INITS
 
         v.positive_int("epochs", self.epochs)
+        if isinstance(self.hidden, (str, bytes)) or not isinstance(self.hidden, int | Sequence):
+            raise TypeError(f"hidden must be an int or a sequence of ints, got {self.hidden!r}")
         hidden = (self.hidden,) if isinstance(self.hidden, int) else tuple(self.hidden)
         for i, h in enumerate(hidden):
             v.positive_int(f"hidden[{i}]", h)

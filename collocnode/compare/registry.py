@@ -83,6 +83,12 @@ def make_trainer(
     """A trainer for method ``name`` with the paper options for ``problem``, shrunk if
     ``quick``, then the entry's defaults, then ``options``."""
     entry = _entry(name)
+    if problem is not None:
+        from .. import problems
+
+        v.choice("problem", problem, problems.available())
+    if not isinstance(quick, bool):
+        raise TypeError(f"quick must be a bool, got {quick!r}")
     cls = entry.trainer_class(problem)
     trainer = cls(cls.options_for(problem, quick=quick, **{**entry.defaults, **options}))
     trainer.name = name

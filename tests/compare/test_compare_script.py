@@ -82,6 +82,8 @@ def test_quick_run_writes_valid_json_and_markdown(tmp_path):
         (["vdp", "--set", "fnode.targetz=fd"], "unknown option 'targetz' of FNODEOptions"),
         (["vdp", "--set", "fnode=fd"], "--set expects METHOD.OPTION=VALUE"),
         (["vdp", "--set", "fnode.targets=spline"], "unknown targets 'spline'"),
+        (["vdp", "--methods", ""], "methods must name at least one method"),
+        (["vdp", "--methods", "fnode,fnode"], "methods names 'fnode' more than once"),
     ],
 )
 def test_bad_input_exits_with_code_2_and_one_line(args, message):

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 
 from collocnode.compare.device import check_device_name, resolve_device, resolve_dtype
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "compare.py"
 
 
 def test_auto_follows_cuda_availability():
@@ -18,6 +24,24 @@ def test_auto_follows_cuda_availability():
 def test_cuda_without_cuda_is_an_error_not_a_silent_fallback():
     with pytest.raises(ValueError, match="CUDA is not available"):
         resolve_device("cuda")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_cuda_without_cuda_stops_trainers_and_the_script_before_any_work():
+    from collocnode.compare import make_trainer
+
+    with pytest.raises(ValueError, match="'cuda:99' was requested but CUDA is not available"):
+        make_trainer("fnode", "smsd", device="cuda:99")
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "vdp", "--device", "cuda:99", "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "compare.py: error: device 'cuda:99' was requested but CUDA is not available"
+    ]
 
 
 @pytest.mark.parametrize("bad", ["gpu", "cuda:x", "", "CPU"])

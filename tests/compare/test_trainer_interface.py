@@ -251,3 +251,24 @@ def test_the_report_shows_why_a_method_was_stopped():
     meta |= {"seed": 0, "quick": True, "mse": "x"}
     table = markdown(CompareReport("vdp", meta, [row]))
     assert "| stopped |" in table and "early stopping: validation MSE |" in table
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        (("fnode", "nope"), ValueError, "unknown problem 'nope'; valid: "),
+        (("fnode", ""), ValueError, "unknown problem ''"),
+        (("fnode", 5), ValueError, "unknown problem 5"),
+        (("fnode", "smsd", "yes"), TypeError, "quick must be a bool, got 'yes'"),
+        (("fnode", "smsd", None), TypeError, "quick must be a bool, got None"),
+    ],
+)
+def test_make_trainer_checks_problem_and_quick(args, error, message):
+    with pytest.raises(error, match=message):
+        registry.make_trainer(*args)
+
+
+@pytest.mark.parametrize("hidden", [None, "16", 2.5])
+def test_hidden_of_the_wrong_type_names_the_field(hidden):
+    with pytest.raises(TypeError, match="hidden must be an int or a sequence of ints"):
+        registry.make_trainer("fnode", "smsd", hidden=hidden)
