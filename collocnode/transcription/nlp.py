@@ -56,19 +56,30 @@ from .radau import lagrange_basis, radau_table
 __all__ = ["NLPSize", "StructuredNLP"]
 
 
+#: bytes that one map may hold for the per-node copies of a summed output: CasADi sums a mapped
+#: output (``reduce_out``) only after every node's copy exists, so a network's parameter-block
+#: Hessian (n_params² / 2 per node) over 30,000 nodes would need tens of GB
+REDUCE_BUFFER_BYTES = 64 * 2**20
+
+
 class _NodeMap:
     """Evaluates a node function over N nodes in ``threads`` chunks of serial maps.
 
     CasADi's "thread" map starts one thread per evaluation, which is ruinous for thousands of
     cheap node evaluations; so the nodes are split into one serial map per thread and only the
-    outer map is threaded. N is padded to a multiple of the chunk size with neutral nodes (h = w = 0
-    and zero multipliers, so they add nothing to any reduced output); padded outputs are dropped.
+    outer map is threaded. When the summed outputs are large (``reduced_nnz`` numbers per node),
+    each chunk is itself a serial map over blocks of at most REDUCE_BUFFER_BYTES worth of nodes,
+    so that no buffer holds every node's copy. N is padded to a multiple of the chunk size with
+    neutral nodes (h = w = 0 and zero multipliers, so they add nothing to any reduced output);
+    padded outputs are dropped.
     """
 
-    def __init__(self, n: int, threads: int) -> None:
+    def __init__(self, n: int, threads: int, reduced_nnz: int = 0) -> None:
         self.n = n
         self.threads = max(1, min(threads, n))
-        self.chunk = -(-n // self.threads)
+        per_thread = -(-n // self.threads)
+        self.block = max(1, min(per_thread, REDUCE_BUFFER_BYTES // (8 * max(1, reduced_nnz))))
+        self.chunk = self.block * -(-per_thread // self.block)
         self.pad = self.threads * self.chunk - n
 
     def pad_data(self, data: list) -> list:
@@ -107,14 +118,20 @@ class _NodeMap:
                 out.append(ca.horzcat(a, ca.repmat(a[:, -1], 1, self.pad)))
         return out
 
+    def function(self, f: ca.Function, reduce_in: list[int], reduce_out: list[int]) -> ca.Function:
+        """``f`` mapped over all (padded) nodes: blocks, chunks of blocks, threads of chunks."""
+        g = f
+        for name, mode, count in (
+            ("serial", "serial", self.block),
+            ("blocks", "serial", self.chunk // self.block),
+            ("threads", "thread", self.threads),
+        ):
+            if count > 1:
+                g = g.map(f"{f.name()}_{name}", mode, count, reduce_in, reduce_out, {})
+        return g
+
     def wrap(self, f: ca.Function, reduce_in: list[int], reduce_out: list[int]):
-        total = self.threads * self.chunk
-        if total == 1:
-            g = f
-        else:
-            g = f.map(f"{f.name()}_serial", "serial", self.chunk, reduce_in, reduce_out, {})
-            if self.threads > 1:
-                g = g.map(f"{f.name()}_threads", "thread", self.threads, reduce_in, reduce_out, {})
+        g = self.function(f, reduce_in, reduce_out)
 
         def call(*args):
             outs = g(*args)
@@ -124,6 +141,11 @@ class _NodeMap:
             ]
 
         return call
+
+
+def _summed_nnz(functions: list[tuple[ca.Function, tuple[int, ...]]]) -> int:
+    """The largest number of nonzeros that one node adds to the summed outputs of a function."""
+    return max(sum(f.nnz_out(k) for k in outputs) for f, outputs in functions)
 
 
 def _vcat(*parts):
@@ -357,7 +379,12 @@ class StructuredNLP:
         x0s, xfs = X[:, 0], X[:, layout.last0]
         data = [Xc, P, U, T, Hh, W]
 
-        node_map = _NodeMap(N, threads)
+        summed = [(node.values, (2,)), (node.first, (2,))]
+        if self.hessian_mode == "exact":
+            summed.append((node.second, (2,)))
+        elif node.lag_grad is not None:
+            summed.append((node.lag_grad, (1,)))
+        node_map = _NodeMap(N, threads, _summed_nnz(summed))
         mapped = node_map.wrap
         data = node_map.pad_data(data)
 
@@ -435,7 +462,10 @@ class StructuredNLP:
         # z-indices of each sample's interval states, sample-major: consecutive from x_i0
         index = group.first_node[None, :] * nx + np.arange(n_local)[:, None]
         Xi = ca.reshape(z[index.ravel(order="F").tolist()], n_local, n)
-        smap = _NodeMap(n, threads)
+        summed = [(fn.values, (0,)), (fn.first, (1,))]
+        if fn.second is not None:
+            summed.append((fn.second, (2,)))
+        smap = _NodeMap(n, threads, _summed_nnz(summed))
         data = smap.pad_columns(
             [
                 Xi,

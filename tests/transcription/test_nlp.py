@@ -6,6 +6,7 @@ import pytest
 
 from collocnode import Constraint, DynamicOptimizationProblem, Inputs, Mesh
 from collocnode.transcription import StructuredNLP
+from collocnode.transcription import nlp as nlp_module
 
 
 def rich_problem() -> DynamicOptimizationProblem:
@@ -168,3 +169,32 @@ def test_structured_equals_naive_transcription(mesh, rng):
     np.testing.assert_allclose(
         nlp.fn_g(z).full().ravel(), np.array(g_ref).ravel(), rtol=1e-13, atol=1e-13
     )
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_node_map_bounds_the_buffer_of_summed_outputs(monkeypatch, threads):
+    """CasADi sums a mapped output after every node's copy exists: a large summed output (the
+    parameter block of a network's Hessian) over many nodes must be summed block by block."""
+    x, p = ca.SX.sym("x", 3), ca.SX.sym("p", 60)
+    big = ca.vec(p @ p.T) * ca.sum1(x)  # 3,600 numbers per node, summed
+    f = ca.Function("f", [x, p], [big, 2 * x])
+    n = 997  # prime: the blocks do not divide it, the padding must be neutral
+    X = np.random.default_rng(0).normal(size=(3, n))
+    P = np.random.default_rng(1).normal(size=60)
+    plain = f.map("plain", "serial", n, [1], [0], {})
+    monkeypatch.setattr(nlp_module, "REDUCE_BUFFER_BYTES", 8 * 3_600 * 40)  # 40 nodes' copies
+    node_map = nlp_module._NodeMap(n, threads, reduced_nnz=3_600)
+    assert node_map.block == 40 and node_map.pad >= 0
+    padded = ca.horzcat(X, np.zeros((3, node_map.pad)))  # zero states add zero to the sum
+    summed, rows = node_map.wrap(f, [1], [0])(padded, P)
+    expected_sum, expected_rows = plain(X, P)
+    np.testing.assert_allclose(np.asarray(summed), np.asarray(expected_sum), rtol=1e-12)
+    np.testing.assert_array_equal(np.asarray(rows), np.asarray(expected_rows))
+    # the buffer for the per-node copies: about one block and one copy per block, not n copies
+    assert node_map.function(f, [1], [0]).sz_w() < 0.2 * plain.sz_w()
+
+
+def test_node_map_without_large_sums_is_one_serial_map_per_thread():
+    """The Van der Pol benchmark's size: unchanged evaluation (and summation) order."""
+    node_map = nlp_module._NodeMap(2_500, threads=2, reduced_nnz=5_000)
+    assert (node_map.block, node_map.chunk, node_map.pad) == (1_250, 1_250, 0)
