@@ -29,6 +29,12 @@ from ..training import TrainingProblem
 from .base import TrainedModel, widths
 from .settings import CollocationSettings
 
+#: the default mesh's largest number of intervals: one per sample interval up to the presets'
+#: longest training windows (slider_crank, vehicle4dof: 1,500 samples). The lorenz data set's
+#: 10,000 samples as 9,999 intervals of 3 stages and 371 weights did not fit in 24 GB (the
+#: process passed 17 GB inside IPOPT's solve and kept growing).
+MAX_DEFAULT_INTERVALS = 1_500
+
 
 def system_checked(system: object) -> System:
     """``system`` if it is a :class:`~collocnode.problems.System`; otherwise a TypeError."""
@@ -100,7 +106,8 @@ class SystemRecipe:
             estimates (:mod:`collocnode.warmstart`) instead of ``state_guess`` and random
             weights; its time is counted in :attr:`TrainedModel.total_s`.
         collocation: mesh and solver settings; ``intervals=None`` puts one mesh interval on
-            each sample interval, ``regularization=None`` means λ = 1e-4.
+            each sample interval, at most :data:`MAX_DEFAULT_INTERVALS` (longer data sets are
+            interpolated onto that mesh), ``regularization=None`` means λ = 1e-4.
     """
 
     QUICK: ClassVar[dict[str, Any]] = {"max_iter": 100, "stages": 3, "jit": False}
@@ -180,7 +187,8 @@ class SystemRecipe:
         )
         settings = self.collocation
         if settings.intervals is None:
-            settings = replace(settings, intervals=max(1, trajs[0].n_samples - 1))
+            intervals = min(trajs[0].n_samples - 1, MAX_DEFAULT_INTERVALS)
+            settings = replace(settings, intervals=max(1, intervals))
         times: dict[str, float] = {}
         if self.warm_start:
             from ..warmstart import warm_start
