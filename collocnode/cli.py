@@ -11,12 +11,15 @@ status "interrupted" and the phase it stopped in, and exits with 130.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import datetime
 import os
 import shutil
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -230,8 +233,36 @@ def _train_parser(prog: str, summary: str, names: list[str], options_cls: type) 
     return parser
 
 
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """While a command runs, SIGTERM (a scheduler's stop, ``timeout``, ``kill``) ends it the way
+    Ctrl-C does: the finished part is written and the output directory renamed. Where SIGINT is
+    ignored (a background job of a non-interactive shell) SIGTERM keeps its default action."""
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)  # no Ctrl-C path: end as before
+            os.kill(os.getpid(), signal.SIGTERM)
+        else:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def train_collocation(argv: Sequence[str] | None = None) -> int:
     """``scripts/train_collocation.py``: train one named problem by collocation."""
+    with sigterm_as_interrupt():
+        return _train_collocation(argv)
+
+
+def _train_collocation(argv: Sequence[str] | None) -> int:
     from . import experiments
     from .experiments.record import RunRecord, new_run_id
 
@@ -357,7 +388,12 @@ def method_overrides(items: Sequence[str]) -> dict[str, dict[str, object]]:
 
 def compare(argv: Sequence[str] | None = None) -> int:
     """``scripts/compare.py``: every method on one problem, one data set, one report. Exits 1
-    when a method failed or was interrupted, 130 on Ctrl-C."""
+    when a method failed or was interrupted, 130 on Ctrl-C (or SIGTERM)."""
+    with sigterm_as_interrupt():
+        return _compare(argv)
+
+
+def _compare(argv: Sequence[str] | None) -> int:
     from .experiments.record import new_run_id
 
     prog = "compare.py"

@@ -104,7 +104,9 @@ def test_ctrl_c_returns_the_iterate_as_interrupted(backend):
     assert np.all(np.isfinite(sol(problem.data.t)))
 
 
-def test_ctrl_c_in_the_script_still_writes_results(tmp_path):
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_in_the_script_still_writes_results(tmp_path, stop):
+    """Ctrl-C, and SIGTERM (a scheduler's stop) the same way, inside IPOPT."""
     out = tmp_path / "run"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     args = ["vdp", "--intervals", "300", "--stages", "5", "--no-jit", "--max-iter", "3000"]
@@ -122,7 +124,7 @@ def test_ctrl_c_in_the_script_still_writes_results(tmp_path):
         for line in proc.stdout:
             seen.append(line)
             if re.match(r"^\s*1\s+[-+]?\d\.\d+e[-+]\d+", line):
-                proc.send_signal(signal.SIGINT)
+                proc.send_signal(stop)
                 break
         else:
             pytest.fail("no IPOPT iteration seen:\n" + "".join(seen[-20:]))
@@ -239,3 +241,18 @@ def test_ctrl_c_takes_effect_at_once_inside_a_long_casadi_call():
     presser.join()
     assert err.value.phase == "build"
     assert latency < 0.5, f"Ctrl-C took effect {latency:.2f} s late"
+
+
+def test_sigterm_keeps_its_default_action_where_sigint_is_ignored():
+    """A background job of a non-interactive shell ignores SIGINT: SIGTERM must still end it."""
+    code = (
+        "import os, signal, time\n"
+        "from collocnode.cli import sigterm_as_interrupt\n"
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "with sigterm_as_interrupt():\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    time.sleep(30)\n"
+        "print('survived')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == -signal.SIGTERM and "survived" not in proc.stdout
