@@ -31,7 +31,7 @@ from .settings import CollocationSettings
 
 #: the default mesh's largest number of intervals: one per sample interval up to the presets'
 #: longest training windows (slider_crank, vehicle4dof: 1,500 samples). The lorenz data set's
-#: 10,000 samples as 9,999 intervals of 3 stages and 371 weights did not fit in 24 GB (the
+#: 10,000 samples as 9,999 intervals of 3 stages and 387 weights did not fit in 24 GB (the
 #: process passed 17 GB inside IPOPT's solve and kept growing).
 MAX_DEFAULT_INTERVALS = 1_500
 
