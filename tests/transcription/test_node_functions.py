@@ -6,19 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from collocnode import Constraint, DynamicOptimizationProblem
+from collocnode import Constraint
 from collocnode.transcription.node_functions import build_node_functions
-
-
-def dop(**changes: object) -> DynamicOptimizationProblem:
-    fields = {
-        "dynamics": lambda x, p, u, t: -x + p[0],
-        "n_states": 1,
-        "n_params": 1,
-        "tspan": (0.0, 1.0),
-        "lagrange": lambda x, p, u, t: x[0] ** 2,
-    }
-    return DynamicOptimizationProblem(**{**fields, **changes})
 
 
 @pytest.mark.parametrize(
@@ -46,13 +35,15 @@ def dop(**changes: object) -> DynamicOptimizationProblem:
         ),
     ],
 )
-def test_a_user_function_of_the_wrong_size_or_type_is_one_clear_error(changes, error, match):
+def test_a_user_function_of_the_wrong_size_or_type_is_one_clear_error(
+    changes, error, match, make_dop
+):
     with pytest.raises(error, match=match):
-        build_node_functions(dop(**changes))
+        build_node_functions(make_dop(**changes))
 
 
-def test_a_list_of_expressions_is_stacked_into_a_column():
-    two = dop(n_states=2, n_params=0, dynamics=lambda x, p, u, t: [x[1], -x[0]])
+def test_a_list_of_expressions_is_stacked_into_a_column(make_dop):
+    two = make_dop(n_states=2, n_params=0, dynamics=lambda x, p, u, t: [x[1], -x[0]])
     values = build_node_functions(two).values
     # inputs x, p, u, t, h, w; the first output is the collocation residual part -h f
     residual = values(np.array([1.0, 2.0]), np.zeros(0), np.zeros(0), 0.0, 1.0, 0.0)[0]

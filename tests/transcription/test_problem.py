@@ -6,18 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from collocnode import Constraint, DynamicOptimizationProblem, Inputs
-
-
-def dop(**changes: object) -> DynamicOptimizationProblem:
-    fields = {
-        "dynamics": lambda x, p, u, t: -x + p[0],
-        "n_states": 1,
-        "n_params": 1,
-        "tspan": (0.0, 1.0),
-        "lagrange": lambda x, p, u, t: x[0] ** 2,
-    }
-    return DynamicOptimizationProblem(**{**fields, **changes})
+from collocnode import Constraint, Inputs
 
 
 @pytest.mark.parametrize(
@@ -32,13 +21,13 @@ def dop(**changes: object) -> DynamicOptimizationProblem:
         ((-1e308, 1e308), ValueError, r"^tspan spans \[-1e\+308, 1e\+308\], whose length overf"),
     ],
 )
-def test_a_bad_tspan_is_one_clear_error(tspan, error, match):
+def test_a_bad_tspan_is_one_clear_error(tspan, error, match, make_dop):
     with pytest.raises(error, match=match):
-        dop(tspan=tspan)
+        make_dop(tspan=tspan)
 
 
-def test_a_tspan_array_is_accepted():
-    assert dop(tspan=np.array([0, 2])).tspan == (0.0, 2.0)
+def test_a_tspan_array_is_accepted(make_dop):
+    assert make_dop(tspan=np.array([0, 2])).tspan == (0.0, 2.0)
 
 
 @pytest.mark.parametrize(
@@ -53,13 +42,13 @@ def test_a_tspan_array_is_accepted():
         ("boundary", "g", TypeError, r"^boundary must be a Constraint or None, got 'g'"),
     ],
 )
-def test_bad_bounds_and_constraints_are_one_clear_error(field, value, error, match):
+def test_bad_bounds_and_constraints_are_one_clear_error(field, value, error, match, make_dop):
     with pytest.raises(error, match=match):
-        dop(**{field: value})
+        make_dop(**{field: value})
 
 
-def test_scalar_bounds_are_broadcast_to_every_component():
-    problem = dop(n_states=2, dynamics=lambda x, p, u, t: -x, x_lb=-3, x_ub=[4.0, 5.0])
+def test_scalar_bounds_are_broadcast_to_every_component(make_dop):
+    problem = make_dop(n_states=2, dynamics=lambda x, p, u, t: -x, x_lb=-3, x_ub=[4.0, 5.0])
     np.testing.assert_array_equal(problem.x_lb, [-3.0, -3.0])
     np.testing.assert_array_equal(problem.x_ub, [4.0, 5.0])
 
