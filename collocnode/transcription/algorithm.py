@@ -21,7 +21,9 @@ class RadauIIA:
         mesh: an explicit :class:`Mesh` (non-uniform grids, per-interval stages); overrides
             ``intervals``/``stages``.
         jit: compile the per-node derivative functions to C (cached on disk; needs gcc).
-        threads: threads for the map over collocation nodes (default: all cores).
+        threads: threads for the map over collocation nodes (default: the process's share,
+            :func:`collocnode.threads.available_threads`: every core unless it runs as one of
+            several tasks).
         ipopt: IPOPT settings.
         hessian: "exact" (default), "limited-memory" (IPOPT's L-BFGS of the whole Lagrangian
             Hessian), or a :class:`PartialQuasiNewton` (exact state blocks, quasi-Newton

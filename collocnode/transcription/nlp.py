@@ -30,7 +30,6 @@ IPOPT backends call.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -39,6 +38,7 @@ import casadi as ca
 import numpy as np
 import scipy.sparse as sp
 
+from ..threads import available_threads
 from .assembly import NLPLayout, NLPSize, NodePatterns, SamplePatterns
 from .hessian import nlp_mode
 from .mesh import Mesh
@@ -226,7 +226,8 @@ class StructuredNLP:
         dop: the problem.
         mesh: the collocation mesh, or one mesh per segment of a multi-trajectory problem.
         jit: compile the node functions to C (cached on disk, see :mod:`.jit`).
-        threads: worker threads for the map over nodes (default: all cores).
+        threads: worker threads for the map over nodes (default:
+            :func:`collocnode.threads.available_threads`).
         hessian: which Hessian blocks are computed exactly: a Hessian choice of
             :mod:`.hessian` ("exact", "limited-memory", a ``PartialQuasiNewton``) or an NLP mode
             ("partial-pp" / "partial-xp-pp" leave the p-p (and x-p) blocks to a quasi-Newton
@@ -321,7 +322,7 @@ class StructuredNLP:
             ]
         )
         step("build")
-        self._graph(threads or os.cpu_count() or 1, step)
+        self._graph(threads or available_threads(), step)
         step("build")
         self._bounds()
 
