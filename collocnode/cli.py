@@ -117,13 +117,17 @@ class OutputDirectory:
     non-empty directory and ``overwrite`` is off.
     """
 
-    def __init__(self, target: Path, run_id: str, overwrite: bool = False) -> None:
+    def __init__(
+        self, target: Path, run_id: str, overwrite: bool = False, resume: bool = False
+    ) -> None:
         if str(target).strip() in ("", "."):
             raise ValueError(f"--out must name a directory, got {str(target)!r}")
-        self.target, self.overwrite = target, overwrite
+        self.target, self.overwrite = target, overwrite or resume
         if target.exists() and not target.is_dir():
             raise ValueError(f"--out {str(target)!r} is not a directory")
-        if target.is_dir() and any(target.iterdir()) and not overwrite:
+        if resume and not target.is_dir():
+            raise ValueError(f"--resume: --out {str(target)!r} holds no earlier run")
+        if target.is_dir() and any(target.iterdir()) and not self.overwrite:
             raise ValueError(
                 f"--out {str(target)!r} is not empty; pass --overwrite to replace it, or name "
                 "another directory"
@@ -135,6 +139,8 @@ class OutputDirectory:
             raise ValueError(f"--out {str(target)!r} cannot be created: {exc.strerror}") from None
         if not os.access(self.path, os.W_OK | os.X_OK):
             raise ValueError(f"--out {str(target)!r} is not writable")
+        if resume:  # the earlier run's stored tasks are read back from the new directory
+            shutil.copytree(target, self.path, dirs_exist_ok=True, symlinks=True)
 
     def finish(self) -> Path:
         """Rename the run's directory to the target (replacing it with ``overwrite``); if
@@ -227,6 +233,11 @@ def _train_parser(prog: str, summary: str, names: list[str], options_cls: type) 
     parser.add_argument(
         "--overwrite", action="store_true", help="replace a non-empty --out directory"
     )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --out: its finished seeds (--seeds > 1) are reused",
+    )
     parser.add_argument("--quiet", action="store_true", help="no IPOPT iteration output")
     parser.add_argument("--debug", action="store_true", help="tracebacks instead of one line")
     add_dataclass_options(parser, options_cls, skip=("problem",))
@@ -293,7 +304,11 @@ def _train_collocation(argv: Sequence[str] | None) -> int:
         if args.quiet:
             args.print_level = 0
         opts = options_from_args(options_cls, args)
-        out = OutputDirectory(args.out or default_out(args.problem), run_id, args.overwrite)
+        if args.resume and args.out is None:
+            raise ValueError("--resume needs --out: the directory of the run to continue")
+        out = OutputDirectory(
+            args.out or default_out(args.problem), run_id, args.overwrite, args.resume
+        )
     except (ValueError, TypeError) as exc:
         return fail(prog, str(exc), args.debug)
     record = RunRecord(out.path, run_id)

@@ -105,26 +105,69 @@ def test_robustness_study_has_one_status(tmp_path, capsys):
     result = json.loads((out / "result.json").read_text())
     assert code == 0 and result["status"] == "success"
     assert result["seeds_completed"] == 2 and result["seeds_not_run"] == 0
-    assert result["seeds_interrupted"] == 0 and len(result["runs"]) == 2
+    assert result["seeds_reused"] == 0 and len(result["runs"]) == 2
     assert 0.0 <= result["success_rate"] <= 1.0
+    assert sorted(p.name for p in (out / "seeds").glob("*.json")) == ["seed-0.json", "seed-1.json"]
 
 
-def test_ctrl_c_stops_the_robustness_study_as_interrupted(tmp_path, capsys, monkeypatch):
+def test_ctrl_c_stops_the_study_and_resume_runs_only_the_missing_seeds(tmp_path, monkeypatch):
     real = vdp.robustness_run
+    calls: list[int] = []
 
-    def second_is_interrupted(opts):
-        if opts.seed == 1:
+    def interrupt_seed_1_once(opts):
+        calls.append(opts.seed)
+        if opts.seed == 1 and calls.count(1) == 1:
             raise KeyboardInterrupt
         return real(opts)
 
-    monkeypatch.setattr(vdp, "robustness_run", second_is_interrupted)
+    monkeypatch.setattr(vdp, "robustness_run", interrupt_seed_1_once)
     out = tmp_path / "run"
     args = [*TINY_VDP, "--seeds", "3", "--workers", "1", "--out", str(out)]
     assert train_collocation(args) == 130
+    first = json.loads((out / "result.json").read_text())
+    assert first["status"] == "interrupted"
+    assert first["seeds_completed"] == 1 and first["seeds_not_run"] == 2
+    assert first["seeds_failed"] <= 1  # failures count only seeds that ran to the end
+    assert sorted(p.name for p in (out / "seeds").glob("*.json")) == ["seed-0.json"]
+    assert train_collocation([*args, "--resume"]) == 0
     result = json.loads((out / "result.json").read_text())
-    assert result["status"] == "interrupted"
-    assert result["seeds_completed"] == 1 and result["seeds_not_run"] == 2
-    assert result["seeds_failed"] <= 1  # failures count only seeds that ran to the end
+    assert result["status"] == "success" and result["seeds_completed"] == 3
+    assert result["seeds_reused"] == 1 and calls == [0, 1, 1, 2]  # seed 0 was not run again
+    assert [r["seed"] for r in result["runs"]] == [0, 1, 2]
+
+
+def test_resume_other_settings_is_one_clear_error(tmp_path, capsys):
+    out = tmp_path / "run"
+    args = [*TINY_VDP, "--seeds", "2", "--workers", "1", "--out", str(out)]
+    assert train_collocation(args) == 0
+    assert train_collocation([*args, "--noise", "0.1", "--resume"]) == 1
+    assert "other settings" in _stderr_line(capsys)
+
+
+@pytest.mark.parametrize(
+    ("extra", "match"),
+    [
+        (["--resume"], "--resume needs --out"),
+        (["--scheduler", "tcp://127.0.0.1:9", "--out", "{tmp}/x"], "cannot be reached"),
+    ],
+)
+def test_bad_scale_out_settings_are_one_line(tmp_path, capsys, extra, match):
+    extra = [e.replace("{tmp}", str(tmp_path)) for e in extra]
+    code = train_collocation([*TINY_VDP, "--seeds", "2", *extra])
+    assert code in (1, 2)
+    assert match in _stderr_line(capsys)
+
+
+def test_robustness_study_runs_on_a_dask_cluster(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        out = tmp_path / "run"
+        args = [*TINY_VDP, "--seeds", "2", "--scheduler", cluster.scheduler_address]
+        assert train_collocation([*args, "--out", str(out)]) == 0
+    result = json.loads((out / "result.json").read_text())
+    assert result["seeds_completed"] == 2 and result["settings"]["scheduler"]
 
 
 @pytest.mark.torch

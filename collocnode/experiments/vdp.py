@@ -3,9 +3,8 @@ paper's recipe (:data:`collocnode.recipes.vdp.VDP`), evaluation, files and plots
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,6 +17,7 @@ from ..recipes.generic import SystemRecipe
 from ..recipes.vdp import VDP, paper_regularization
 from ..simulate import SimulationError
 from ..status import SolverStatus
+from ..tasks import Task, TaskOutcome, dask_executor, run_tasks
 from ..training import TrainingSolution
 from .record import RunRecord
 
@@ -36,7 +36,10 @@ class VdPOptions:
     recipe's settings) picks the paper's λ: 1e-4, or 1e-3 for σ >= 0.5.
     ``seeds`` > 1 runs the robustness study of the paper's appendix (Fig. 10): runs ``seed``,
     ``seed + 1``, ... each with its own noise realisation and initial weights, in ``workers``
-    processes (0: one per core); a run succeeds when its re-simulation from x(0) stays within
+    processes (0: one per core) or on the Dask cluster whose scheduler is at ``scheduler``
+    (e.g. ``tcp://host:8786``; empty: local). Each finished seed is stored in the output's
+    ``seeds/`` directory as it completes, and ``--resume`` reuses those of an earlier run of the
+    same settings. A run succeeds when its re-simulation from x(0) stays within
     ``success_tol`` RMSE of the truth over [0, 32].
     """
 
@@ -44,6 +47,7 @@ class VdPOptions:
     seed: int = 0
     seeds: int = 1
     workers: int = 0
+    scheduler: str = ""
     success_tol: float = 0.1
     recipe: SystemRecipe = field(default_factory=lambda: replace_flat(VDP, print_level=5))
 
@@ -52,6 +56,8 @@ class VdPOptions:
         v.nonnegative_int("seed", self.seed)
         v.positive_int("seeds", self.seeds)
         v.nonnegative_int("workers", self.workers)
+        if not isinstance(self.scheduler, str):
+            raise TypeError(f"scheduler must be an address string, got {self.scheduler!r}")
         v.positive_float("success_tol", self.success_tol)
         if not isinstance(self.recipe, SystemRecipe):
             raise TypeError(f"recipe must be a SystemRecipe, got {self.recipe!r}")
@@ -189,37 +195,50 @@ def robustness_run(opts: VdPOptions) -> RobustnessRun:
     return RobustnessRun(row, x)
 
 
-def _run_all(runs: list[VdPOptions], workers: int) -> tuple[dict[int, RobustnessRun], bool]:
-    """Every run, in ``workers`` processes; on Ctrl-C the queued runs are dropped, the running
-    ones stop at their next IPOPT iteration, and what finished is kept. Returns the finished
-    runs by seed and whether the study was interrupted."""
-    done: dict[int, RobustnessRun] = {}
-    if workers <= 1:
-        try:
-            for r in runs:
-                run = robustness_run(r)
-                done[r.seed] = run
-                if run.row["status"] == SolverStatus.INTERRUPTED.value:
-                    return done, True
-        except KeyboardInterrupt:
-            return done, True
-        return done, False
-    pool = ProcessPoolExecutor(workers)
-    futures: dict[Future, int] = {pool.submit(robustness_run, r): r.seed for r in runs}
-    pending = set(futures)
+def robustness_task(opts: VdPOptions) -> dict[str, Any]:
+    """:func:`robustness_run` as a task of :func:`collocnode.tasks.run_tasks`: the row and the
+    rollout ``x`` (1601, 2). A run stopped by Ctrl-C raises KeyboardInterrupt, so that it is
+    neither stored nor counted: a rerun of the study runs it again."""
+    run = robustness_run(opts)
+    if run.row["status"] == SolverStatus.INTERRUPTED.value:
+        raise KeyboardInterrupt
+    return {**run.row, "x": run.x}
+
+
+def _task_settings(run: VdPOptions) -> dict[str, Any]:
+    """What decides a run's result (not where or how many at once it runs)."""
+    return {k: val for k, val in run.settings.items() if k not in ("workers", "scheduler", "seeds")}
+
+
+def _run_all(
+    runs: list[VdPOptions], opts: VdPOptions, store: Path
+) -> tuple[dict[int, TaskOutcome], bool]:
+    """Every run on the chosen executor (a Dask scheduler, else ``workers`` local processes),
+    each stored in ``store`` as it finishes and taken from there on a rerun. Returns the
+    outcomes by seed and whether the study was interrupted (Ctrl-C: queued runs are dropped,
+    running ones stop at their next IPOPT iteration, what finished is kept)."""
+    executor = dask_executor(opts.scheduler) if opts.scheduler else None
+    tasks = [Task(f"seed-{r.seed}", r, settings=_task_settings(r)) for r in runs]
+    done: dict[int, TaskOutcome] = {}
+    seed_of = {t.key: r.seed for t, r in zip(tasks, runs, strict=True)}
+
+    def keep(outcome: TaskOutcome) -> None:
+        done[seed_of[outcome.key]] = outcome
+
     try:
-        while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                done[futures[fut]] = fut.result()
+        run_tasks(
+            robustness_task,
+            tasks,
+            store=store,
+            executor=executor,
+            workers=opts.workers or None,
+            on_outcome=keep,
+        )
     except KeyboardInterrupt:
-        # the workers got the same SIGINT: their IPOPT runs end at the next iteration
-        pool.shutdown(wait=True, cancel_futures=True)
-        for fut, seed in futures.items():
-            if fut.done() and not fut.cancelled() and fut.exception() is None:
-                done[seed] = fut.result()
         return done, True
-    pool.shutdown()
+    finally:
+        if executor is not None:
+            executor.shutdown()
     return done, False
 
 
@@ -232,11 +251,19 @@ def run_robustness(opts: VdPOptions, record: RunRecord) -> dict[str, Any]:
     runs = [replace(opts, seed=opts.seed + k, seeds=1) for k in range(opts.seeds)]
     runs = [replace_flat(r, print_level=0) for r in runs]
     record.enter("training")
-    done, interrupted = _run_all(runs, opts.workers or os.cpu_count() or 1)
-    rows = [done[r.seed].row for r in runs if r.seed in done]
-    completed = [r for r in rows if r["status"] != SolverStatus.INTERRUPTED.value]
-    n_interrupted = len(rows) - len(completed)
-    rate = float(np.mean([r["success"] for r in completed])) if completed else None
+    done, interrupted = _run_all(runs, opts, record.out_dir / "seeds")
+    finished = {seed: o.result for seed, o in done.items() if o.result is not None}
+    rows = [
+        {k: val for k, val in finished[r.seed].items() if k != "x"}
+        for r in runs
+        if r.seed in finished
+    ]
+    errors = [
+        {"seed": seed, "error": o.error} for seed, o in sorted(done.items()) if o.result is None
+    ]
+    completed = rows
+    ran = len(rows) + len(errors)  # a seed whose run raised counts as a failure
+    rate = sum(r["success"] for r in rows) / ran if ran else None
     record.update(
         problem="vdp",
         study="robustness",
@@ -245,11 +272,12 @@ def run_robustness(opts: VdPOptions, record: RunRecord) -> dict[str, Any]:
         success_rate=rate,
         success_definition=f"RMSE of the re-simulation from x(0) against the noise-free "
         f"truth over [0, {T_ROBUST:g}] <= {opts.success_tol:g}, over the seeds that ran to the "
-        "end",
+        "end; a seed whose run raised an error counts as a failure",
         seeds_completed=len(completed),
-        seeds_interrupted=n_interrupted,
-        seeds_not_run=opts.seeds - len(rows),
-        seeds_failed=sum(not r["success"] for r in completed),
+        seeds_reused=sum(o.reused for o in done.values()),
+        seeds_not_run=opts.seeds - len(done),
+        seeds_failed=sum(not r["success"] for r in completed) + len(errors),
+        seeds_with_errors=errors,
         status_counts={
             s: sum(r["status"] == s for r in rows) for s in sorted({r["status"] for r in rows})
         },
@@ -260,7 +288,7 @@ def run_robustness(opts: VdPOptions, record: RunRecord) -> dict[str, Any]:
     record.write()
     if completed:
         record.enter("plots")
-        xs = np.stack([done[r.seed].x for r in runs if r.seed in done])
+        xs = np.stack([finished[r.seed]["x"] for r in runs if r.seed in finished])
         t = np.linspace(0.0, T_ROBUST, xs.shape[1])
         truth = problems.get("vdp").simulate(t).x
         record.figure(
