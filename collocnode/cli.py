@@ -357,6 +357,21 @@ def _compare_parser() -> OneLineParser:
     p.add_argument("--quick", action="store_true", help="few epochs, small nets and data")
     p.add_argument("--out", type=Path, default=None, help="output directory")
     p.add_argument("--overwrite", action="store_true", help="replace a non-empty --out")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --out (with --workers/--scheduler)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="methods run at once in local processes (default 1: one after another, comparable "
+        "timings)",
+    )
+    p.add_argument(
+        "--scheduler", default="", help="run the methods on the Dask scheduler at this address"
+    )
     p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--epochs", type=int, default=None, help="override every method's epochs")
@@ -414,6 +429,7 @@ def _compare(argv: Sequence[str] | None) -> int:
     prog = "compare.py"
     args = _compare_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     run_id = new_run_id()
+    executor = None
     try:
         from .compare import make_trainer
         from .compare.harness import CompareConfig, default_methods, parse_methods
@@ -448,20 +464,47 @@ def _compare(argv: Sequence[str] | None) -> int:
             from .compare.device import resolve_device
 
             resolve_device(args.device)  # CUDA asked for where there is none: before any data
+        if args.workers < 1:
+            raise ValueError(f"--workers must be a positive integer, got {args.workers}")
+        parallel = args.workers > 1 or bool(args.scheduler)
+        if args.resume and (args.out is None or not parallel):
+            raise ValueError(
+                "--resume needs --out (the run to continue) and --workers > 1 or --scheduler "
+                "(a serial comparison stores no methods to resume)"
+            )
+        if args.scheduler:
+            from .tasks import dask_executor
+
+            executor = dask_executor(args.scheduler)
         out = OutputDirectory(
-            args.out or default_out(f"compare-{args.problem}"), run_id, args.overwrite
+            args.out or default_out(f"compare-{args.problem}"),
+            run_id,
+            args.overwrite,
+            args.resume,
         )
     except (ValueError, TypeError) as exc:
+        if executor is not None:
+            executor.shutdown()
         return fail(prog, str(exc), args.debug)
 
     from .compare.harness import run
 
     try:
-        report = run(cfg, out.path, progress=not args.no_progress, log=print)
+        report = run(
+            cfg,
+            out.path,
+            progress=not args.no_progress and not parallel,
+            log=print,
+            workers=args.workers,
+            executor=executor,
+        )
     except KeyboardInterrupt:
         where = out.finish()
         print(f"{prog}: interrupted; finished methods are in {where}", file=sys.stderr)
         return EXIT_INTERRUPTED
+    finally:
+        if executor is not None:
+            executor.shutdown()
     where = out.finish()
     rows = report["rows"]
     failed = [r["method"] for r in rows if r["status"] == "failed"]

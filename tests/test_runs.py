@@ -213,3 +213,37 @@ def test_a_converged_but_inconsistent_model_exits_one_and_says_so(tmp_path, caps
     check = result["consistency"]
     assert check["consistent"] is False and check["largest_deviation"] > check["tol"]
     assert "consistency         INCONSISTENT: largest deviation" in capsys.readouterr().out
+
+
+@pytest.mark.torch
+def test_compare_runs_methods_as_tasks_and_resumes(tmp_path, capsys):
+    out = tmp_path / "cmp"
+    args = ["vdp", "--methods", "fnode,node", "--quick", "--epochs", "2", "--out", str(out)]
+    args += ["--workers", "2", "--device", "cpu", "--no-progress"]
+    assert compare(args) == 0
+    first = json.loads((out / "compare.json").read_text())
+    assert [r["method"] for r in first["rows"]] == ["fnode", "node"]
+    assert all(r["status"] != "failed" and r["test_mse"] is not None for r in first["rows"])
+    assert first["meta"]["workers"] == 2
+    assert sorted(p.name for p in (out / "methods").glob("*.json")) == ["fnode.json", "node.json"]
+    assert (out / "fnode.npz").exists() and (out / "node.npz").exists()
+    # a resumed run takes both methods from the store: the same rows, nothing trained again
+    assert compare([*args, "--resume"]) == 0
+    again = json.loads((out / "compare.json").read_text())
+    for a, b in zip(first["rows"], again["rows"], strict=True):
+        assert a["train_time_s"] == b["train_time_s"] and a["test_mse"] == b["test_mse"]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize(
+    ("extra", "match"),
+    [
+        (["--workers", "0"], "--workers must be a positive integer"),
+        (["--resume", "--out", "{tmp}/x"], "--resume needs --out"),
+        (["--scheduler", "tcp://127.0.0.1:9"], "cannot be reached"),
+    ],
+)
+def test_compare_bad_scale_out_settings_are_one_line(tmp_path, capsys, extra, match):
+    extra = [e.replace("{tmp}", str(tmp_path)) for e in extra]
+    assert compare(["vdp", "--methods", "node", "--quick", *extra]) == 2
+    assert match in _stderr_line(capsys)

@@ -15,16 +15,24 @@ The problem's scenario (:mod:`collocnode.compare.scenarios`) gives the data and 
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import platform
+import tempfile
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import asdict
+from concurrent.futures import Executor
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from .. import _validation as v
+from ..io import atomic_write_bytes
+from ..tasks import Task, TaskOutcome, run_tasks
 from .base import NotApplicableError, Progress
 from .config import CompareConfig, default_methods, parse_methods
 from .registry import make_trainer
@@ -41,6 +49,7 @@ __all__ = [
     "default_methods",
     "load_data",
     "markdown",
+    "method_task",
     "parse_methods",
     "run",
     "run_method",
@@ -157,17 +166,69 @@ def _bar(name: str, total: int, enabled: bool) -> Any:
     return tqdm(total=total, desc=f"{name:>12}", unit="epoch", leave=True, dynamic_ncols=True)
 
 
+ARRAY_PREFIX = "array_"  # a method task's arrays (its .npz) among its row's fields
+
+
+def method_task(arg: tuple[str, CompareConfig]) -> dict[str, Any]:
+    """One method as a task of :func:`collocnode.tasks.run_tasks`: it loads the data itself
+    (the same for every method: the scenario's data depend on ``cfg`` only) and returns the
+    row's fields under ``"row"`` and the arrays of its ``.npz`` under ``array_<name>``. A method
+    stopped by Ctrl-C raises KeyboardInterrupt, so that it is not stored."""
+    name, cfg = arg
+    data = _load(cfg)
+    with tempfile.TemporaryDirectory() as tmp:
+        row = run_method(name, data.system, data.split, cfg, False, tmp, data.evaluation)
+        if row.status == "interrupted":
+            raise KeyboardInterrupt
+        out: dict[str, Any] = {"row": {f.name: getattr(row, f.name) for f in fields(row)}}
+        path = Path(tmp) / f"{name}.npz"
+        if path.exists():
+            with np.load(path, allow_pickle=False) as arrays:
+                out.update({ARRAY_PREFIX + k: arrays[k] for k in arrays.files})
+    return out
+
+
+def _row_of(outcome: TaskOutcome, out_dir: str | os.PathLike[str] | None) -> MethodRow:
+    """A task's row; its arrays go to ``<out_dir>/<method>.npz`` as in a serial run."""
+    if outcome.result is None:
+        return MethodRow(outcome.key, "failed", message=outcome.error or "")
+    row = MethodRow(**outcome.result["row"])
+    if row.curve is not None:
+        row.curve = [tuple(point) for point in row.curve]
+    arrays = {
+        k[len(ARRAY_PREFIX) :]: val
+        for k, val in outcome.result.items()
+        if k.startswith(ARRAY_PREFIX)
+    }
+    if out_dir is not None and arrays:
+        buf = io.BytesIO()
+        np.savez(buf, **arrays)
+        atomic_write_bytes(Path(out_dir) / f"{row.method}.npz", buf.getvalue())
+    return row
+
+
 def run(
     cfg: CompareConfig,
     out_dir: str | os.PathLike[str] | None = None,
     progress: bool = True,
     log: Callable[[str], None] | None = None,
+    *,
+    workers: int = 1,
+    executor: Executor | None = None,
 ) -> CompareReport:
     """Run every method of ``cfg``; with ``out_dir``, write ``compare.json`` and ``compare.md``
     there after each method, then the ``.npz`` files' figures. Returns the report (it reads
-    like ``compare.json``: ``report["rows"][0]["status"]``)."""
+    like ``compare.json``: ``report["rows"][0]["status"]``).
+
+    By default the methods run one after another in this process, so that their timings are
+    comparable. With ``workers`` > 1 (local processes) or an ``executor`` (e.g.
+    :func:`collocnode.tasks.dask_executor`) they run as tasks of
+    :func:`collocnode.tasks.run_tasks`, each stored in ``<out_dir>/methods/`` as it finishes and
+    reused by a rerun into the same directory; methods sharing a machine then share its cores,
+    which ``meta["workers"]`` records."""
     import torch
 
+    v.positive_int("workers", workers)
     scenario = scenario_for(cfg.problem)
     threads = cfg.threads if cfg.threads is not None else scenario.threads(cfg.quick)
     if threads is not None:
@@ -175,6 +236,9 @@ def run(
     data = _load(cfg)
     meta = _meta(cfg, data.system, data.split) | data.evaluation.meta()
     report = CompareReport(cfg.problem, meta)
+    if workers > 1 or executor is not None:
+        meta["workers"] = "executor" if executor is not None else workers
+        return _run_as_tasks(cfg, report, data, out_dir, log, workers, executor, threads)
     stopped = False
     for name in cfg.methods:
         if stopped:
@@ -192,6 +256,52 @@ def run(
             write_report(report, out_dir)
     if out_dir is not None:
         write_plots(report, out_dir)
+    return report
+
+
+def _run_as_tasks(
+    cfg: CompareConfig,
+    report: CompareReport,
+    data: Any,
+    out_dir: str | os.PathLike[str] | None,
+    log: Callable[[str], None] | None,
+    workers: int,
+    executor: Executor | None,
+    threads: int | None,
+) -> CompareReport:
+    settings = {"config": asdict(cfg) | {"methods": None}, "torch": report.meta.get("torch")}
+    tasks = [Task(name, (name, cfg), settings={"method": name, **settings}) for name in cfg.methods]
+    rows: dict[str, MethodRow] = {}
+
+    def finished(outcome: TaskOutcome) -> None:
+        rows[outcome.key] = row = _row_of(outcome, out_dir)
+        if log is not None:
+            log(summary_line(row))
+
+    interrupted = False
+    try:
+        run_tasks(
+            method_task,
+            tasks,
+            store=None if out_dir is None else Path(out_dir) / "methods",
+            executor=executor,
+            workers=workers,
+            threads=threads,
+            on_outcome=finished,
+        )
+    except KeyboardInterrupt:
+        interrupted = True
+    for name in cfg.methods:
+        report.rows.append(
+            rows.get(name) or MethodRow(name, "interrupted", message="not run: Ctrl-C")
+        )
+    times = time_to_target(report.rows, data.evaluation.metric)
+    for r, value in zip(report.rows, times, strict=True):
+        r.time_to_target_s = value
+    if out_dir is not None:
+        write_report(report, out_dir)
+        if not interrupted:
+            write_plots(report, out_dir)
     return report
 
 
