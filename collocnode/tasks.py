@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -330,14 +330,20 @@ def run_tasks(
     return [outcomes[k] for k in keys if k in outcomes]
 
 
-def dask_executor(address: str, *, timeout: float = 10.0) -> Executor:
+def dask_executor(
+    address: str, *, timeout: float = 10.0, modules: Sequence[str] = ("collocnode",)
+) -> Executor:
     """A ``concurrent.futures.Executor`` on the Dask scheduler at ``address`` (e.g.
-    ``"tcp://host:8786"``), after checking that it answers and that its workers can import
-    collocnode. Raises ValueError naming the address otherwise. The executor's ``client``
-    attribute is the ``distributed.Client``; ``shutdown()`` closes it."""
+    ``"tcp://host:8786"``), after checking that it answers within ``timeout`` [s], that it has
+    workers, and that every worker can import ``modules`` (add the module of your task
+    function: workers import it by name). Raises ValueError naming the address otherwise.
+    The executor's ``client`` attribute is the ``distributed.Client``; ``shutdown()`` closes
+    it."""
     if not isinstance(address, str) or not address.strip():
         raise ValueError(f"scheduler must be an address such as 'tcp://host:8786', got {address!r}")
     v.positive_float("timeout", timeout)
+    if isinstance(modules, str) or not all(isinstance(m, str) and m for m in modules):
+        raise TypeError(f"modules must be a sequence of module names, got {modules!r:.80}")
     try:
         from distributed import Client
     except ImportError:
@@ -351,7 +357,12 @@ def dask_executor(address: str, *, timeout: float = 10.0) -> Executor:
     try:
         # find_spec travels by reference to a module every Python has; a function of ours
         # would not even unpickle on a worker without collocnode
-        found = {w: spec is not None for w, spec in client.run(find_spec, "collocnode").items()}
+        found: dict[str, list[str]] = {}
+        for name in modules:
+            for worker, spec in client.run(find_spec, name).items():
+                found.setdefault(worker, [])
+                if spec is None:
+                    found[worker].append(name)
     except Exception as exc:
         client.close()
         raise ValueError(
@@ -360,12 +371,13 @@ def dask_executor(address: str, *, timeout: float = 10.0) -> Executor:
     if not found:
         client.close()
         raise ValueError(f"scheduler = {address!r} has no workers")
-    missing = sorted(w for w, ok in found.items() if not ok)
+    missing = {w: names for w, names in sorted(found.items()) if names}
     if missing:
         client.close()
+        worker, names = next(iter(missing.items()))
         raise ValueError(
-            f"scheduler = {address!r}: workers {', '.join(missing)} cannot import collocnode; "
-            "install it where the workers run"
+            f"scheduler = {address!r}: {len(missing)} of {len(found)} workers cannot import "
+            f"{', '.join(names)} (e.g. {worker}); install it where the workers run"
         )
     executor = client.get_executor()
     executor.client = client  # type: ignore[attr-defined]

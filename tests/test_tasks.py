@@ -155,6 +155,11 @@ def test_tasks_run_on_a_dask_cluster(cluster, tmp_path):
     assert sorted(p.name for p in tmp_path.glob("*.json")) == [f"x={k}.json" for k in range(4)]
 
 
+def test_workers_that_cannot_import_a_module_are_named(cluster):
+    with pytest.raises(ValueError, match=r"2 of 2 workers cannot import no_such_module_here"):
+        dask_executor(cluster.scheduler_address, modules=("collocnode", "no_such_module_here"))
+
+
 def test_an_unreachable_scheduler_is_one_clear_error():
     pytest.importorskip("distributed")
     with pytest.raises(ValueError, match=r"scheduler = 'tcp://127.0.0.1:9' cannot be reached"):
