@@ -142,28 +142,51 @@ class TaskStore:
         )
 
 
-def _tasks_at_once(default: int) -> int:
-    """Tasks this process's worker runs at once: a Dask worker's ``nthreads``, else
-    ``default`` (a local pool: one task per process, ``workers`` processes per machine)."""
+def _tasks_at_once(default: int, per_host: Mapping[str, int] | None) -> int:
+    """Tasks running at once on this process's machine: on a Dask worker, the ``nthreads`` of
+    every worker of its host (``per_host``, counted by :func:`dask_host_slots`) or its own;
+    else ``default`` (a local pool: ``workers`` processes of one task each)."""
     try:
         from distributed import get_worker
+        from distributed.comm import get_address_host
 
-        return max(1, int(get_worker().state.nthreads))
-    except (ImportError, ValueError, AttributeError):  # not inside a Dask worker
+        worker = get_worker()
+    except (ImportError, ValueError):  # not inside a Dask worker
         return default
+    host = get_address_host(worker.address)
+    if per_host and host in per_host:
+        return max(1, per_host[host])
+    return max(1, int(worker.state.nthreads))
 
 
 def _call(
-    fn: Callable[[Any], Mapping[str, Any]], arg: Any, threads: int | None, per_machine: int
+    fn: Callable[[Any], Mapping[str, Any]],
+    arg: Any,
+    threads: int | None,
+    per_machine: int,
+    per_host: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """Run one task in its worker with its share of the cores (see :func:`run_tasks`)."""
     if threads is None:
-        threads = max(1, cores() // _tasks_at_once(per_machine))
+        threads = max(1, cores() // _tasks_at_once(per_machine, per_host))
     with limit_threads(threads):
         out = fn(arg)
     if not isinstance(out, Mapping):
         raise TypeError(f"a task must return a dict, got {type(out).__name__}")
     return dict(out)
+
+
+def dask_host_slots(client: Any) -> dict[str, int]:
+    """Tasks a Dask cluster runs at once per host: the sum of its workers' ``nthreads``
+    (several workers on one machine share its cores)."""
+    try:
+        info = client.scheduler_info(n_workers=-1)["workers"]
+    except TypeError:  # distributed before the n_workers argument lists every worker
+        info = client.scheduler_info()["workers"]
+    slots: dict[str, int] = {}
+    for worker in info.values():
+        slots[worker["host"]] = slots.get(worker["host"], 0) + int(worker.get("nthreads", 1))
+    return slots
 
 
 def _lost_worker(exc: BaseException) -> bool:
@@ -209,7 +232,7 @@ def run_tasks(
             runs at once on one machine, used only to size the tasks' threads.
         threads: threads each task may use (default: the cores of the machine it runs on
             divided by the tasks running there at once — ``workers`` for the local pool, the
-            Dask worker's ``nthreads`` — at least 1).
+            summed ``nthreads`` of the Dask workers on that host — at least 1).
         retries: submissions after a lost worker (a killed process, a lost Dask worker).
         on_outcome: called with each outcome as it is recorded (progress, logging).
 
@@ -230,6 +253,8 @@ def run_tasks(
         threads = v.positive_int("threads", threads)
     if store is not None and not isinstance(store, TaskStore):
         store = TaskStore(store)
+    client = getattr(executor, "client", None)  # a dask_executor's: count its hosts' slots
+    per_host = dask_host_slots(client) if client is not None and threads is None else None
 
     outcomes: dict[str, TaskOutcome] = {}
 
@@ -272,13 +297,13 @@ def run_tasks(
         attempts[task.key] = attempts.get(task.key, 0) + 1
         target = local_executor(1) if isolated else pool
         try:
-            fut = target.submit(_call, fn, task.arg, threads, n_workers)
+            fut = target.submit(_call, fn, task.arg, threads, n_workers, per_host)
         except BrokenProcessPool:
             if not owned:
                 raise
             pool.shutdown(wait=False, cancel_futures=True)  # a dead local pool is replaced
             pool = target = local_executor(n_workers)
-            fut = target.submit(_call, fn, task.arg, threads, n_workers)
+            fut = target.submit(_call, fn, task.arg, threads, n_workers, per_host)
         futures[fut] = (task, target if isolated else None)
 
     def fill() -> None:

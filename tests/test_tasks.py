@@ -150,8 +150,8 @@ def test_tasks_run_on_a_dask_cluster(cluster, tmp_path):
         executor.shutdown()
     assert [out[f"x={k}"].result["square"] for k in range(4)] == [0.0, 1.0, 4.0, 9.0]
     assert out["bad"].status == "failed" and "fails on purpose" in out["bad"].error
-    # each worker runs one task at a time: a task gets all of its machine's cores
-    assert {out[f"x={k}"].result["threads"] for k in range(4)} == {cores()}
+    # two one-thread workers share this machine: each task gets half of its cores
+    assert {out[f"x={k}"].result["threads"] for k in range(4)} == {max(1, cores() // 2)}
     assert sorted(p.name for p in tmp_path.glob("*.json")) == [f"x={k}.json" for k in range(4)]
 
 
