@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -68,6 +69,14 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
 def write_json(path: str | Path, obj: Any) -> Path:
     """``obj`` as indented strict JSON (see :func:`jsonable`), written atomically."""
     return atomic_write_text(path, json.dumps(jsonable(obj), indent=2, allow_nan=False) + "\n")
+
+
+def write_npz(path: str | Path, arrays: Mapping[str, np.ndarray]) -> Path:
+    """``arrays`` as one ``.npz`` file (loadable with ``allow_pickle=False``), written
+    atomically."""
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return atomic_write_bytes(path, buffer.getvalue())
 
 
 def save_figure(

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import _validation as v
-from .io import atomic_write_bytes, jsonable, write_json
+from .io import jsonable, write_json, write_npz
 from .threads import cores, limit_threads
 
 _KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.=-]{0,127}")
@@ -125,11 +125,7 @@ class TaskStore:
         arrays = {k: val for k, val in result.items() if isinstance(val, np.ndarray)}
         values = {k: val for k, val in result.items() if k not in arrays}
         if arrays:
-            import io
-
-            buffer = io.BytesIO()
-            np.savez(buffer, **arrays)
-            atomic_write_bytes(self._json(task.key).with_suffix(".npz"), buffer.getvalue())
+            write_npz(self._json(task.key).with_suffix(".npz"), arrays)
         write_json(
             self._json(task.key),
             {

@@ -15,7 +15,6 @@ The problem's scenario (:mod:`collocnode.compare.scenarios`) gives the data and 
 
 from __future__ import annotations
 
-import io
 import math
 import os
 import platform
@@ -31,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
-from ..io import atomic_write_bytes
+from ..io import write_npz
 from ..tasks import Task, TaskOutcome, run_tasks
 from .base import NotApplicableError, Progress
 from .config import CompareConfig, default_methods, parse_methods
@@ -201,9 +200,7 @@ def _row_of(outcome: TaskOutcome, out_dir: str | os.PathLike[str] | None) -> Met
         if k.startswith(ARRAY_PREFIX)
     }
     if out_dir is not None and arrays:
-        buf = io.BytesIO()
-        np.savez(buf, **arrays)
-        atomic_write_bytes(Path(out_dir) / f"{row.method}.npz", buf.getvalue())
+        write_npz(Path(out_dir) / f"{row.method}.npz", arrays)
     return row
 
 
@@ -249,14 +246,19 @@ def run(
             stopped = row.status == "interrupted"
             if log is not None:
                 log(summary_line(row))
-        times = time_to_target(report.rows, data.evaluation.metric)
-        for r, value in zip(report.rows, times, strict=True):
-            r.time_to_target_s = value
-        if out_dir is not None:
-            write_report(report, out_dir)
+        _refresh(report, data.evaluation.metric, out_dir)
     if out_dir is not None:
         write_plots(report, out_dir)
     return report
+
+
+def _refresh(report: CompareReport, metric: str, out_dir: str | os.PathLike[str] | None) -> None:
+    """Fill the rows' time to target and rewrite ``compare.json`` and ``compare.md``."""
+    times = time_to_target(report.rows, metric)
+    for r, value in zip(report.rows, times, strict=True):
+        r.time_to_target_s = value
+    if out_dir is not None:
+        write_report(report, out_dir)
 
 
 def _run_as_tasks(
@@ -295,13 +297,9 @@ def _run_as_tasks(
         report.rows.append(
             rows.get(name) or MethodRow(name, "interrupted", message="not run: Ctrl-C")
         )
-    times = time_to_target(report.rows, data.evaluation.metric)
-    for r, value in zip(report.rows, times, strict=True):
-        r.time_to_target_s = value
-    if out_dir is not None:
-        write_report(report, out_dir)
-        if not interrupted:
-            write_plots(report, out_dir)
+    _refresh(report, data.evaluation.metric, out_dir)
+    if out_dir is not None and not interrupted:
+        write_plots(report, out_dir)
     return report
 
 

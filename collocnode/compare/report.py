@@ -10,7 +10,6 @@ acceleration RMSE).
 
 from __future__ import annotations
 
-import io
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..io import atomic_write_bytes, atomic_write_text, save_figure, write_json
+from ..io import atomic_write_text, save_figure, write_json, write_npz
 from .scenarios import scenario_for
 
 
@@ -92,9 +91,7 @@ def save_arrays(
     if hasattr(trainer, "get_weights"):
         for block, w in trainer.get_weights().items():
             arrays[f"weights_{block}"] = w
-    buf = io.BytesIO()
-    np.savez(buf, **arrays)
-    return atomic_write_bytes(path, buf.getvalue())
+    return write_npz(path, arrays)
 
 
 def write_plots(report: Mapping[str, Any], out_dir: str | os.PathLike[str]) -> list[Path]:

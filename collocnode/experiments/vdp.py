@@ -261,7 +261,6 @@ def run_robustness(opts: VdPOptions, record: RunRecord) -> dict[str, Any]:
     errors = [
         {"seed": seed, "error": o.error} for seed, o in sorted(done.items()) if o.result is None
     ]
-    completed = rows
     ran = len(rows) + len(errors)  # a seed whose run raised counts as a failure
     rate = sum(r["success"] for r in rows) / ran if ran else None
     record.update(
@@ -273,10 +272,10 @@ def run_robustness(opts: VdPOptions, record: RunRecord) -> dict[str, Any]:
         success_definition=f"RMSE of the re-simulation from x(0) against the noise-free "
         f"truth over [0, {T_ROBUST:g}] <= {opts.success_tol:g}, over the seeds that ran to the "
         "end; a seed whose run raised an error counts as a failure",
-        seeds_completed=len(completed),
+        seeds_completed=len(rows),
         seeds_reused=sum(o.reused for o in done.values()),
         seeds_not_run=opts.seeds - len(done),
-        seeds_failed=sum(not r["success"] for r in completed) + len(errors),
+        seeds_failed=sum(not r["success"] for r in rows) + len(errors),
         seeds_with_errors=errors,
         status_counts={
             s: sum(r["status"] == s for r in rows) for s in sorted({r["status"] for r in rows})
@@ -286,7 +285,7 @@ def run_robustness(opts: VdPOptions, record: RunRecord) -> dict[str, Any]:
         runs=rows,
     )
     record.write()
-    if completed:
+    if rows:
         record.enter("plots")
         xs = np.stack([finished[r.seed]["x"] for r in runs if r.seed in finished])
         t = np.linspace(0.0, T_ROBUST, xs.shape[1])
@@ -297,7 +296,7 @@ def run_robustness(opts: VdPOptions, record: RunRecord) -> dict[str, Any]:
                 xs,
                 truth,
                 names=("x", "y"),
-                title=f"{len(completed)} runs, σ = {opts.noise}: success rate {100 * rate:.0f} %",
+                title=f"{len(rows)} runs, σ = {opts.noise}: success rate {100 * rate:.0f} %",
             ),
             "percentile_bands.png",
         )
