@@ -11,11 +11,14 @@ from .problem import Constraint, DynamicOptimizationProblem, Inputs
 from .radau import RadauTable, lagrange_basis, lagrange_derivative, radau_table
 from .refine import RefinementRule, interval_errors
 from .solution import Solution
+from .variables import AlgebraicStates, Controls
 
 __all__ = [
     "AdaptiveRefinement",
     "AdaptiveSolution",
+    "AlgebraicStates",
     "Constraint",
+    "Controls",
     "DynamicOptimizationProblem",
     "Inputs",
     "IpoptOptions",

@@ -188,6 +188,15 @@ def solve_adaptive(
     ``solution`` is a :class:`Solution`. ``callback`` runs in every round (module docstring)."""
     if not isinstance(refinement, AdaptiveRefinement):
         raise TypeError(f"refinement must be an AdaptiveRefinement, got {refinement!r}")
+    if dop.node_width > dop.n_states or dop.free_final_time:
+        # the error estimate re-integrates the dynamics between nodes, which needs the
+        # controls and algebraic states between nodes and a fixed horizon
+        raise ValueError(
+            "AdaptiveRefinement supports problems without controls, algebraic states or a free "
+            f"final time; this one has n_controls = {dop.n_controls}, n_algebraic = "
+            f"{dop.n_algebraic}, tf_bounds = {dop.tf_bounds}: solve it with RadauIIA on a finer "
+            "mesh"
+        )
     alg, tol, rule = refinement.alg, refinement.tol, refinement.rule
     meshes = [refinement.coarse_mesh(seg.tspan) for seg in dop.all_segments()]
     rounds: list[RoundRecord] = []

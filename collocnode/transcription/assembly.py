@@ -32,7 +32,7 @@ from .radau import radau_table
 Pattern = tuple[np.ndarray, np.ndarray]  # (rows, cols) of structural nonzeros, int64
 
 # the Hessian's sources in the order of the scatter's columns (see NLPLayout.hessian_positions)
-HESSIAN_BLOCKS = ("xx", "xp", "pp", "boundary", "samples")
+HESSIAN_BLOCKS = ("xx", "xp", "pp", "boundary", "samples", "quadratic")
 
 
 @dataclass
@@ -128,10 +128,13 @@ def block_triu(groups: list[np.ndarray]) -> Pattern:
 
 
 def collocation_entries(
-    meshes: list[Mesh], node_start: np.ndarray, nx: int, ng: int
+    meshes: list[Mesh], node_start: np.ndarray, nx: int, ng: int, nd: int | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(rows, cols, values) of the linear part Σ_l D_jl x_il of the collocated dynamics: row
-    (k, s) of collocation node k, column (node(i, l), s), value D[j - 1, l]; no duplicates."""
+    (k, s) of collocation node k, column (node(i, l), s), value D[j - 1, l]; no duplicates.
+    ``nx`` unknowns per node, of which the first ``nd`` (default all) are differential states;
+    ``nd + ng`` rows per collocation node."""
+    nd = nx if nd is None else nd
     dr, dc, dv = [], [], []
     k0 = 0  # collocation nodes of the previous segments
     for m_s, n0 in zip(meshes, node_start, strict=False):
@@ -142,9 +145,9 @@ def collocation_entries(
             start = int(n0 + m_s.interval_start[i])
             for jj, kk in enumerate(ks):
                 for ll in range(m + 1):
-                    dr.append(kk * (nx + ng) + np.arange(nx))
-                    dc.append((start + ll) * nx + np.arange(nx))
-                    dv.append(np.full(nx, D[jj, ll]))
+                    dr.append(kk * (nd + ng) + np.arange(nd))
+                    dc.append((start + ll) * nx + np.arange(nd))
+                    dv.append(np.full(nd, D[jj, ll]))
         k0 += m_s.n_collocation
     return np.concatenate(dr), np.concatenate(dc), np.concatenate(dv)
 
@@ -194,12 +197,17 @@ class NLPLayout:
     """Where every unknown, constraint and derivative nonzero of the NLP lives.
 
     Args:
-        nx, npar, ng, nr: numbers of states, parameters, path and boundary constraints.
+        nx, npar, ng, nr: numbers of unknowns per node, parameters, node constraints beyond
+            the dynamics (algebraic equations and path constraints) and boundary constraints.
         meshes: one mesh per segment.
         patterns: the local patterns of the node and boundary functions.
         exact_pp: the p-p block's pattern is the exact Hessian's (True) or, for a quasi-Newton
             p-p block, dense over each group of coupled parameters (False).
         samples: the groups of data terms at sample times (their Hessian is always exact).
+        nd: differential states, the first ``nd`` unknowns of each node (default ``nx``); the
+            rest (algebraic states, controls) have no collocation equations of their own.
+        quadratic: the upper triangle (rows, cols) of a constant quadratic term ½ zᵀQz of the
+            objective (the controls' rate penalty); its Hessian entries are the last source.
 
     Attributes (sizes): ``node_start[s]`` first node of segment s, ``nn`` nodes, ``N``
     collocation nodes, ``P0`` index of p in z, ``n_z`` variables, ``n_c`` constraints;
@@ -220,23 +228,27 @@ class NLPLayout:
         patterns: NodePatterns,
         exact_pp: bool = True,
         samples: tuple[SamplePatterns, ...] = (),
+        nd: int | None = None,
+        quadratic: Pattern | None = None,
     ) -> None:
         self.node_start = np.cumsum([0] + [m.n_nodes for m in meshes])
         nn = int(self.node_start[-1])
         N = sum(m.n_collocation for m in meshes)
+        nd = nx if nd is None else nd
         self.nx, self.np, self.ng, self.nr, self.nn, self.N = nx, npar, ng, nr, nn, N
+        self.nd = nd
         self.P0 = nn * nx
         self.n_z = nn * nx + npar
-        self.n_c = N * (nx + ng) + nr
+        self.n_c = N * (nd + ng) + nr
         self.coll_node = np.concatenate(
             [m.collocation_index + s0 for m, s0 in zip(meshes, self.node_start, strict=False)]
         )
         self.last0 = int(self.node_start[1]) - 1
         self.vb_map = np.concatenate(
-            [np.arange(nx), self.last0 * nx + np.arange(nx), self.P0 + np.arange(npar)]
+            [np.arange(nd), self.last0 * nx + np.arange(nd), self.P0 + np.arange(npar)]
         )
         k = np.arange(N)
-        row0 = k * (nx + ng)  # first constraint row of each collocation node
+        row0 = k * (nd + ng)  # first constraint row of each collocation node
         col_x = self.coll_node * nx  # first z index of each collocation node's states
         self.col_x = col_x
 
@@ -249,11 +261,11 @@ class NLPLayout:
         jac = Assembly((self.n_c, self.n_z))
         jr, jc = patterns.jac
         jac.add_source(jr[:, None] + row0[None, :], node_cols(jc))
-        d_rows, d_cols, d_vals = collocation_entries(meshes, self.node_start, nx, ng)
+        d_rows, d_cols, d_vals = collocation_entries(meshes, self.node_start, nx, ng, nd)
         jac.add_constant(d_rows, d_cols, d_vals)
         self.collocation = sp.csc_matrix((d_vals, (d_rows, d_cols)), shape=(self.n_c, self.n_z))
         br, bc = patterns.bnd_jac
-        jac.add_source(N * (nx + ng) + br, self.vb_map[bc])
+        jac.add_source(N * (nd + ng) + br, self.vb_map[bc])
         self.jac_sparsity, self.jac_scatter, self.jac_constant = jac.finish()
 
         # ---- Hessian (upper triangle): x-x, x-p, p-p, boundary, in HESSIAN_BLOCKS order ----
@@ -281,6 +293,8 @@ class NLPLayout:
             hes.add_source(first + a[:, None], self.P0 + np.repeat(b[:, None], g.n, 1))
             a, b = g.hpp
             hes.add_source(self.P0 + a, self.P0 + b)
+        self.quadratic = quadratic or (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        hes.add_source(*self.quadratic)
         self.hess_sparsity, hess_scatter, _ = hes.finish()
         self.hess_scatter = hess_scatter.tocsc()
         self.hess_scatter.sort_indices()
@@ -290,6 +304,7 @@ class NLPLayout:
             self.pp_pattern[0].size,
             patterns.bnd_hess[0].size,
             sum(g.hessian_sources() for g in self.samples),
+            self.quadratic[0].size,
         ]
         self.hessian_source_start = dict(
             zip(HESSIAN_BLOCKS, np.cumsum([0, *n_src[:-1]]).tolist(), strict=True)

@@ -101,6 +101,9 @@ def _solve(
     res = solve_ipopt(nlp, z0, alg.ipopt, hessian=alg.hessian, callback=runner)
     segment_states = nlp.segment_states(res.z)
     _, p = nlp.split(res.z)
+    tf = nlp.final_time(res.z)
+    if dop.free_final_time and np.isfinite(tf):
+        meshes = [stretched(mesh, dop.tspan[0], tf) for mesh in meshes]
     message = res.message
     if res.status == SolverStatus.EVALUATION_ERROR or not np.all(np.isfinite(res.z)):
         message = locate_non_finite(nlp, res.z) or message
@@ -127,7 +130,16 @@ def _solve(
         meshes=list(meshes),
         segment_states=segment_states,
         non_finite_evaluations=res.non_finite_evaluations,
+        tf=tf,
+        segment_unknowns=nlp.segment_unknowns(res.z),
     )
+
+
+def stretched(mesh: Mesh, t0: float, tf: float) -> Mesh:
+    """``mesh`` (built on [t0, tf_guess]) stretched to [t0, tf]: the free final time's mesh."""
+    grid = t0 + (mesh.grid - t0) * ((tf - t0) / (mesh.tf - t0))
+    grid[-1] = tf
+    return Mesh.from_grid(grid, mesh.stages)
 
 
 class _Abandoned(Exception):
@@ -191,9 +203,9 @@ def check_memory(
     bytes (default: this machine's physical memory), estimated from its dimensions with
     :func:`.assembly.estimated_nonzeros` at :data:`BYTES_PER_NONZERO`."""
     memory = v.physical_memory_bytes() if memory is None else memory
-    ng = dop.path.n if dop.path else 0
+    ng = dop.n_algebraic + (dop.path.n if dop.path else 0)
     nr = dop.boundary.n if dop.boundary else 0
-    nx, npar = dop.n_states, dop.n_params
+    nx, npar = dop.node_width, dop.n_params + int(dop.free_final_time)
     est = estimated_nonzeros(nx, npar, ng, nr, meshes)
     need = BYTES_PER_NONZERO * (est["jacobian"] + est["hessian"])
     if memory is None or need <= memory:
@@ -225,7 +237,15 @@ def locate_non_finite(nlp: StructuredNLP, z: np.ndarray) -> str:
         segment = int(np.searchsorted(nlp.node_start, node, side="right")) - 1
         local = node - int(nlp.node_start[segment])
         t = float(nlp.meshes[segment].node_times[local])
-        return f"non-finite state x[{state}] at " + where(segment, local, t, "node")
+        na = nlp.dop.n_algebraic
+        name = (
+            f"state x[{state}]"
+            if state < nlp.nd
+            else f"algebraic state z[{state - nlp.nd}]"
+            if state < nlp.nd + na
+            else f"control u_c[{state - nlp.nd - na}]"
+        )
+        return f"non-finite {name} at " + where(segment, local, t, "node")
     vals = nlp.node_values(z)
     coll_start = np.cumsum([0] + [m.n_collocation for m in nlp.meshes])
     for name, what in (("res", "dynamics"), ("g", "path constraints"), ("obj", "loss")):

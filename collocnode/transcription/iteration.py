@@ -114,7 +114,7 @@ class IterationState:
 
     @property
     def n_states(self) -> int:
-        return int(self._nlp.nx)
+        return int(self._nlp.nd)
 
     @property
     def n_segments(self) -> int:

@@ -13,7 +13,13 @@ from functools import cached_property
 import numpy as np
 
 from .. import _validation as v
-from .radau import MAX_STAGES, lagrange_basis, lagrange_derivative, radau_table
+from .radau import (
+    MAX_STAGES,
+    collocation_basis,
+    lagrange_basis,
+    lagrange_derivative,
+    radau_table,
+)
 
 
 def _check_stages(value: object, n_intervals: int) -> np.ndarray:
@@ -211,6 +217,29 @@ class Mesh:
         """
         return self._evaluate(node_values, t, derivative=True)
 
+    def interpolate_collocation(self, values: object, t: object) -> np.ndarray:
+        """The piecewise polynomial through values given at the collocation nodes only.
+
+        Args:
+            values: shape ``(n_collocation, ...)``: one row per collocation node (the mesh's
+                nodes without ``t0``), e.g. controls or algebraic states.
+            t: times in ``[t0, tf]``, a scalar or shape ``(n_t,)`` [s].
+
+        Returns:
+            shape ``(n_t, ...)`` (or ``values.shape[1:]`` for a scalar t): per interval the
+            degree m_i - 1 polynomial through its m_i values, exact at the collocation nodes;
+            before an interval's first node it is extrapolated, and at ``t0`` it is interval
+            0's value there.
+        """
+        return self._piecewise(
+            "values",
+            values,
+            self.n_collocation,
+            "collocation node",
+            t,
+            lambda m, local, interval: collocation_basis(radau_table(m), local),
+        )
+
     def locate(self, t: object) -> tuple[np.ndarray, np.ndarray]:
         """The interval that holds each time and the local coordinate there.
 
@@ -248,27 +277,35 @@ class Mesh:
         return interval, local
 
     def _evaluate(self, node_values: object, t: object, derivative: bool) -> np.ndarray:
-        values = v.finite_array("node_values", node_values)
-        if values.ndim == 0 or values.shape[0] != self.n_nodes:
+        def basis(m: int, local: np.ndarray, interval: np.ndarray) -> np.ndarray:
+            if derivative:
+                return lagrange_derivative(radau_table(m), local) / self.h[interval][:, None]
+            return lagrange_basis(radau_table(m), local)
+
+        return self._piecewise("node_values", node_values, self.n_nodes, "node", t, basis)
+
+    def _piecewise(
+        self, name: str, values: object, n_rows: int, row: str, t: object, basis
+    ) -> np.ndarray:
+        """Per interval ``basis(m, local, interval) @ values[rows]``, where row k of an
+        interval's values is row ``interval_start + k`` of ``values`` (its node x_i0 and
+        collocation nodes for node values; its collocation nodes for collocation values, which
+        are numbered from the first collocation node)."""
+        vals = v.finite_array(name, values)
+        if vals.ndim == 0 or vals.shape[0] != n_rows:
             raise ValueError(
-                f"node_values must have shape ({self.n_nodes}, ...), one row per node, "
-                f"got {values.shape}"
+                f"{name} must have shape ({n_rows}, ...), one row per {row}, got {vals.shape}"
             )
         times = v.finite_array("t", t)
-        scalar = times.ndim == 0
         interval, local = self.locate(times)
-
-        out = np.empty((interval.size, *values.shape[1:]))
+        out = np.empty((interval.size, *vals.shape[1:]))
         m_of = self.stages[interval]
-        basis_fn = lagrange_derivative if derivative else lagrange_basis
         for m in np.unique(m_of):
             sel = np.flatnonzero(m_of == m)
-            basis = basis_fn(radau_table(int(m)), local[sel])  # (n_sel, m + 1)
-            if derivative:
-                basis = basis / self.h[interval[sel]][:, None]
-            rows = self.interval_start[interval[sel]][:, None] + np.arange(int(m) + 1)
-            out[sel] = np.einsum("kj,kj...->k...", basis, values[rows])
-        return out[0] if scalar else out
+            b = basis(int(m), local[sel], interval[sel])  # (n_sel, rows per interval)
+            rows = self.interval_start[interval[sel]][:, None] + np.arange(b.shape[1])
+            out[sel] = np.einsum("kj,kj...->k...", b, vals[rows])
+        return out[0] if times.ndim == 0 else out
 
     # ---- identity -----------------------------------------------------------------------------
 

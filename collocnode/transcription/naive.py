@@ -18,7 +18,10 @@ from .radau import radau_table
 
 def naive_nlp(dop: DynamicOptimizationProblem, mesh: Mesh) -> dict[str, ca.MX]:
     """``{"x": z, "f": objective, "g": constraints}`` with the same variable and constraint
-    order as :class:`StructuredNLP` (so both can be compared entry by entry)."""
+    order as :class:`StructuredNLP` (so both can be compared entry by entry); problems without
+    controls, algebraic states or a free final time."""
+    if dop.node_width > dop.n_states or dop.free_final_time:
+        raise ValueError("the naive transcription covers ODE problems with a fixed horizon only")
     nx, npar = dop.n_states, dop.n_params
     x, p = ca.SX.sym("x", nx), ca.SX.sym("p", npar)
     u, t = ca.SX.sym("u", dop.n_inputs), ca.SX.sym("t")

@@ -49,6 +49,7 @@ from .node_functions import (
     build_boundary_functions,
     build_node_functions,
     build_sample_functions,
+    nlp_param_count,
 )
 from .problem import DynamicOptimizationProblem
 from .radau import lagrange_basis, radau_table
@@ -216,6 +217,31 @@ def place_samples(
     return [SampleGroup(m, parts[m]) for m in sorted(parts)]
 
 
+def rate_penalty_terms(
+    dop: DynamicOptimizationProblem, meshes: list[Mesh], node_start: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The controls' rate penalty ``rho Σ_k |u_{k+1} - u_k|² / Δt_k`` (consecutive collocation
+    nodes of each segment) as ½ zᵀQz: the upper-triangle triplets (rows, cols, values) of the
+    constant Q in the NLP's scaled unknowns; duplicates are to be summed. Empty without one."""
+    empty = np.zeros(0, np.int64)
+    if dop.controls is None or dop.controls.rate_penalty == 0.0:
+        return empty, empty, np.zeros(0)
+    width, first = dop.node_width, dop.n_states + dop.n_algebraic
+    nominal = dop.controls.nominal
+    rows, cols, vals = [], [], []
+    for mesh, n0 in zip(meshes, node_start, strict=False):
+        nodes = int(n0) + mesh.collocation_index
+        dt = np.diff(mesh.node_times[mesh.collocation_index])
+        for c in range(dop.controls.n):
+            i = nodes[:-1] * width + first + c
+            j = nodes[1:] * width + first + c
+            q = 2.0 * dop.controls.rate_penalty * nominal[c] ** 2 / dt
+            rows += [i, j, i]
+            cols += [i, j, j]
+            vals += [q, q, -q]
+    return np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
+
+
 class StructuredNLP:
     """The transcribed NLP: bounds, initial guess, and CasADi Functions for every IPOPT callback.
 
@@ -265,10 +291,11 @@ class StructuredNLP:
         if len(meshes) != len(segments):
             raise ValueError(f"got {len(meshes)} meshes for {len(segments)} segments")
         self.dop, self.meshes, self.mesh = dop, meshes, meshes[0]
-        ng = dop.path.n if dop.path else 0
+        ng = dop.n_algebraic + (dop.path.n if dop.path else 0)
         nr = dop.boundary.n if dop.boundary else 0
 
         node_start = np.cumsum([0] + [m.n_nodes for m in meshes])
+        self.quadratic = rate_penalty_terms(dop, meshes, node_start)
         self.sample_groups = place_samples(dop, meshes, node_start)
         self.node, self.bnd, sample_fns = self._functions(
             dop, mode, jit, step, [g.m for g in self.sample_groups]
@@ -277,8 +304,8 @@ class StructuredNLP:
             g.fn = fn
         step("build")
         layout = NLPLayout(
-            dop.n_states,
-            dop.n_params,
+            dop.node_width,
+            nlp_param_count(dop),
             ng,
             nr,
             meshes,
@@ -293,17 +320,20 @@ class StructuredNLP:
             exact_pp=mode == "exact",
             samples=tuple(
                 SamplePatterns(
-                    g.first_node * dop.n_states,
-                    dop.n_states * (g.m + 1),
+                    g.first_node * dop.node_width,
+                    dop.node_width * (g.m + 1),
                     g.fn.hxx,
                     g.fn.hxp,
                     g.fn.hpp,
                 )
                 for g in self.sample_groups
             ),
+            nd=dop.n_states,
+            quadratic=self.quadratic[:2],
         )
         self.layout = layout
         self.nx, self.np, self.ng, self.nr = layout.nx, layout.np, layout.ng, layout.nr
+        self.nd = layout.nd
         self.nn, self.N, self.P0 = layout.nn, layout.N, layout.P0
         self.n_z, self.n_c = layout.n_z, layout.n_c
         self.node_start, self.coll_node = layout.node_start, layout.coll_node
@@ -366,7 +396,7 @@ class StructuredNLP:
         """The MX graph shared by both backends: node functions mapped over all nodes, their
         outputs scattered into the global nonzeros by the layout's constant matrices."""
         layout, node, bnd = self.layout, self.node, self.bnd
-        nx, ng, nn, N = self.nx, self.ng, self.nn, self.N
+        nx, nd, ng, nn, N = self.nx, self.nd, self.ng, self.nn, self.N
         coll_node = self.coll_node
         U = ca.DM(self.u_coll.T) if self.dop.n_inputs else ca.DM(0, N)
         T, Hh, W = (ca.DM(a[None, :]) for a in (self.t_coll, self.h_coll, self.w_coll))
@@ -377,7 +407,7 @@ class StructuredNLP:
         X = ca.reshape(z[: self.P0], nx, nn)
         P = z[self.P0 :]
         Xc = X[:, 1:] if np.array_equal(coll_node, np.arange(1, nn)) else X[:, coll_node.tolist()]
-        x0s, xfs = X[:, 0], X[:, layout.last0]
+        x0s, xfs = X[:nd, 0], X[:nd, layout.last0]
         data = [Xc, P, U, T, Hh, W]
 
         summed = [(node.values, (2,)), (node.first, (2,))]
@@ -393,12 +423,21 @@ class StructuredNLP:
         res, gpath, objL = mapped(node.values, [1], [2])(*data)
         r, M = bnd.values(x0s, xfs, P)
         g_nodes = ca.vec(ca.vertcat(res, gpath))
-        D_lin = _dm_sparse(layout.collocation[: N * (nx + ng), :])
+        D_lin = _dm_sparse(layout.collocation[: N * (nd + ng), :])
         g_expr = _vcat(g_nodes + ca.mtimes(D_lin, z), r)
         # the data terms at sample times: objective, gradient and Hessian parts per group
         samples = [self._sample_terms(g, z, P, sigma, threads) for g in self.sample_groups]
         objS = [s["obj"] for s in samples]
-        f_expr = ca.densify(objL + M + sum(objS) if objS else objL + M)  # dense when empty
+        f_expr = objL + M + sum(objS) if objS else objL + M
+        # a constant quadratic ½ zᵀQz (the controls' rate penalty): gradient Qz, Hessian σQ
+        q_rows, q_cols, q_vals = self.quadratic
+        Qz = None
+        if q_vals.size:
+            Q = sp.coo_matrix((q_vals, (q_rows, q_cols)), shape=(self.n_z, self.n_z)).tocsc()
+            Q = Q + sp.triu(Q, 1).T
+            Qz = ca.mtimes(_dm_sparse(Q), z)
+            f_expr = f_expr + 0.5 * ca.dot(z, Qz)
+        f_expr = ca.densify(f_expr)  # dense when empty
 
         step("build")
         jnz, gx, gp = mapped(node.first, [1], [2])(*data)
@@ -407,20 +446,23 @@ class StructuredNLP:
             layout.jac_constant
         )
         grad_parts = [gx, gp, gM, *(part for s in samples for part in s["first"])]
-        grad = ca.densify(ca.mtimes(_dm_sparse(layout.grad_scatter), _vcat(*grad_parts)))
+        grad = ca.mtimes(_dm_sparse(layout.grad_scatter), _vcat(*grad_parts))
+        grad = ca.densify(grad if Qz is None else grad + Qz)
         # always exact (their Hessian costs no more than their gradient): in the partial
         # quasi-Newton modes they join the boundary part, outside the node Lagrangian
         hs = [part for s in samples for part in s.get("second", ())]
+        if q_vals.size:
+            hs.append(sigma * ca.DM(q_vals))
 
-        lam_nodes = ca.reshape(lam[: N * (nx + ng)], nx + ng, N)
+        lam_nodes = ca.reshape(lam[: N * (nd + ng)], nd + ng, N)
         lag_data = [
             *data,
             sigma,
-            node_map.pad_zeros(lam_nodes[:nx, :]),
-            node_map.pad_zeros(lam_nodes[nx:, :]),
+            node_map.pad_zeros(lam_nodes[:nd, :]),
+            node_map.pad_zeros(lam_nodes[nd:, :]),
         ]
         step("build")
-        hb = bnd.second(x0s, xfs, P, sigma, lam[N * (nx + ng) :])
+        hb = bnd.second(x0s, xfs, P, sigma, lam[N * (nd + ng) :])
         S_H = layout.hess_scatter
         if self.hessian_mode == "exact":
             hxx, hxp, hpp = mapped(node.second, [1, 6], [2])(*lag_data)
@@ -487,18 +529,27 @@ class StructuredNLP:
         return out
 
     def _bounds(self) -> None:
-        dop, nx, nn, N, ng, nr = self.dop, self.nx, self.nn, self.N, self.ng, self.nr
-        nom = dop.x_nominal
-        self.lbz = np.concatenate([np.tile(dop.x_lb / nom, nn), dop.p_lb])
-        self.ubz = np.concatenate([np.tile(dop.x_ub / nom, nn), dop.p_ub])
-        for seg, n0 in zip(dop.all_segments(), self.node_start, strict=False):
+        dop, nx, nd, nn, N, ng, nr = self.dop, self.nx, self.nd, self.nn, self.N, self.ng, self.nr
+        nom = dop.node_vector("nominal")
+        p_lb, p_ub = dop.p_lb, dop.p_ub
+        if dop.free_final_time:
+            p_lb, p_ub = np.append(p_lb, dop.tf_bounds[0]), np.append(p_ub, dop.tf_bounds[1])
+        self.lbz = np.concatenate([np.tile(dop.node_vector("lb") / nom, nn), p_lb])
+        self.ubz = np.concatenate([np.tile(dop.node_vector("ub") / nom, nn), p_ub])
+        for seg, n0, mesh in zip(dop.all_segments(), self.node_start, self.meshes, strict=False):
+            i0 = int(n0) * nx
             if seg.x0 is not None:
-                i0 = int(n0) * nx
-                self.lbz[i0 : i0 + nx] = self.ubz[i0 : i0 + nx] = seg.x0 / nom
-        g_lb = np.zeros((N, nx + ng))
-        g_ub = np.zeros((N, nx + ng))
-        if ng:
-            g_lb[:, nx:], g_ub[:, nx:] = dop.path.lb, dop.path.ub
+                self.lbz[i0 : i0 + nd] = self.ubz[i0 : i0 + nd] = seg.x0 / nom[:nd]
+            if nx > nd:
+                # a trajectory's initial point is no collocation node: its algebraic states and
+                # controls appear in no function, so they are fixed (IPOPT drops fixed unknowns)
+                extra = dop.node_guess(mesh.node_times[:1])[0] / nom[nd:]
+                self.lbz[i0 + nd : i0 + nx] = self.ubz[i0 + nd : i0 + nx] = extra
+        g_lb = np.zeros((N, nd + ng))
+        g_ub = np.zeros((N, nd + ng))
+        if dop.path:
+            g_lb[:, nd + dop.n_algebraic :] = dop.path.lb
+            g_ub[:, nd + dop.n_algebraic :] = dop.path.ub
         self.lbg = np.concatenate([g_lb.ravel(), dop.boundary.lb if nr else []])
         self.ubg = np.concatenate([g_ub.ravel(), dop.boundary.ub if nr else []])
 
@@ -512,26 +563,58 @@ class StructuredNLP:
     def initial_guess(
         self, x_nodes: np.ndarray | None = None, p: np.ndarray | None = None
     ) -> np.ndarray:
-        """z from physical node states (n_nodes, n_x) and parameters (n_p); defaults from the
-        problem."""
+        """z from physical node values and parameters; defaults from the problem.
+
+        Args:
+            x_nodes: per node of every segment the states (n_nodes, n_states), or all node
+                unknowns [x, z, u_c] (n_nodes, node_width); the algebraic states and controls
+                of the former come from the problem's guesses.
+            p: the problem's parameters (n_params,), or with a free final time also tf
+                (n_params + 1,); default ``p_guess`` (and ``tspan[1]``).
+        """
+        dop = self.dop
+        times = np.concatenate([m.node_times for m in self.meshes])
         if x_nodes is None:
             x_nodes = np.vstack(
-                [self.dop.state_guess(m.node_times, k) for k, m in enumerate(self.meshes)]
+                [dop.state_guess(m.node_times, k) for k, m in enumerate(self.meshes)]
             )
-        p = self.dop.p_guess if p is None else p
-        scaled = np.asarray(x_nodes, float) / self.dop.x_nominal
-        z = np.concatenate([scaled.ravel(), np.asarray(p, float)])
+        x_nodes = np.asarray(x_nodes, float)
+        if x_nodes.shape[1] == self.nd < self.nx:
+            x_nodes = np.hstack([x_nodes, dop.node_guess(times)])
+        p = dop.p_guess if p is None else np.asarray(p, float)
+        if dop.free_final_time and p.size == dop.n_params:
+            p = np.append(p, dop.tspan[1])
+        scaled = x_nodes / dop.node_vector("nominal")
+        z = np.concatenate([scaled.ravel(), p])
         return np.clip(z, self.lbz, self.ubz)
 
-    def split(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Physical node states (all segments' nodes, n_x) and parameters (n_p) from z."""
+    def node_unknowns(self, z: np.ndarray) -> np.ndarray:
+        """All node unknowns [x, z, u_c] in physical units, shape (n_nodes, node_width)."""
         z = np.asarray(z, dtype=float).ravel()
-        return z[: self.P0].reshape(self.nn, self.nx) * self.dop.x_nominal, z[self.P0 :]
+        return z[: self.P0].reshape(self.nn, self.nx) * self.dop.node_vector("nominal")
+
+    def split(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Physical node states (all segments' nodes, n_states) and parameters (n_params) from
+        z (without a free final time: :meth:`final_time`)."""
+        z = np.asarray(z, dtype=float).ravel()
+        p = z[self.P0 : self.P0 + self.dop.n_params]
+        return self.node_unknowns(z)[:, : self.nd], p
+
+    def final_time(self, z: np.ndarray) -> float:
+        """The final time at z: the free one, or ``tspan[1]``."""
+        if not self.dop.free_final_time:
+            return float(self.dop.tspan[1])
+        return float(np.asarray(z, dtype=float).ravel()[self.P0 + self.dop.n_params])
 
     def segment_states(self, z: np.ndarray) -> list[np.ndarray]:
-        """Physical node states of each segment, [(n_nodes_s, n_x), ...]."""
+        """Physical node states of each segment, [(n_nodes_s, n_states), ...]."""
         X, _ = self.split(z)
         return [X[a:b] for a, b in zip(self.node_start[:-1], self.node_start[1:], strict=True)]
+
+    def segment_unknowns(self, z: np.ndarray) -> list[np.ndarray]:
+        """All physical node unknowns of each segment, [(n_nodes_s, node_width), ...]."""
+        V = self.node_unknowns(z)
+        return [V[a:b] for a, b in zip(self.node_start[:-1], self.node_start[1:], strict=True)]
 
     def casadi_callbacks(self) -> dict[str, ca.Function]:
         """Custom callbacks for ``nlpsol`` with CasADi's naming conventions."""
@@ -568,8 +651,9 @@ class StructuredNLP:
 
     def node_values(self, z: np.ndarray) -> dict[str, np.ndarray]:
         """Per-collocation-node dynamics residual parts, path values and Lagrange terms at z."""
-        X, p = self.split(z)
-        Xc = (X / self.dop.x_nominal)[self.coll_node].T
+        z = np.asarray(z, dtype=float).ravel()
+        Xc = z[: self.P0].reshape(self.nn, self.nx)[self.coll_node].T
+        p = z[self.P0 :]
         U = self.u_coll.T if self.dop.n_inputs else np.zeros((0, self.N))
         out = [np.asarray(o) for o in _call_columns(self.node.values, Xc, p, U, self)]
         return {"res": out[0], "g": out[1], "obj": out[2]}

@@ -109,31 +109,62 @@ def _pattern(sp_: ca.Sparsity) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
 
 
+def nlp_param_count(dop: DynamicOptimizationProblem) -> int:
+    """Parameters of the NLP: the problem's p, then tf when the final time is free."""
+    return dop.n_params + (1 if dop.free_final_time else 0)
+
+
+def _time_scaling(dop: DynamicOptimizationProblem, p: ca.SX, t: ca.SX) -> tuple[ca.SX, ca.SX]:
+    """(stretch, physical time) at mesh time ``t``: with a free final time the mesh lives on the
+    guessed horizon [t0, tf_guess] and every length stretches by (tf - t0) / (tf_guess - t0)."""
+    if not dop.free_final_time:
+        return ca.SX(1), t
+    t0, tf_guess = dop.tspan
+    stretch = (p[dop.n_params] - t0) / (tf_guess - t0)
+    return stretch, t0 + (t - t0) * stretch
+
+
 def build_node_functions(dop: DynamicOptimizationProblem, hessian: str = "exact") -> NodeFunctions:
     """The per-node functions. ``hessian`` says which Lagrangian Hessian blocks are computed
     symbolically: all ("exact"), the state-state and state-parameter blocks ("partial-pp"), the
     state-state block only ("partial-xp-pp"), or none ("none"); the patterns of the blocks left
     to a quasi-Newton update are structural (sparsity propagation, no second derivatives).
-    The modes are :data:`.hessian.NLP_MODES`."""
+    The modes are :data:`.hessian.NLP_MODES`.
+
+    A node's unknowns are ``v = [x (n_states), z (n_algebraic), u_c (n_controls)]``, scaled by
+    their nominal values; its rows are the collocated dynamics (n_states), then the algebraic
+    equations (n_algebraic) and the path constraints (n_path) as "g"."""
     if hessian not in NLP_MODES:
         raise ValueError(f"hessian must be one of {NLP_MODES}, got {hessian!r}")
-    nx, npar, nu = dop.n_states, dop.n_params, dop.n_inputs
-    ng = dop.path.n if dop.path else 0
-    x, p, u = ca.SX.sym("x", nx), ca.SX.sym("p", npar), ca.SX.sym("u", nu)
+    nx, na = dop.n_states, dop.n_algebraic
+    nv, npar, nu = dop.node_width, nlp_param_count(dop), dop.n_inputs
+    ng = na + (dop.path.n if dop.path else 0)
+    x, p, u = ca.SX.sym("x", nv), ca.SX.sym("p", npar), ca.SX.sym("u", nu)
     t, h, w = ca.SX.sym("t"), ca.SX.sym("h"), ca.SX.sym("w")
     sigma, lam_c, lam_g = ca.SX.sym("sigma"), ca.SX.sym("lam_c", nx), ca.SX.sym("lam_g", ng)
 
-    nom = dop.x_nominal
-    xp_ = x * nom  # the NLP's variables are x / x_nominal
-    f = _as_column("dynamics", dop.dynamics(xp_, p, u, t), nx) / nom
-    g = _as_column("path constraint", dop.path.fn(xp_, p, u, t), ng) if dop.path else ca.SX(0, 1)
-    L = (
-        _as_column("lagrange", dop.lagrange(xp_, p, u, t), 1)
-        if dop.lagrange is not None
-        else ca.SX(1, 1)
-    )
-    res = -h * f
-    obj = w * L
+    nom = dop.node_vector("nominal")
+    v_phys = x * nom  # the NLP's variables are v / nominal
+    # split at explicit offsets: a range slice of a (1, 1) symbol such as v[1:] is a 1 x 0 row,
+    # which vertcat would turn into a structural zero entry
+    xs, zs, cs = ca.vertsplit(v_phys, [0, nx, nx + na, nv])
+    us = ca.vertcat(u, cs)
+    stretch, t_phys = _time_scaling(dop, p, t)
+    pu = ca.vertsplit(p, [0, dop.n_params, npar])[0]
+
+    def call(name: str, fn, n: int) -> ca.SX:
+        return _as_column(name, dop.call_node(fn, xs, pu, us, t_phys, zs), n)
+
+    f = call("dynamics", dop.dynamics, nx) / nom[:nx]
+    g_parts = []
+    if dop.algebraic is not None:
+        g_parts.append(call("algebraic", dop.algebraic.fn, na))
+    if dop.path:
+        g_parts.append(call("path constraint", dop.path.fn, dop.path.n))
+    g = ca.vertcat(*g_parts) if g_parts else ca.SX(0, 1)
+    L = call("lagrange", dop.lagrange, 1) if dop.lagrange is not None else ca.SX(1, 1)
+    res = -h * stretch * f
+    obj = w * stretch * L
     xp = ca.vertcat(x, p)
     args = [x, p, u, t, h, w]
     names = ["x", "p", "u", "t", "h", "w"]
@@ -143,16 +174,16 @@ def build_node_functions(dop: DynamicOptimizationProblem, hessian: str = "exact"
     jac_nz, jac_pat = _nz(ca.jacobian(ca.vertcat(res, g), xp))
     grad = ca.densify(ca.gradient(obj, xp))
     first = ca.Function(
-        "node_first", args, [jac_nz, grad[:nx], grad[nx:]], names, ["jac", "gx", "gp"]
+        "node_first", args, [jac_nz, grad[:nv], grad[nv:]], names, ["jac", "gx", "gp"]
     )
 
     lag = sigma * obj + ca.dot(lam_c, res) + ca.dot(lam_g, g)
     lag_args, lag_names = [*args, sigma, lam_c, lam_g], [*names, "sigma", "lam_c", "lam_g"]
     if hessian == "exact":
         H, _ = ca.hessian(lag, xp)
-        hxx_nz, hxx_pat = _nz(ca.triu(H[:nx, :nx]))
-        hxp_nz, hxp_pat = _nz(H[:nx, nx:])
-        hpp_nz, hpp_pat = _nz(ca.triu(H[nx:, nx:]))
+        hxx_nz, hxx_pat = _nz(ca.triu(H[:nv, :nv]))
+        hxp_nz, hxp_pat = _nz(H[:nv, nv:])
+        hpp_nz, hpp_pat = _nz(ca.triu(H[nv:, nv:]))
         second = ca.Function(
             "node_second", lag_args, [hxx_nz, hxp_nz, hpp_nz], lag_names, ["hxx", "hxp", "hpp"]
         )
@@ -180,21 +211,22 @@ def build_node_functions(dop: DynamicOptimizationProblem, hessian: str = "exact"
 
 
 def build_boundary_functions(dop: DynamicOptimizationProblem) -> BoundaryFunctions:
-    nx, npar = dop.n_states, dop.n_params
+    """Functions of the (differential) states at t0 and tf and the NLP's parameters (with a
+    free final time, tf is their last entry)."""
+    nx, npar = dop.n_states, nlp_param_count(dop)
     nr = dop.boundary.n if dop.boundary else 0
     x0, xf, p = ca.SX.sym("x0", nx), ca.SX.sym("xf", nx), ca.SX.sym("p", npar)
     sigma, lam_r = ca.SX.sym("sigma"), ca.SX.sym("lam_r", nr)
     nom = dop.x_nominal
-    r = (
-        _as_column("boundary constraint", dop.boundary.fn(x0 * nom, xf * nom, p), nr)
-        if dop.boundary
-        else ca.SX(0, 1)
-    )
-    M = (
-        _as_column("mayer", dop.mayer(x0 * nom, xf * nom, p), 1)
-        if dop.mayer is not None
-        else ca.SX(1, 1)
-    )
+    tf = p[dop.n_params] if dop.free_final_time else None
+
+    pu = ca.vertsplit(p, [0, dop.n_params, npar])[0]  # see build_node_functions
+
+    def call(name: str, fn, n: int) -> ca.SX:
+        return _as_column(name, dop.call_boundary(fn, x0 * nom, xf * nom, pu, tf), n)
+
+    r = call("boundary constraint", dop.boundary.fn, nr) if dop.boundary else ca.SX(0, 1)
+    M = call("mayer", dop.mayer, 1) if dop.mayer is not None else ca.SX(1, 1)
     vb = ca.vertcat(x0, xf, p)
     values = ca.Function("bnd_values", [x0, xf, p], [r, M], ["x0", "xf", "p"], ["r", "M"])
     jac_nz, jac_pat = _nz(ca.jacobian(r, vb))
@@ -227,11 +259,13 @@ def build_sample_functions(
     if dop.sample_loss is None:
         raise ValueError("the problem has no sample_loss")
     nx, npar, nu, nd = dop.n_states, dop.n_params, dop.n_inputs, dop.n_sample_data
-    nv = nx * (m + 1)
+    width = dop.node_width
+    nv = width * (m + 1)
     xi, beta = ca.SX.sym("xi", nv), ca.SX.sym("beta", m + 1)
     p, u, d = ca.SX.sym("p", npar), ca.SX.sym("u", nu), ca.SX.sym("d", nd)
     t, w, sigma = ca.SX.sym("t"), ca.SX.sym("w"), ca.SX.sym("sigma")
-    x = ca.mtimes(ca.reshape(xi, nx, m + 1), beta)  # scaled state at the sample time
+    # scaled (differential) state at the sample time
+    x = ca.mtimes(ca.vertsplit(ca.reshape(xi, width, m + 1), [0, nx, width])[0], beta)
     loss = _as_column("sample_loss", dop.sample_loss(x * dop.x_nominal, p, u, t, d), 1)
     obj = w * loss
     v = ca.vertcat(xi, p)

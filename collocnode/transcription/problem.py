@@ -6,7 +6,11 @@
                 r_lb <= r(x(t0), x(tf), p) <= r_ub                             (3d)
                 x_lb <= x <= x_ub,  p_lb <= p <= p_ub
 
-with states x (n_states), time-invariant parameters p (n_params) and known inputs u(t) (n_inputs).
+with states x (n_states), time-invariant parameters p (n_params) and inputs u(t): known inputs
+(n_inputs) followed by free controls (:class:`.variables.Controls`, n_controls). Optionally
+algebraic states z (:class:`.variables.AlgebraicStates`, 0 = g(x, p, u, t, z) at every node) and a
+free final time tf in given bounds (time scaling: the mesh lives on the guessed horizon and
+stretches with tf).
 The model functions are Python callables written with CasADi operations; they are called once, with
 symbols, when the problem is transcribed.
 """
@@ -20,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
+from .variables import AlgebraicStates, Controls, per_component
 
 SymbolicFn = Callable[..., Any]
 
@@ -219,15 +224,6 @@ class Segment:
     samples: Samples | None = None
 
 
-def _bounds(name: str, value: Any, n: int, default: float) -> np.ndarray:
-    if value is None:
-        return np.full(n, default)
-    arr = v.real_array(name, value)
-    if arr.ndim > 1 or arr.size not in (1, n):
-        raise ValueError(f"{name} must be a scalar or have shape ({n},), got shape {arr.shape}")
-    return np.broadcast_to(arr, (n,)).copy()
-
-
 @dataclass(frozen=True)
 class DynamicOptimizationProblem:
     """A dynamic optimization problem on a fixed horizon ``tspan`` (paper eq. 3).
@@ -261,6 +257,16 @@ class DynamicOptimizationProblem:
             segment's); the boundary
             constraints and the Mayer term see the end points of the first segment.
         state_names, param_names: labels.
+        controls: free control inputs (:class:`Controls`), decision variables at every
+            collocation node; the model functions see ``u = [known inputs, controls]``. None for
+            none.
+        algebraic: algebraic states and their equations (:class:`AlgebraicStates`); the
+            dynamics, path constraints and Lagrange term are then called as
+            ``fn(x, p, u, t, z)``. None for an ODE.
+        tf_bounds: ``(lb, ub)`` makes the final time a decision variable in these finite bounds,
+            with ``tspan[1]`` as its guess (t0 stays fixed); ``mayer`` and ``boundary.fn`` are
+            then called with tf as a fourth argument, ``M(x0, xf, p, tf)``. Not with known
+            inputs, samples or several segments (their times would move with tf).
     """
 
     dynamics: SymbolicFn
@@ -285,6 +291,9 @@ class DynamicOptimizationProblem:
     param_names: tuple[str, ...] = ()
     sample_loss: SymbolicFn | None = None
     samples: Samples | None = None
+    controls: Controls | None = None
+    algebraic: AlgebraicStates | None = None
+    tf_bounds: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         if not callable(self.dynamics):
@@ -317,7 +326,7 @@ class DynamicOptimizationProblem:
             ("p_lb", npar, -np.inf),
             ("p_ub", npar, np.inf),
         ):
-            object.__setattr__(self, name, _bounds(name, getattr(self, name), n, default))
+            object.__setattr__(self, name, per_component(name, getattr(self, name), n, default))
         if np.any(self.x_lb > self.x_ub):
             raise ValueError(f"x_lb must be <= x_ub, got {self.x_lb} and {self.x_ub}")
         if np.any(self.p_lb > self.p_ub):
@@ -385,6 +394,87 @@ class DynamicOptimizationProblem:
             if labels and len(labels) != n:
                 raise ValueError(f"{name} has {len(labels)} labels for {n} entries")
             object.__setattr__(self, name, labels)
+        self._check_node_variables()
+
+    def _check_node_variables(self) -> None:
+        for name, kind in (("controls", Controls), ("algebraic", AlgebraicStates)):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, kind):
+                raise TypeError(f"{name} must be a {kind.__name__} or None, got {value!r:.80}")
+        if self.tf_bounds is None:
+            return
+        t0, tf = self.tspan
+        try:
+            lb, ub = (float(b) for b in self.tf_bounds)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"tf_bounds must be a pair (lb, ub) of numbers, got {self.tf_bounds!r:.80}"
+            ) from None
+        if not (np.isfinite(lb) and np.isfinite(ub)):
+            raise ValueError(
+                f"tf_bounds must be finite (a free final time needs both bounds), got "
+                f"({lb!r}, {ub!r})"
+            )
+        if not t0 < lb <= ub:
+            raise ValueError(f"tf_bounds must satisfy t0 = {t0!r} < lb <= ub, got ({lb!r}, {ub!r})")
+        if not lb <= tf <= ub:
+            raise ValueError(
+                f"tspan[1] = {tf!r} is the guess of the free final time and must lie in "
+                f"tf_bounds = ({lb!r}, {ub!r})"
+            )
+        for what, present in (
+            (
+                "a control rate penalty",
+                self.controls is not None and self.controls.rate_penalty > 0,
+            ),
+            ("known inputs", self.inputs.n > 0),
+            ("samples", any(seg.samples is not None for seg in self.all_segments())),
+            ("several segments", len(self.segments) > 1),
+        ):
+            if present:
+                raise ValueError(f"a free final time (tf_bounds) cannot be combined with {what}")
+        object.__setattr__(self, "tf_bounds", (lb, ub))
+
+    @property
+    def n_controls(self) -> int:
+        return 0 if self.controls is None else self.controls.n
+
+    @property
+    def n_algebraic(self) -> int:
+        return 0 if self.algebraic is None else self.algebraic.n
+
+    @property
+    def free_final_time(self) -> bool:
+        return self.tf_bounds is not None
+
+    @property
+    def node_width(self) -> int:
+        """Unknowns per mesh node: states, then algebraic states, then controls."""
+        return self.n_states + self.n_algebraic + self.n_controls
+
+    def node_vector(self, field: str) -> np.ndarray:
+        """``field`` ("lb", "ub", "nominal") over the node unknowns [x, z, u_c], (node_width,)."""
+        states = {"lb": self.x_lb, "ub": self.x_ub, "nominal": self.x_nominal}[field]
+        parts = [states] + [
+            getattr(var, field) for var in (self.algebraic, self.controls) if var is not None
+        ]
+        return np.concatenate(parts)
+
+    def node_guess(self, t: np.ndarray) -> np.ndarray:
+        """Initial guess of the algebraic states and controls at times ``t`` (n,), shape
+        (n, n_algebraic + n_controls)."""
+        parts = [var.initial(t) for var in (self.algebraic, self.controls) if var is not None]
+        return np.hstack(parts) if parts else np.zeros((np.size(t), 0))
+
+    def call_node(self, fn: SymbolicFn, x: Any, p: Any, u: Any, t: Any, z: Any) -> Any:
+        """A node-level model function (dynamics, path, Lagrange) called with the problem's
+        convention: ``fn(x, p, u, t)``, with the algebraic states as a fifth argument if any."""
+        return fn(x, p, u, t) if self.algebraic is None else fn(x, p, u, t, z)
+
+    def call_boundary(self, fn: SymbolicFn, x0: Any, xf: Any, p: Any, tf: Any) -> Any:
+        """A boundary-level function (Mayer, boundary constraints): ``fn(x0, xf, p)``, with the
+        final time as a fourth argument when it is free."""
+        return fn(x0, xf, p) if self.tf_bounds is None else fn(x0, xf, p, tf)
 
     def _check_samples(self, name: str, samples: object, t0: float, tf: float) -> Samples:
         if not isinstance(samples, Samples):

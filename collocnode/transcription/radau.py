@@ -259,6 +259,16 @@ def lagrange_basis(table: RadauTable, s: object) -> np.ndarray:
     return _barycentric_basis(table.tau, table.bary, s)
 
 
+def collocation_basis(table: RadauTable, s: object) -> np.ndarray:
+    """Lagrange basis over the collocation points ``table.c`` alone at local points ``s`` in
+    [0, 1] (extrapolated on [0, c_1)), shape ``(len(s), m)``: the degree m - 1 polynomial of
+    node-local unknowns (controls, algebraic states), which have no value at s = 0."""
+    s = _check_s(s)
+    if table.m == 1:
+        return np.ones((s.size, 1))
+    return _barycentric_basis(table.c, barycentric_weights(table.c), s)
+
+
 def lagrange_derivative(table: RadauTable, s: object) -> np.ndarray:
     """Derivative of the Lagrange basis over ``table.tau`` at local points ``s`` in [0, 1].
 

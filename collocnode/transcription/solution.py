@@ -39,6 +39,10 @@ class Solution:
             n_states); the first are ``mesh`` and ``x_nodes``.
         non_finite_evaluations: IPOPT callback evaluations (objective, constraints and their
             derivatives) that returned NaN or Inf; IPOPT answers each by shortening its step.
+        tf: the final time (the solved one when it is free; then the meshes are stretched to
+            it).
+        segment_unknowns: per segment all node unknowns [x, z, u_c] (n_nodes_s, node_width);
+            read the controls and algebraic states through :meth:`controls` / :meth:`algebraic`.
     """
 
     status: SolverStatus
@@ -57,10 +61,39 @@ class Solution:
     meshes: list[Mesh] = field(default_factory=list, repr=False)
     segment_states: list[np.ndarray] = field(default_factory=list, repr=False)
     non_finite_evaluations: int = 0
+    tf: float | None = None
+    segment_unknowns: list[np.ndarray] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         if not self.meshes:
             self.meshes, self.segment_states = [self.mesh], [self.x_nodes]
+        if self.tf is None:
+            self.tf = float(self.mesh.tf)
+        if not self.segment_unknowns:
+            self.segment_unknowns = list(self.segment_states)
+
+    def _node_local(self, first: int, n: int, what: str, t, segment: int) -> np.ndarray:
+        if n == 0:
+            raise ValueError(f"the problem has no {what}")
+        if not 0 <= segment < self.n_segments:
+            raise ValueError(f"segment must be in [0, {self.n_segments}), got {segment}")
+        mesh = self.meshes[segment]
+        values = self.segment_unknowns[segment][1:, first : first + n]  # collocation nodes
+        return mesh.interpolate_collocation(values, t)
+
+    def controls(self, t: np.ndarray | float, segment: int = 0) -> np.ndarray:
+        """The free controls at ``t``: scalar -> (n_controls,), (n,) -> (n, n_controls); per
+        interval the polynomial through its collocation values (see
+        :meth:`.mesh.Mesh.interpolate_collocation`)."""
+        dop = self.problem
+        first = dop.n_states + dop.n_algebraic
+        return self._node_local(first, dop.n_controls, "controls", t, segment)
+
+    def algebraic(self, t: np.ndarray | float, segment: int = 0) -> np.ndarray:
+        """The algebraic states at ``t``, like :meth:`controls`: (n_algebraic,) or
+        (n, n_algebraic)."""
+        dop = self.problem
+        return self._node_local(dop.n_states, dop.n_algebraic, "algebraic states", t, segment)
 
     @property
     def n_segments(self) -> int:
@@ -101,6 +134,7 @@ class Solution:
             "objective": self.objective,
             "iterations": self.iterations,
             "non_finite_evaluations": self.non_finite_evaluations,
+            "tf": self.tf,
             "wall_time_s": dict(self.timings),
             "n_variables": self.size.n_variables,
             "n_constraints": self.size.n_constraints,

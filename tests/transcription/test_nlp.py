@@ -4,7 +4,14 @@ import casadi as ca
 import numpy as np
 import pytest
 
-from collocnode import Constraint, DynamicOptimizationProblem, Inputs, Mesh
+from collocnode import (
+    AlgebraicStates,
+    Constraint,
+    Controls,
+    DynamicOptimizationProblem,
+    Inputs,
+    Mesh,
+)
 from collocnode.transcription import StructuredNLP
 from collocnode.transcription import nlp as nlp_module
 
@@ -35,6 +42,47 @@ def rich_problem() -> DynamicOptimizationProblem:
     )
 
 
+def controlled_problem() -> DynamicOptimizationProblem:
+    """The rich problem with two controls (bounded, rate-penalised, scaled) and an algebraic
+    state: the dynamics, path constraint and Lagrange term see u = [known input, controls] and
+    z as a fifth argument."""
+    base = rich_problem()
+
+    def f(x, p, u, t, z):
+        return base.dynamics(x, p, u[:1], t) + ca.vertcat(u[1] * z[0], x[0] * u[2] * p[1])
+
+    return base.remake(
+        dynamics=f,
+        lagrange=lambda x, p, u, t, z: base.lagrange(x, p, u, t) + u[1] ** 2 * z[0] + u[2] ** 4,
+        path=Constraint.make(
+            "path", lambda x, p, u, t, z: x[0] ** 2 + p[1] * z[0] * u[2], 1, -1, 4
+        ),
+        algebraic=AlgebraicStates(
+            fn=lambda x, p, u, t, z: z[0] ** 3 + z[0] - x[1] * p[0] - u[1], n=1, nominal=2.0
+        ),
+        controls=Controls(2, lb=-2.0, ub=[3.0, 1.0], nominal=[1.0, 0.5], rate_penalty=0.3),
+    )
+
+
+def free_time_problem() -> DynamicOptimizationProblem:
+    """A controlled problem whose final time is a decision variable (time scaling): the
+    dynamics and Lagrange term depend on time, Mayer and boundary terms on tf."""
+    return DynamicOptimizationProblem(
+        dynamics=lambda x, p, u, t: ca.vertcat(x[1] * p[0], u[0] - ca.sin(x[0]) * t),
+        n_states=2,
+        n_params=1,
+        tspan=(0.5, 2.0),
+        lagrange=lambda x, p, u, t: u[0] ** 2 * t + x[0] * x[1],
+        mayer=lambda x0, xf, p, tf: tf**2 * p[0] + xf[0] * x0[1],
+        boundary=Constraint.make("boundary", lambda x0, xf, p, tf: xf[1] * tf - x0[0], 1),
+        controls=Controls(1, lb=-1, ub=1),
+        tf_bounds=(1.0, 4.0),
+        p_guess=[0.4],
+    )
+
+
+PROBLEMS = {"rich": rich_problem, "controlled": controlled_problem, "free-tf": free_time_problem}
+
 MESHES = {
     "mixed": Mesh.from_grid([0.0, 0.3, 0.5, 1.2, 2.0], [1, 3, 2, 4]),
     "uniform": Mesh.equidistant(0.0, 2.0, 5, 3),
@@ -46,9 +94,16 @@ def dense(sparsity: ca.Sparsity, nz: np.ndarray) -> np.ndarray:
     return np.array(ca.DM(sparsity, nz).full())
 
 
-@pytest.fixture(params=sorted(MESHES))
+def scaled(mesh: Mesh, t0: float, tf: float) -> Mesh:
+    """The same mesh moved onto [t0, tf]."""
+    return Mesh.from_grid(t0 + (mesh.grid - mesh.t0) * (tf - t0) / (mesh.tf - mesh.t0), mesh.stages)
+
+
+@pytest.fixture(params=[(p, m) for p in PROBLEMS for m in sorted(MESHES)], ids="-".join)
 def nlp(request):
-    return StructuredNLP(rich_problem(), MESHES[request.param], threads=2)
+    problem_name, mesh_name = request.param
+    dop = PROBLEMS[problem_name]()
+    return StructuredNLP(dop, scaled(MESHES[mesh_name], *dop.tspan), threads=2)
 
 
 @pytest.fixture
@@ -59,9 +114,10 @@ def point(rng, nlp):
 
 
 def test_sizes(nlp):
-    mesh = nlp.mesh
-    assert nlp.n_z == mesh.n_nodes * 2 + 3
-    assert nlp.n_c == mesh.n_collocation * (2 + 1) + 2
+    mesh, dop = nlp.mesh, nlp.dop
+    n_node_rows = dop.n_states + dop.n_algebraic + (dop.path.n if dop.path else 0)
+    assert nlp.n_z == mesh.n_nodes * dop.node_width + dop.n_params + int(dop.free_final_time)
+    assert nlp.n_c == mesh.n_collocation * n_node_rows + (dop.boundary.n if dop.boundary else 0)
     assert nlp.size.nnz_hessian == nlp.hess_sparsity.nnz()
     rows, cols = nlp.hessian_structure()
     assert np.all(rows <= cols), "Hessian must be the upper triangle"
