@@ -23,6 +23,7 @@ from .consistency import (
     InconsistentModelWarning,
     UntilConsistent,
 )
+from .control import LearnedDynamics, control_problem
 from .data import Trajectory
 from .models import HybridModel, NeuralODE, Parameter
 from .simulate import SimulationError, simulate
@@ -61,6 +62,7 @@ __all__ = [
     "InconsistentModelWarning",
     "Inputs",
     "IpoptOptions",
+    "LearnedDynamics",
     "Mesh",
     "NeuralODE",
     "Parameter",
@@ -77,6 +79,7 @@ __all__ = [
     "Trajectory",
     "UntilConsistent",
     "__version__",
+    "control_problem",
     "simulate",
     "solve",
 ]
