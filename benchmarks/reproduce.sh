@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every run quoted in docs/results.md and docs/performance.md, in order. Each writes into
+# Every run quoted in docs/results.md, docs/performance.md and docs/control.md, in order. Each writes into
 # runs/reproduce/<name>; together they take several hours on a 2-core machine.
 # Usage: bash benchmarks/reproduce.sh [name ...]   (no names: all)
 set -euo pipefail
@@ -57,3 +57,6 @@ run snde-stable-time python benchmarks/snde_stable_time.py --systems two_body,ri
 run multi-trajectory python benchmarks/multi_trajectory_vdp.py --json "$out/multi_trajectory.json"
 run vdp-robust-0-warm python scripts/train_collocation.py vdp --noise 0 --seeds 100 --warm-start \
   --out "$out/vdp-robust-0-warm"
+run control-accuracy python benchmarks/control_accuracy.py --json "$out/control_accuracy.json"
+run control-opti python benchmarks/control_opti.py --intervals 2000 --stages 3 --repeats 3 \
+  --json "$out/control_opti.json"

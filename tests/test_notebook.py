@@ -1,4 +1,4 @@
-"""examples/quickstart.ipynb runs top to bottom (on a small mesh) and shows what it promises."""
+"""The example notebooks run top to bottom (on small settings) and show what they promise."""
 
 from __future__ import annotations
 
@@ -10,8 +10,16 @@ import pytest
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "examples" / "quickstart.ipynb"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+NOTEBOOK = EXAMPLES / "quickstart.ipynb"
 SMALL = 12  # collocation intervals for the test run (the notebook's default is larger)
+BASE = {"collocnode", "collocnode.nn", "collocnode.serialize", "numpy", "matplotlib.pyplot"}
+# each notebook and the modules it may import: the public API and well-known libraries
+ALLOWED = {
+    "quickstart.ipynb": BASE,
+    "active_suspension.ipynb": BASE
+    | {"casadi", "scipy.integrate", "time", "collocnode.recipes.qvm"},
+}
 
 
 def text_of(cell) -> str:
@@ -24,19 +32,20 @@ def text_of(cell) -> str:
     return "".join(out)
 
 
-def test_notebook_is_stored_without_outputs():
-    nb = nbformat.read(NOTEBOOK, as_version=4)
+@pytest.mark.parametrize("name", sorted(ALLOWED))
+def test_notebook_is_stored_without_outputs(name):
+    nb = nbformat.read(EXAMPLES / name, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert code, "no code cells"
     assert all(not c.outputs and c.execution_count is None for c in code)
 
 
-def test_notebook_uses_only_the_public_api():
-    nb = nbformat.read(NOTEBOOK, as_version=4)
+@pytest.mark.parametrize("name", sorted(ALLOWED))
+def test_notebook_uses_only_the_public_api(name):
+    nb = nbformat.read(EXAMPLES / name, as_version=4)
     source = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
     modules = re.findall(r"^\s*(?:from|import)\s+([\w.]+)", source, flags=re.M)
-    allowed = {"collocnode", "collocnode.nn", "collocnode.serialize", "numpy", "matplotlib.pyplot"}
-    assert set(modules) <= allowed, set(modules) - allowed
+    assert set(modules) <= ALLOWED[name], set(modules) - ALLOWED[name]
     assert "._" not in source and "_validation" not in source
 
 
@@ -65,3 +74,28 @@ def test_notebook_executes(tmp_path):
     assert len(figures) == 1, "the plot cell shows one figure"
     assert "bit for bit: True" in text_of(cells["save"])
     assert (tmp_path / "vdp_model.json").exists()
+
+
+@pytest.mark.slow
+def test_active_suspension_notebook_executes(tmp_path):
+    nb = nbformat.read(EXAMPLES / "active_suspension.ipynb", as_version=4)
+    settings = nb.cells[1]
+    small = {"TRAIN_S": "2.1", "HORIZON_S": "1.0", "INTERVALS": "100"}
+    for name, value in small.items():
+        settings.source, count = re.subn(
+            rf"^{name} = \S+", f"{name} = {value}", settings.source, flags=re.M
+        )
+        assert count == 1, f"the notebook must set {name} in its settings cell"
+    client = nbclient.NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
+    client.execute()
+    cells = {c.get("id"): c for c in nb.cells}
+    control = text_of(cells["control"])
+    assert "learned  model: success" in control and "true     model: success" in control
+    rms = dict(re.findall(r"RMS body acceleration, (\w+)\s*: ([\d.]+)", text_of(cells["evaluate"])))
+    # both controllers beat the passive suspension on the true vehicle
+    assert float(rms["learned"]) < float(rms["passive"])
+    assert float(rms["true"]) < float(rms["passive"])
+    figures = [o for o in cells["plot"].outputs if "image/png" in o.get("data", {})]
+    assert len(figures) == 1
