@@ -1,11 +1,14 @@
 """A dynamic optimization problem transcribed into one structured NLP (paper eq. 12).
 
-Unknowns ``z = [x_00, x_01, ..., x_{n m_n}, p]``: the states at every mesh node (node-major, the
-initial point first) followed by the time-invariant parameters.
+Unknowns ``z = [v_00, v_01, ..., v_{n m_n}, p]``: per mesh node (node-major, the initial point
+first) its unknowns ``v = [x, z, u_c]`` (states, algebraic states, controls; see
+:mod:`.variables`), followed by the time-invariant parameters (and the final time when it is
+free).
 
 Constraints, one block per collocation node k (interval i, stage j), then the boundary block:
 
     Σ_l D_jl x_il − h_i f(x_ij, p, u_ij, t_ij) = 0        (12b, n_states rows)
+    0 = g_alg(x_ij, p, u_ij, t_ij, z_ij)                    (n_algebraic rows)
     g_lb <= g(x_ij, p, u_ij, t_ij) <= g_ub                  (12c, n_path rows)
     r_lb <= r(x_00, x_last, p) <= r_ub                      (12d, n_boundary rows, once)
 

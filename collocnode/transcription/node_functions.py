@@ -27,9 +27,10 @@ from .problem import DynamicOptimizationProblem
 class NodeFunctions:
     """Per-node symbolic functions and the local sparsity of their derivative outputs.
 
-    Inputs of every node function: x (n_x), p (n_p), u (n_u), t, h (interval length),
-    w (quadrature weight h b_j); the Hessian adds sigma (objective factor, shared), lam_c (n_x)
-    and lam_g (n_g).
+    Inputs of every node function: x (the node's n_v unknowns [x, z, u_c]), p (the NLP's n_p
+    parameters), u (n_u known inputs), t (mesh time), h (interval length), w (quadrature weight
+    h b_j); the Hessian adds sigma (objective factor, shared), lam_c (n_states) and lam_g
+    (n_algebraic + n_path).
     """
 
     values: ca.Function  # -> res = -h f (n_x), g (n_g), obj = w L (1)
@@ -57,7 +58,8 @@ class BoundaryFunctions:
 class SampleFunctions:
     """The data term of one sample in an interval of ``m`` stages and its derivatives.
 
-    Inputs: xi (n_x (m + 1)): the interval's node states x_i0..x_im, node-major; beta (m + 1):
+    Inputs: xi (n_v (m + 1)): the interval's node unknowns v_i0..v_im, node-major (the term
+    sees their states); beta (m + 1):
     the Lagrange basis over ``(0, c_1..c_m)`` at the sample's local time, so the state there is
     ``reshape(xi, n_x, m + 1) @ beta``; p (n_p), u (n_u), t, d (n_data), w; the Hessian adds
     sigma. Local columns of the patterns: < n_x (m + 1) index xi, the rest p (``hxp``: p).
