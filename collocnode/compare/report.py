@@ -35,10 +35,11 @@ def summary_line(row: Mapping[str, Any]) -> str:
     if "test_road_rmse" in row:
         road = f", test-road a RMSE {_fmt(row.get('test_road_rmse'))}"
     note = f" ({row['message']})" if row["status"] != "success" and row.get("message") else ""
+    full = f", full-window MSE {_fmt(row['full_mse'])}" if "full_mse" in row else ""
     return (
         f"{row['method']}: {row['status']}, train {_fmt(row.get('train_time_s'))} s, "
         f"epochs {_fmt(row.get('epochs'))}, train MSE {_fmt(row.get('train_mse'))}, "
-        f"test MSE {_fmt(row.get('test_mse'))}{road}{note}"
+        f"test MSE {_fmt(row.get('test_mse'))}{full}{road}{note}"
     )
 
 

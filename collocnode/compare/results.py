@@ -21,6 +21,7 @@ BASE_COLUMNS = (
     "epochs",
     "train_mse",
     "test_mse",
+    "full_mse",
     "n_params",
     "message",
 )
@@ -128,6 +129,7 @@ class MethodRow(Mapping[str, Any]):
             "epochs": self.epochs,
             "train_mse": self.scores.get("train_mse"),
             "test_mse": self.scores.get("test_mse"),
+            "full_mse": self.scores.get("full_mse"),
             "n_params": self.n_params,
             "message": self.message,
         }

@@ -57,6 +57,10 @@ def test_quick_run_writes_valid_json_and_markdown(tmp_path):
     assert rows["fnode"]["status"] == "success" and rows["fnode"]["epochs"] == 3
     assert rows["fnode"]["options"]["targets"] == "fd"
     assert rows["fnode"]["test_mse"] > 0 and rows["fnode"]["n_params"] > 0
+    # both windows in every row: the full window is the sample-weighted mean of the two
+    fnode = rows["fnode"]
+    low, high = sorted((fnode["train_mse"], fnode["test_mse"]))
+    assert low <= fnode["full_mse"] <= high
     assert rows["snde"]["status"] == "not applicable" and "constraint" in rows["snde"]["message"]
     assert report["meta"]["quick"] is True and report["meta"]["n_train"] <= 200
     md = (out / "compare.md").read_text()

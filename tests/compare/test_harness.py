@@ -10,7 +10,7 @@ import pytest
 
 from collocnode.compare.harness import CompareConfig, run
 from collocnode.compare.integrators import DivergenceError
-from collocnode.compare.results import CompareReport, MethodRow, Score
+from collocnode.compare.results import BASE_COLUMNS, CompareReport, MethodRow, Score
 from collocnode.compare.scenarios import StateRollout, StateRolloutScenario
 from collocnode.io import jsonable
 
@@ -73,16 +73,21 @@ def test_a_failure_is_named_and_the_json_is_the_report(tmp_path, monkeypatch):
 
 def test_every_row_lists_the_base_columns_first():
     skipped = MethodRow("lstm", "interrupted", message="skipped after Ctrl-C")
-    assert list(skipped)[:8] == [
-        "method",
-        "status",
-        "train_time_s",
-        "epochs",
-        "train_mse",
-        "test_mse",
-        "n_params",
-        "message",
-    ]
+    assert (
+        list(skipped)[:9]
+        == list(BASE_COLUMNS)
+        == [
+            "method",
+            "status",
+            "train_time_s",
+            "epochs",
+            "train_mse",
+            "test_mse",
+            "full_mse",
+            "n_params",
+            "message",
+        ]
+    )
     assert list(skipped)[-1] == "time_to_target_s" and "traceback" not in skipped
     row = MethodRow("fnode", "success", curve=[(1.0, 0.5)], scores={"test_mse": 0.1, "x": 2})
     assert row["test_mse"] == 0.1 and row["x"] == 2 and row["curve"] == [(1.0, 0.5)]

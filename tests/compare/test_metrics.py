@@ -29,7 +29,10 @@ def test_window_errors_split_train_and_extrapolation():
     pred[6:] = 3.0
     e = window_errors(pred, ref, 6)
     assert e["train_mse"] == 1.0 and e["test_mse"] == 9.0 and e["test_rmse"] == 3.0
+    # the papers' window: all samples, (6 * 1 + 4 * 9) / 10
+    assert e["full_mse"] == pytest.approx(4.2, rel=1e-15)
     assert window_errors(pred, ref, 10)["test_mse"] is None
+    assert window_errors(pred, ref, 10)["full_mse"] == e["full_mse"]  # any split
     assert window_errors(pred, ref, 6, columns=[1])["test_mse"] == 9.0
 
 
