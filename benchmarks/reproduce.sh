@@ -60,3 +60,5 @@ run vdp-robust-0-warm python scripts/train_collocation.py vdp --noise 0 --seeds 
 run control-accuracy python benchmarks/control_accuracy.py --json "$out/control_accuracy.json"
 run control-opti python benchmarks/control_opti.py --intervals 2000 --stages 3 --repeats 3 \
   --json "$out/control_opti.json"
+run compare-cart-pole-fnode-code python scripts/compare.py cart_pole --preset fnode_code --methods fnode \
+  --seed 0 --out "$out/cp_code"

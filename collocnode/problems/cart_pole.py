@@ -23,6 +23,11 @@ class CartPole(System):
     Presets (x(0) = 1 m, θ(0) = π/6, at rest; l = 0.5 m, g = 9.81 m/s²):
         * ``"fnode"`` (default) — FNODE §3.6: Δt = 0.01 s, 200 training + 50 extrapolation
           samples. The paper gives no masses; the FNODE code's M = m = 10 kg are used.
+        * ``"fnode_code"`` — the system the FNODE authors' code simulates (``force_cp`` of their
+          ``Model/force_fun.py``, same masses, initial state and sampling): the θ'² terms of
+          eq. 35 have the opposite sign (``velocity_sign = -1``). It is not a mechanical
+          system (its energy is not conserved), but it is what their published numbers were
+          computed on; the two truths differ by a test MSE of about 0.2.
         * ``"mbdnode"`` — MBD-NODE §3.6: M = m = 1 kg, Δt = 0.005 s, 400 + 100 samples.
 
     With u = 0 only M/m enters the motion, so both presets give the same free trajectory; they
@@ -35,9 +40,10 @@ class CartPole(System):
     state_names = ("theta", "x", "theta_dot", "x_dot")
     input_names = ("u",)
     n_coords = 2
-    _IC = {"theta0": np.pi / 6, "x0": 1.0, "omega0": 0.0, "v0": 0.0}
+    _IC = {"theta0": np.pi / 6, "x0": 1.0, "omega0": 0.0, "v0": 0.0, "velocity_sign": 1.0}
     PRESETS = {
         "fnode": {"M": 10.0, "m": 10.0, "l": 0.5, "g": 9.81, **_IC},
+        "fnode_code": {"M": 10.0, "m": 10.0, "l": 0.5, "g": 9.81, **_IC, "velocity_sign": -1.0},
         "mbdnode": {"M": 1.0, "m": 1.0, "l": 0.5, "g": 9.81, **_IC},
     }
     SAMPLING = {"mbdnode": {"dt": 0.005, "n_steps": 500, "n_train": 400}}
@@ -53,12 +59,13 @@ class CartPole(System):
         return np.array([p["theta0"], p["x0"], p["omega0"], p["v0"]])
 
     def _accelerations(self, th: Any, w: Any, u: Any, lib: Any) -> tuple[Any, Any]:
-        """``(θ'', x'')`` by Cramer's rule on eq. 35 (numpy or casadi ``lib``)."""
+        """``(θ'', x'')`` by Cramer's rule on eq. 35 (numpy or casadi ``lib``); the θ'² term
+        carries ``velocity_sign`` (+1 in the papers, -1 in the FNODE code)."""
         p = self.params
         big_m, m, l, g = p["M"], p["m"], p["l"], p["g"]
         c, s = lib.cos(th), lib.sin(th)
         b1 = m * g * l * s
-        b2 = u + m * l * w**2 * s
+        b2 = u + p["velocity_sign"] * m * l * w**2 * s
         det = m * l**2 * (big_m + m * s**2)  # = m l² (M + m) − (m l cos θ)²
         return ((big_m + m) * b1 - m * l * c * b2) / det, (m * l**2 * b2 - m * l * c * b1) / det
 
@@ -103,7 +110,10 @@ class CartPole(System):
         return (p["M"] + p["m"]) * x[..., 3] + p["m"] * p["l"] * np.cos(x[..., 0]) * x[..., 2]
 
     def invariants(self, x: np.ndarray) -> dict[str, np.ndarray]:
-        """Energy and momentum; conserved only for u ≡ 0 (the default input)."""
+        """Energy and momentum; conserved only for u ≡ 0 (the default input) and the papers'
+        equations (none for the FNODE code's sign)."""
+        if self.params["velocity_sign"] != 1.0:
+            return {}
         return {"energy": self.energy(x), "momentum": self.momentum(x)}
 
     def invariant_scales(self) -> dict[str, float]:

@@ -165,6 +165,30 @@ def test_cart_pole_satisfies_eq_35(rng):
         np.testing.assert_allclose(r2, 0, atol=1e-11)
 
 
+def test_cart_pole_fnode_code_preset_is_the_authors_generator(rng):
+    # force_cp of the FNODE authors' Model/force_fun.py (u = 0), as its closed form:
+    #   x''  = (-m g sin θ cos θ - m l θ'² sin θ) / (M + m sin² θ)
+    #   θ''  = ((M + m) g sin θ + m l θ'² sin θ cos θ) / (l (M + m sin² θ))
+    system = problems.get("cart_pole", "fnode_code")
+    big_m, m, l, g = 10.0, 10.0, 0.5, 9.81
+    assert [system.params[k] for k in ("M", "m", "l", "g")] == [big_m, m, l, g]
+    np.testing.assert_allclose(system.x0, [np.pi / 6, 1.0, 0.0, 0.0])
+    x = rng.normal(size=(8, 4))
+    th, w = x[:, 0], x[:, 2]
+    s, c = np.sin(th), np.cos(th)
+    den = big_m + m * s**2
+    xdd = (-m * g * s * c - m * l * w**2 * s) / den
+    thdd = ((big_m + m) * g * s + m * l * w**2 * s * c) / (l * den)
+    np.testing.assert_allclose(system.acceleration(0, x).T, [thdd, xdd], rtol=1e-13, atol=1e-13)
+    # it differs from the papers' eq. 35 only through the θ'² terms
+    paper = problems.get("cart_pole", "fnode")
+    at_rest = x.copy()
+    at_rest[:, 2] = 0.0
+    np.testing.assert_allclose(system.acceleration(0, at_rest), paper.acceleration(0, at_rest))
+    assert not np.allclose(system.acceleration(0, x), paper.acceleration(0, x))
+    assert system.invariants(x) == {}  # not a mechanical system: nothing is conserved
+
+
 def test_cart_pole_linearization_is_the_jacobian_at_upright():
     system = problems.get("cart_pole", "mbdnode")
     a, b = system.linearization()
