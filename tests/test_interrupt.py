@@ -41,10 +41,14 @@ SCRIPT = ROOT / "scripts" / "train_collocation.py"
 
 class CtrlC:
     """Presses Ctrl-C (SIGINT to the main thread) ``delay`` seconds after a solve has installed
-    its SIGINT handler, so the signal lands inside IPOPT whatever the machine's speed."""
+    its SIGINT handler and, when ``ready`` is given, after that event is set (e.g. by an
+    iteration callback once IPOPT has finished an iteration), so the signal lands inside IPOPT
+    whatever the machine's speed and load."""
 
-    def __init__(self, delay: float, timeout: float = 60.0) -> None:
-        self.delay, self.timeout = delay, timeout
+    def __init__(
+        self, delay: float, timeout: float = 60.0, ready: threading.Event | None = None
+    ) -> None:
+        self.delay, self.timeout, self.ready = delay, timeout, ready
         self.original = signal.getsignal(signal.SIGINT)
         self.main = threading.main_thread().ident
         self.sent = False
@@ -56,7 +60,7 @@ class CtrlC:
 
     def _run(self) -> None:
         end = time.monotonic() + self.timeout
-        while not self._installed():
+        while not self._installed() or (self.ready is not None and not self.ready.is_set()):
             if self.done.is_set() or time.monotonic() > end:
                 return
             time.sleep(0.001)
@@ -87,9 +91,12 @@ def test_ctrl_c_returns_the_iterate_as_interrupted(backend):
     # a tight tolerance: uninterrupted this takes hundreds of iterations (many seconds)
     ipopt = IpoptOptions(tol=1e-14, max_iter=3000, print_level=0, backend=backend)
     handler_before = signal.getsignal(signal.SIGINT)
+    iterated = threading.Event()  # on a loaded machine the first iteration may take seconds
     start = time.perf_counter()
-    with CtrlC(delay=0.3) as ctrl:
-        sol = solve(problem, RadauIIA(150, 3, ipopt=ipopt), seed=0)
+    with CtrlC(delay=0.3, ready=iterated) as ctrl:
+        sol = solve(
+            problem, RadauIIA(150, 3, ipopt=ipopt), seed=0, callback=lambda state: iterated.set()
+        )
     elapsed = time.perf_counter() - start
     assert ctrl.sent, "the solve ended before Ctrl-C could be pressed"
     assert sol.status == SolverStatus.INTERRUPTED
