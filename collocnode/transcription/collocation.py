@@ -203,9 +203,9 @@ def check_memory(
     bytes (default: this machine's physical memory), estimated from its dimensions with
     :func:`.assembly.estimated_nonzeros` at :data:`BYTES_PER_NONZERO`."""
     memory = v.physical_memory_bytes() if memory is None else memory
-    ng = dop.n_algebraic + (dop.path.n if dop.path else 0)
+    ng = dop.n_node_constraints
     nr = dop.boundary.n if dop.boundary else 0
-    nx, npar = dop.node_width, dop.n_params + int(dop.free_final_time)
+    nx, npar = dop.node_width, dop.n_nlp_params
     est = estimated_nonzeros(nx, npar, ng, nr, meshes)
     need = BYTES_PER_NONZERO * (est["jacobian"] + est["hessian"])
     if memory is None or need <= memory:

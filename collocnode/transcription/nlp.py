@@ -52,7 +52,6 @@ from .node_functions import (
     build_boundary_functions,
     build_node_functions,
     build_sample_functions,
-    nlp_param_count,
 )
 from .problem import DynamicOptimizationProblem
 from .radau import lagrange_basis, radau_table
@@ -294,7 +293,7 @@ class StructuredNLP:
         if len(meshes) != len(segments):
             raise ValueError(f"got {len(meshes)} meshes for {len(segments)} segments")
         self.dop, self.meshes, self.mesh = dop, meshes, meshes[0]
-        ng = dop.n_algebraic + (dop.path.n if dop.path else 0)
+        ng = dop.n_node_constraints
         nr = dop.boundary.n if dop.boundary else 0
 
         node_start = np.cumsum([0] + [m.n_nodes for m in meshes])
@@ -308,7 +307,7 @@ class StructuredNLP:
         step("build")
         layout = NLPLayout(
             dop.node_width,
-            nlp_param_count(dop),
+            dop.n_nlp_params,
             ng,
             nr,
             meshes,

@@ -111,9 +111,11 @@ def _pattern(sp_: ca.Sparsity) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
 
 
-def nlp_param_count(dop: DynamicOptimizationProblem) -> int:
-    """Parameters of the NLP: the problem's p, then tf when the final time is free."""
-    return dop.n_params + (1 if dop.free_final_time else 0)
+def _problem_params(dop: DynamicOptimizationProblem, p: ca.SX) -> ca.SX:
+    """The problem's own parameters among the NLP's (tf follows them when it is free). Split at
+    explicit offsets: a range slice of a (1, 1) symbol such as p[:0] is a 1 x 0 row, which
+    vertcat would turn into a structural zero entry."""
+    return ca.vertsplit(p, [0, dop.n_params, dop.n_nlp_params])[0]
 
 
 def _time_scaling(dop: DynamicOptimizationProblem, p: ca.SX, t: ca.SX) -> tuple[ca.SX, ca.SX]:
@@ -139,20 +141,18 @@ def build_node_functions(dop: DynamicOptimizationProblem, hessian: str = "exact"
     if hessian not in NLP_MODES:
         raise ValueError(f"hessian must be one of {NLP_MODES}, got {hessian!r}")
     nx, na = dop.n_states, dop.n_algebraic
-    nv, npar, nu = dop.node_width, nlp_param_count(dop), dop.n_inputs
-    ng = na + (dop.path.n if dop.path else 0)
+    nv, npar, nu = dop.node_width, dop.n_nlp_params, dop.n_inputs
+    ng = dop.n_node_constraints
     x, p, u = ca.SX.sym("x", nv), ca.SX.sym("p", npar), ca.SX.sym("u", nu)
     t, h, w = ca.SX.sym("t"), ca.SX.sym("h"), ca.SX.sym("w")
     sigma, lam_c, lam_g = ca.SX.sym("sigma"), ca.SX.sym("lam_c", nx), ca.SX.sym("lam_g", ng)
 
     nom = dop.node_vector("nominal")
     v_phys = x * nom  # the NLP's variables are v / nominal
-    # split at explicit offsets: a range slice of a (1, 1) symbol such as v[1:] is a 1 x 0 row,
-    # which vertcat would turn into a structural zero entry
-    xs, zs, cs = ca.vertsplit(v_phys, [0, nx, nx + na, nv])
+    xs, zs, cs = ca.vertsplit(v_phys, [0, nx, nx + na, nv])  # explicit offsets, see below
     us = ca.vertcat(u, cs)
     stretch, t_phys = _time_scaling(dop, p, t)
-    pu = ca.vertsplit(p, [0, dop.n_params, npar])[0]
+    pu = _problem_params(dop, p)
 
     def call(name: str, fn, n: int) -> ca.SX:
         return _as_column(name, dop.call_node(fn, xs, pu, us, t_phys, zs), n)
@@ -215,14 +215,13 @@ def build_node_functions(dop: DynamicOptimizationProblem, hessian: str = "exact"
 def build_boundary_functions(dop: DynamicOptimizationProblem) -> BoundaryFunctions:
     """Functions of the (differential) states at t0 and tf and the NLP's parameters (with a
     free final time, tf is their last entry)."""
-    nx, npar = dop.n_states, nlp_param_count(dop)
+    nx, npar = dop.n_states, dop.n_nlp_params
     nr = dop.boundary.n if dop.boundary else 0
     x0, xf, p = ca.SX.sym("x0", nx), ca.SX.sym("xf", nx), ca.SX.sym("p", npar)
     sigma, lam_r = ca.SX.sym("sigma"), ca.SX.sym("lam_r", nr)
     nom = dop.x_nominal
     tf = p[dop.n_params] if dop.free_final_time else None
-
-    pu = ca.vertsplit(p, [0, dop.n_params, npar])[0]  # see build_node_functions
+    pu = _problem_params(dop, p)
 
     def call(name: str, fn, n: int) -> ca.SX:
         return _as_column(name, dop.call_boundary(fn, x0 * nom, xf * nom, pu, tf), n)

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
-from .variables import AlgebraicStates, Controls, per_component
+from .variables import AlgebraicStates, Controls, guess_at, per_component
 
 SymbolicFn = Callable[..., Any]
 
@@ -448,6 +448,17 @@ class DynamicOptimizationProblem:
         return self.tf_bounds is not None
 
     @property
+    def n_nlp_params(self) -> int:
+        """Parameters of the NLP: p, then tf when the final time is free."""
+        return self.n_params + int(self.free_final_time)
+
+    @property
+    def n_node_constraints(self) -> int:
+        """Rows per collocation node besides the dynamics: algebraic equations, then path
+        constraints."""
+        return self.n_algebraic + (self.path.n if self.path else 0)
+
+    @property
     def node_width(self) -> int:
         """Unknowns per mesh node: states, then algebraic states, then controls."""
         return self.n_states + self.n_algebraic + self.n_controls
@@ -506,14 +517,7 @@ class DynamicOptimizationProblem:
         guess = self.all_segments()[segment].x_guess
         if guess is None:
             return np.zeros((t.size, self.n_states))
-        if callable(guess):
-            out = np.asarray(guess(t), dtype=float)
-            if out.shape != (t.size, self.n_states):
-                raise ValueError(
-                    f"x_guess(t) must return shape ({t.size}, {self.n_states}), got {out.shape}"
-                )
-            return v.finite_array("x_guess(t)", out)
-        return np.tile(guess, (t.size, 1))
+        return guess_at("x_guess", guess, t, self.n_states)
 
     def remake(self, **changes: Any) -> DynamicOptimizationProblem:
         """A copy with some fields changed (SciML's ``remake``)."""

@@ -72,11 +72,14 @@ class Solution:
         if not self.segment_unknowns:
             self.segment_unknowns = list(self.segment_states)
 
+    def _check_segment(self, segment: int) -> None:
+        if not 0 <= segment < self.n_segments:
+            raise ValueError(f"segment must be in [0, {self.n_segments}), got {segment}")
+
     def _node_local(self, first: int, n: int, what: str, t, segment: int) -> np.ndarray:
         if n == 0:
             raise ValueError(f"the problem has no {what}")
-        if not 0 <= segment < self.n_segments:
-            raise ValueError(f"segment must be in [0, {self.n_segments}), got {segment}")
+        self._check_segment(segment)
         mesh = self.meshes[segment]
         values = self.segment_unknowns[segment][1:, first : first + n]  # collocation nodes
         return mesh.interpolate_collocation(values, t)
@@ -102,8 +105,7 @@ class Solution:
 
     def states(self, t: np.ndarray | float, segment: int = 0) -> np.ndarray:
         """Dense output of one segment's states at ``t``."""
-        if not 0 <= segment < self.n_segments:
-            raise ValueError(f"segment must be in [0, {self.n_segments}), got {segment}")
+        self._check_segment(segment)
         scalar = np.ndim(t) == 0
         mesh, x = self.meshes[segment], self.segment_states[segment]
         out = mesh.interpolate(x, np.atleast_1d(np.asarray(t, dtype=float)))

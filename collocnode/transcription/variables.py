@@ -32,6 +32,17 @@ def per_component(name: str, value: Any, n: int, default: float) -> np.ndarray:
     return np.broadcast_to(arr, (n,)).copy()
 
 
+def guess_at(name: str, guess: Any, t: np.ndarray, n: int) -> np.ndarray:
+    """A guess at times ``t`` (n_t,), shape (n_t, n): a callable ``t -> (n_t, n)`` (its output
+    checked and named ``name(t)``) or a constant (n,) repeated."""
+    if callable(guess):
+        out = np.asarray(guess(t), dtype=float)
+        if out.shape != (t.size, n):
+            raise ValueError(f"{name}(t) must return shape ({t.size}, {n}), got {out.shape}")
+        return v.finite_array(f"{name}(t)", out)
+    return np.tile(guess, (t.size, 1))
+
+
 def _check_bounds(name: str, lb: np.ndarray, ub: np.ndarray) -> None:
     bad = np.flatnonzero(lb > ub)
     if bad.size:
@@ -77,16 +88,8 @@ class _NodeVariables:
         """The initial guess at times ``t`` (n_t,), shape (n_t, n), inside the bounds: the given
         guess, else the middle of finite bounds, else the finite bound, else 0."""
         t = np.asarray(t, dtype=float)
-        if callable(self.guess):
-            out = np.asarray(self.guess(t), dtype=float)
-            if out.shape != (t.size, self.n):
-                raise ValueError(
-                    f"{self._label}.guess(t) must return shape ({t.size}, {self.n}), "
-                    f"got {out.shape}"
-                )
-            out = v.finite_array(f"{self._label}.guess(t)", out)
-        elif self.guess is not None:
-            out = np.tile(self.guess, (t.size, 1))
+        if self.guess is not None:
+            out = guess_at(f"{self._label}.guess", self.guess, t, self.n)
         else:
             lo, hi = np.isfinite(self.lb), np.isfinite(self.ub)
             lb, ub = np.where(lo, self.lb, 0.0), np.where(hi, self.ub, 0.0)
