@@ -21,7 +21,7 @@ from .. import _validation as v
 from ..status import SolveInterrupted, SolverStatus
 from .algorithm import RadauIIA
 from .assembly import estimated_nonzeros
-from .ipopt import solve_ipopt
+from .ipopt import IpoptResult, solve_ipopt
 from .iteration import CallbackRunner, RunInfo
 from .mesh import Mesh
 from .nlp import StructuredNLP
@@ -79,9 +79,23 @@ def _solve(
     runner: CallbackRunner | None,
 ) -> Solution:
     t_start = time.perf_counter()
-    segments = dop.all_segments()
+    nlp, z0 = build_nlp(dop, alg, meshes)
+    t_build = time.perf_counter() - t_start
+    res = solve_ipopt(nlp, z0, alg.ipopt, hessian=alg.hessian, callback=runner)
+    return package(nlp, res, t_build, time.perf_counter() - t_start, runner is not None)
+
+
+def build_nlp(
+    dop: DynamicOptimizationProblem,
+    alg: RadauIIA,
+    meshes: list[Mesh] | None = None,
+    proximal: np.ndarray | None = None,
+) -> tuple[StructuredNLP, np.ndarray]:
+    """The NLP of ``dop`` on ``meshes`` (default: ``alg``'s mesh of each segment) with an optional
+    proximal term (:class:`.nlp.StructuredNLP`), and its initial guess; memory-checked first,
+    interruptible (SolveInterrupted("build"/"compile"))."""
     if meshes is None:
-        meshes = [alg.mesh_for(seg.tspan) for seg in segments]
+        meshes = [alg.mesh_for(seg.tspan) for seg in dop.all_segments()]
     check_memory(dop, meshes)
     nlp = build_interruptibly(
         lambda checkpoint: StructuredNLP(
@@ -91,14 +105,21 @@ def _solve(
             threads=alg.threads,
             hessian=alg.hessian,
             checkpoint=checkpoint,
+            proximal=proximal,
         )
     )
     try:
-        z0 = nlp.initial_guess()
+        return nlp, nlp.initial_guess()
     except KeyboardInterrupt as interrupt:
         raise SolveInterrupted("build") from interrupt
-    t_build = time.perf_counter() - t_start
-    res = solve_ipopt(nlp, z0, alg.ipopt, hessian=alg.hessian, callback=runner)
+
+
+def package(
+    nlp: StructuredNLP, res: IpoptResult, t_build: float, t_total: float, user_callback: bool
+) -> Solution:
+    """The :class:`Solution` of one IPOPT run on ``nlp`` (physical units, stretched meshes for a
+    free final time, the place of a non-finite value in the message)."""
+    dop, meshes = nlp.dop, nlp.meshes
     segment_states = nlp.segment_states(res.z)
     _, p = nlp.split(res.z)
     tf = nlp.final_time(res.z)
@@ -122,8 +143,8 @@ def _solve(
             "build": t_build,
             "ipopt": res.t_ipopt,
             "callbacks": res.t_callbacks,
-            **({} if runner is None else {"user_callback": res.t_user_callback}),
-            "total": time.perf_counter() - t_start,
+            **({"user_callback": res.t_user_callback} if user_callback else {}),
+            "total": t_total,
         },
         size=nlp.size,
         problem=dop,

@@ -310,7 +310,7 @@ def _solve_casadi(
     solver = ca.nlpsol(
         "collocation",
         "ipopt",
-        {"x": nlp.z_sym, "f": nlp.f_expr, "g": nlp.g_expr},
+        {"x": nlp.z_sym, "p": nlp.prm_sym, "f": nlp.f_expr, "g": nlp.g_expr},
         {
             **callbacks,
             "ipopt": ipopt,
@@ -331,7 +331,9 @@ def _solve_casadi(
     warnings_ = _EvaluationWarnings(sys.stderr)
     try:
         with contextlib.redirect_stderr(warnings_):
-            out = solver(x0=z0, lbx=nlp.lbz, ubx=nlp.ubz, lbg=nlp.lbg, ubg=nlp.ubg)
+            out = solver(
+                x0=z0, p=nlp.prm_values, lbx=nlp.lbz, ubx=nlp.ubz, lbg=nlp.lbg, ubg=nlp.ubg
+            )
     finally:
         warnings_.release()
     t_total = time.perf_counter() - t_start

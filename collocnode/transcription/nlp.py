@@ -64,6 +64,16 @@ __all__ = ["NLPSize", "StructuredNLP"]
 #: Hessian (n_params² / 2 per node) over 30,000 nodes would need tens of GB
 REDUCE_BUFFER_BYTES = 64 * 2**20
 
+#: CasADi names of the NLP's Functions (attribute -> name)
+_FUNCTION_NAMES = {
+    "fn_f": "f",
+    "fn_g": "g",
+    "fn_grad": "grad",
+    "fn_jac": "jac_nz",
+    "fn_hess": "hess_nz",
+    "fn_hess_parts": "hess_parts",
+}
+
 
 class _NodeMap:
     """Evaluates a node function over N nodes in ``threads`` chunks of serial maps.
@@ -219,6 +229,20 @@ def place_samples(
     return [SampleGroup(m, parts[m]) for m in sorted(parts)]
 
 
+def proximal_indices(indices: object, n_z: int) -> np.ndarray:
+    """The unknowns of a proximal term: distinct integers in [0, n_z), (n,) int64 (empty for
+    None)."""
+    if indices is None:
+        return np.zeros(0, np.int64)
+    arr = np.asarray(indices)
+    if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
+        raise ValueError(f"proximal must be a 1-d array of unknown indices, got {indices!r:.80}")
+    arr = arr.astype(np.int64)
+    if arr.size and (arr.min() < 0 or arr.max() >= n_z or np.unique(arr).size != arr.size):
+        raise ValueError(f"proximal indices must be distinct and in [0, {n_z}), got {arr!r:.80}")
+    return arr
+
+
 def rate_penalty_terms(
     dop: DynamicOptimizationProblem, meshes: list[Mesh], node_start: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -283,6 +307,7 @@ class StructuredNLP:
         threads: int | None = None,
         hessian: object = "exact",
         checkpoint: Callable[[str], None] | None = None,
+        proximal: np.ndarray | None = None,
     ) -> None:
         step = checkpoint or (lambda phase: None)
         step("build")
@@ -297,6 +322,8 @@ class StructuredNLP:
         nr = dop.boundary.n if dop.boundary else 0
 
         node_start = np.cumsum([0] + [m.n_nodes for m in meshes])
+        n_z = int(node_start[-1]) * dop.node_width + dop.n_nlp_params
+        self.proximal = proximal_indices(proximal, n_z)
         self.quadratic = rate_penalty_terms(dop, meshes, node_start)
         self.sample_groups = place_samples(dop, meshes, node_start)
         self.node, self.bnd, sample_fns = self._functions(
@@ -331,7 +358,11 @@ class StructuredNLP:
                 for g in self.sample_groups
             ),
             nd=dop.n_states,
-            quadratic=self.quadratic[:2],
+            # the rate penalty's entries, then the proximal term's diagonal
+            quadratic=(
+                np.concatenate([self.quadratic[0], self.proximal]),
+                np.concatenate([self.quadratic[1], self.proximal]),
+            ),
         )
         self.layout = layout
         self.nx, self.np, self.ng, self.nr = layout.nx, layout.np, layout.ng, layout.nr
@@ -399,6 +430,7 @@ class StructuredNLP:
         outputs scattered into the global nonzeros by the layout's constant matrices."""
         layout, node, bnd = self.layout, self.node, self.bnd
         nx, nd, ng, nn, N = self.nx, self.nd, self.ng, self.nn, self.N
+        self._functions_of_z: dict[str, tuple[list, list]] = {}
         coll_node = self.coll_node
         U = ca.DM(self.u_coll.T) if self.dop.n_inputs else ca.DM(0, N)
         T, Hh, W = (ca.DM(a[None, :]) for a in (self.t_coll, self.h_coll, self.w_coll))
@@ -439,6 +471,16 @@ class StructuredNLP:
             Q = Q + sp.triu(Q, 1).T
             Qz = ca.mtimes(_dm_sparse(Q), z)
             f_expr = f_expr + 0.5 * ca.dot(z, Qz)
+        # the proximal term ½ Σ_i rho_i (z_{S_i} - c_i)², (rho, c) the NLP parameters
+        S = self.proximal
+        prm = ca.MX.sym("prm", 2 * S.size)
+        prox_grad = None
+        if S.size:
+            rho, center = ca.vertsplit(prm, [0, S.size, 2 * S.size])
+            gap = z[S.tolist()] - center
+            f_expr = f_expr + 0.5 * ca.dot(rho, gap * gap)
+            embed = sp.csc_matrix((np.ones(S.size), (S, np.arange(S.size))), (self.n_z, S.size))
+            prox_grad = ca.mtimes(_dm_sparse(embed), rho * gap)
         f_expr = ca.densify(f_expr)  # dense when empty
 
         step("build")
@@ -450,11 +492,13 @@ class StructuredNLP:
         grad_parts = [gx, gp, gM, *(part for s in samples for part in s["first"])]
         grad = ca.mtimes(_dm_sparse(layout.grad_scatter), _vcat(*grad_parts))
         grad = ca.densify(grad if Qz is None else grad + Qz)
+        if prox_grad is not None:
+            grad = grad + prox_grad
         # always exact (their Hessian costs no more than their gradient): in the partial
         # quasi-Newton modes they join the boundary part, outside the node Lagrangian
         hs = [part for s in samples for part in s.get("second", ())]
-        if q_vals.size:
-            hs.append(sigma * ca.DM(q_vals))
+        if q_vals.size or S.size:
+            hs.append(sigma * _vcat(ca.DM(q_vals), rho if S.size else ca.DM(0, 1)))
 
         lam_nodes = ca.reshape(lam[: N * (nd + ng)], nd + ng, N)
         lag_data = [
@@ -482,19 +526,55 @@ class StructuredNLP:
             hess_b = ca.mtimes(_dm_sparse(S_H[:, first_exact:]), _vcat(hb, *hs))
             hess_nz = hess_node + hess_b
             lx, lp = mapped(node.lag_grad, [1, 6], [1])(*lag_data)
-            self.fn_hess_parts = ca.Function(
-                "hess_parts", [z, sigma, lam], [ca.densify(hess_node), ca.densify(hess_b)]
+            self._functions_of_z["fn_hess_parts"] = (
+                [z, sigma, lam],
+                [ca.densify(hess_node), ca.densify(hess_b)],
             )
             self.fn_lag_grad = ca.Function("lag_grad", [z, sigma, lam], [lx, lp])
 
-        self.z_sym, self.sigma_sym, self.lam_sym = z, sigma, lam
+        self.z_sym, self.sigma_sym, self.lam_sym, self.prm_sym = z, sigma, lam, prm
+        self.prm_values = np.zeros(0)
         self.f_expr, self.g_expr = f_expr, g_expr
-        self.fn_f = ca.Function("f", [z], [f_expr])
-        self.fn_g = ca.Function("g", [z], [ca.densify(g_expr)])
-        self.fn_grad = ca.Function("grad", [z], [grad])
-        self.fn_jac = ca.Function("jac_nz", [z], [ca.densify(jac_nz)])
-        self.fn_hess = ca.Function("hess_nz", [z, sigma, lam], [ca.densify(hess_nz)])
+        self._functions_of_z.update(
+            fn_f=([z], [f_expr]),
+            fn_g=([z], [ca.densify(g_expr)]),
+            fn_grad=([z], [grad]),
+            fn_jac=([z], [ca.densify(jac_nz)]),
+            fn_hess=([z, sigma, lam], [ca.densify(hess_nz)]),
+        )
         self._grad_expr, self._jac_nz, self._hess_nz = grad, jac_nz, hess_nz
+        if S.size:
+            # Functions of (z, ..., prm), evaluated with the values set by set_proximal
+            self._with_prm = {
+                name: ca.Function(_FUNCTION_NAMES[name], [*ins, prm], outs)
+                for name, (ins, outs) in self._functions_of_z.items()
+            }
+            self.set_proximal(np.zeros(S.size), np.zeros(S.size))
+        else:
+            for name, (ins, outs) in self._functions_of_z.items():
+                setattr(self, name, ca.Function(_FUNCTION_NAMES[name], ins, outs))
+        del self._functions_of_z
+
+    def set_proximal(self, rho: np.ndarray, center: np.ndarray) -> None:
+        """Set the NLP parameters of the proximal term ``½ Σ_i rho_i (z_{S_i} - c_i)²`` (S: the
+        ``proximal`` indices; rho >= 0 and c (len(S),) in the NLP's scaled unknowns). Nothing is
+        rebuilt: the callbacks evaluate the same graph with the new values."""
+        n = self.proximal.size
+        rho = np.asarray(rho, dtype=float).ravel()
+        center = np.asarray(center, dtype=float).ravel()
+        if rho.shape != (n,) or center.shape != (n,):
+            raise ValueError(
+                f"the proximal term has {n} entries: rho and center must have shape ({n},), got "
+                f"{rho.shape} and {center.shape}"
+            )
+        if not (np.all(np.isfinite(rho)) and np.all(np.isfinite(center)) and np.all(rho >= 0)):
+            raise ValueError("the proximal term's rho must be finite and >= 0, its center finite")
+        self.prm_values = np.concatenate([rho, center])
+        values = ca.DM(self.prm_values)
+        for name, full in self._with_prm.items():
+            ins = full.mx_in()[:-1]
+            outs = full.call([*ins, values])
+            setattr(self, name, ca.Function(full.name(), ins, outs))
 
     def _sample_terms(
         self, group: SampleGroup, z: ca.MX, P: ca.MX, sigma: ca.MX, threads: int
@@ -620,8 +700,7 @@ class StructuredNLP:
 
     def casadi_callbacks(self) -> dict[str, ca.Function]:
         """Custom callbacks for ``nlpsol`` with CasADi's naming conventions."""
-        z, sigma, lam = self.z_sym, self.sigma_sym, self.lam_sym
-        p = ca.MX.sym("p", 0)
+        z, sigma, lam, p = self.z_sym, self.sigma_sym, self.lam_sym, self.prm_sym
         grad_f = ca.Function(
             "nlp_grad_f", [z, p], [self.f_expr, self._grad_expr], ["x", "p"], ["f", "grad_f_x"]
         )

@@ -178,7 +178,7 @@ class HessianCallback(ca.Callback):
         return "triu_hess_gamma_x_x"
 
     def get_sparsity_in(self, i: int) -> ca.Sparsity:
-        return ca.Sparsity.dense((self.nlp.n_z, 0, 1, self.nlp.n_c)[i], 1)
+        return ca.Sparsity.dense((self.nlp.n_z, self.nlp.prm_values.size, 1, self.nlp.n_c)[i], 1)
 
     def get_sparsity_out(self, i: int) -> ca.Sparsity:
         return self.nlp.hess_sparsity

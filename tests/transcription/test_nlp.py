@@ -254,3 +254,68 @@ def test_node_map_without_large_sums_is_one_serial_map_per_thread():
     """The Van der Pol benchmark's size: unchanged evaluation (and summation) order."""
     node_map = nlp_module._NodeMap(2_500, threads=2, reduced_nnz=5_000)
     assert (node_map.block, node_map.chunk, node_map.pad) == (1_250, 1_250, 0)
+
+
+@pytest.mark.parametrize("problem_name", ["rich", "controlled"])
+@pytest.mark.parametrize("backend", ["casadi", "cyipopt"])
+def test_proximal_term_is_exact_and_its_parameters_change_without_rebuild(
+    problem_name, backend, rng
+):
+    """The proximal term ½ Σ rho_i (z_{S_i} - c_i)²: objective, gradient and Hessian equal the
+    plain NLP's plus the term's own (by formula and by finite differences), new values take
+    effect without a rebuild, and a large rho pins the unknowns to c in a solve."""
+    from collocnode.transcription.ipopt import IpoptOptions, solve_ipopt
+
+    dop = PROBLEMS[problem_name]()
+    mesh = scaled(MESHES["mixed"], *dop.tspan)
+    plain = StructuredNLP(dop, mesh, threads=1)
+    # two parameters, a state of node 3 and the first state of the last node
+    S = np.array([plain.P0, plain.P0 + 2, 3 * plain.nx + 1, plain.P0 - plain.nx])
+    prox = StructuredNLP(dop, mesh, threads=1, proximal=S)
+    z, lam, sigma = rng.uniform(-1, 1, plain.n_z), rng.uniform(-1, 1, plain.n_c), 0.7
+    for rho, c in [
+        (np.array([1.0, 2.0, 0.5, 3.0]), rng.normal(size=4)),
+        (np.ones(4) * 7, 0 * z[:4]),
+    ]:
+        prox.set_proximal(rho, c)
+        gap = z[S] - c
+        assert float(prox.fn_f(z)) == pytest.approx(
+            float(plain.fn_f(z)) + 0.5 * np.sum(rho * gap**2), rel=1e-13
+        )
+        grad = plain.fn_grad(z).full().ravel()
+        grad[S] += rho * gap
+        np.testing.assert_allclose(prox.fn_grad(z).full().ravel(), grad, rtol=1e-13, atol=1e-13)
+        H = dense(prox.hess_sparsity, prox.fn_hess(z, sigma, lam).full().ravel())
+        H0 = dense(plain.hess_sparsity, plain.fn_hess(z, sigma, lam).full().ravel())
+        H0[S, S] += sigma * rho
+        np.testing.assert_allclose(H, H0, rtol=1e-13, atol=1e-13)
+        eps = 1e-6
+        fd = [
+            (float(prox.fn_f(z + eps * e)) - float(prox.fn_f(z - eps * e))) / (2 * eps)
+            for e in np.eye(prox.n_z)[S]
+        ]
+        np.testing.assert_allclose(prox.fn_grad(z).full().ravel()[S], fd, rtol=1e-6, atol=1e-7)
+    # in a solve (the backend gets the values as NLP parameters), a stiff proximal term on two
+    # parameters pins them to the centre
+    pinned = StructuredNLP(dop, mesh, threads=1, proximal=S[:2])
+    center = pinned.initial_guess()[S[:2]] + np.array([0.05, -0.02])
+    pinned.set_proximal(np.full(2, 1e8), center)
+    res = solve_ipopt(pinned, pinned.initial_guess(), IpoptOptions(backend=backend, tol=1e-10))
+    assert res.status.ok, res.message
+    np.testing.assert_allclose(res.z[S[:2]], center, atol=1e-6)
+
+
+def test_proximal_term_refuses_bad_indices_and_values():
+    dop = rich_problem()
+    mesh = scaled(MESHES["uniform"], *dop.tspan)
+    with pytest.raises(ValueError, match="distinct and in"):
+        StructuredNLP(dop, mesh, proximal=np.array([0, 0]))
+    with pytest.raises(ValueError, match="distinct and in"):
+        StructuredNLP(dop, mesh, proximal=np.array([10**6]))
+    with pytest.raises(ValueError, match="1-d array"):
+        StructuredNLP(dop, mesh, proximal=np.array([0.5]))
+    nlp = StructuredNLP(dop, mesh, proximal=np.array([1, 2]))
+    with pytest.raises(ValueError, match="shape"):
+        nlp.set_proximal(np.ones(3), np.zeros(3))
+    with pytest.raises(ValueError, match=">= 0"):
+        nlp.set_proximal(np.array([-1.0, 1.0]), np.zeros(2))
