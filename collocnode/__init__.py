@@ -15,6 +15,7 @@ with exact sparse Hessians::
 """
 
 from ._version import __version__
+from .admm import ConsensusADMM, ConsensusRound, ConsensusSolution
 from .callbacks import CallbackList, EarlyStopping, ProgressBar, StopOnStagnation
 from .consistency import (
     ConsistencyCheck,
@@ -51,6 +52,9 @@ __all__ = [
     "AlgebraicStates",
     "BlockConstraint",
     "CallbackList",
+    "ConsensusADMM",
+    "ConsensusRound",
+    "ConsensusSolution",
     "ConsistencyCheck",
     "ConsistencyReport",
     "ConsistentSolution",

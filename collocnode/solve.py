@@ -16,6 +16,7 @@ from typing import Any, overload
 import numpy as np
 
 from . import _validation as v
+from .admm import ConsensusADMM, ConsensusSolution, solve_admm
 from .callbacks import for_training
 from .consistency import (
     ConsistencyCheck,
@@ -71,6 +72,17 @@ def solve(
 ) -> ConsistentSolution: ...
 
 
+@overload
+def solve(
+    problem: TrainingProblem,
+    alg: ConsensusADMM,
+    *,
+    seed: int | None = ...,
+    callback: None = ...,
+    check: bool | ConsistencyCheck = ...,
+) -> ConsensusSolution: ...
+
+
 def solve(problem, alg=None, *, seed=None, callback=None, check=True):
     """Transcribe ``problem`` with ``alg`` (default ``RadauIIA()``) and solve it with IPOPT.
 
@@ -78,7 +90,9 @@ def solve(problem, alg=None, *, seed=None, callback=None, check=True):
         problem: a :class:`DynamicOptimizationProblem` or a :class:`TrainingProblem`.
         alg: the collocation scheme and IPOPT settings (:class:`RadauIIA`), or an
             :class:`AdaptiveRefinement` wrapping one, or (training problems) an
-            :class:`UntilConsistent` that refines the mesh until the check below passes.
+            :class:`UntilConsistent` that refines the mesh until the check below passes, or a
+            :class:`ConsensusADMM` that splits the data into blocks solved as NLPs of their own
+            (:mod:`collocnode.admm`).
         seed: a non-negative integer seeding the random initial weights of a training problem
             (ignored when the problem gives ``params_guess``).
         callback: ``fn(state)`` after every IPOPT iteration (:mod:`collocnode.callbacks`);
@@ -94,7 +108,8 @@ def solve(problem, alg=None, *, seed=None, callback=None, check=True):
     Returns:
         A :class:`Solution` (or :class:`TrainingSolution`); with :class:`AdaptiveRefinement`
         an :class:`AdaptiveSolution` whose ``solution`` is one, with :class:`UntilConsistent` a
-        :class:`ConsistentSolution`. Its ``status`` says honestly how
+        :class:`ConsistentSolution`, with :class:`ConsensusADMM` a
+        :class:`ConsensusSolution`. Its ``status`` says honestly how
         the solve ended; a failed solve still returns the last iterate.
 
     Raises:
@@ -102,6 +117,8 @@ def solve(problem, alg=None, *, seed=None, callback=None, check=True):
             inside IPOPT returns the last iterate with status ``interrupted`` instead.
     """
     settings = _check_settings(problem, alg, check)
+    if isinstance(alg, ConsensusADMM):
+        return _solve_admm(problem, alg, seed, callback, settings)
     alg = alg if isinstance(alg, UntilConsistent) else check_algorithm(alg)
     v.optional_seed("seed", seed)
     if callback is not None:
@@ -133,6 +150,30 @@ def solve(problem, alg=None, *, seed=None, callback=None, check=True):
     raise TypeError(
         f"problem must be a DynamicOptimizationProblem or TrainingProblem, got {problem!r}"
     )
+
+
+def _solve_admm(
+    problem: object,
+    alg: ConsensusADMM,
+    seed: int | None,
+    callback: object,
+    settings: ConsistencyCheck | None,
+) -> ConsensusSolution:
+    if not isinstance(problem, TrainingProblem):
+        raise TypeError(
+            f"ConsensusADMM splits a TrainingProblem's data, got {type(problem).__name__}"
+        )
+    v.optional_seed("seed", seed)
+    if callback is not None:
+        raise ValueError(
+            "callback is not supported with ConsensusADMM (its block solves run in parallel); "
+            "read the rounds from the solution's rounds"
+        )
+    p0 = problem.params_guess
+    if p0 is None:
+        p0 = problem.model.init_params(np.random.default_rng(seed))
+    result = solve_admm(problem, alg, np.asarray(p0, dtype=float))
+    return replace(result, solution=_checked(result.solution, settings))
 
 
 def _check_settings(problem: object, alg: object, check: object) -> ConsistencyCheck | None:

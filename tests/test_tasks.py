@@ -131,16 +131,7 @@ def test_limit_threads_sets_and_restores_the_budget():
     assert available_threads() == before == cores()
 
 
-# ---- a real Dask cluster ---------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def cluster():
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as c:
-        yield c
-
-
+# ---- a real Dask cluster (the conftest's ``cluster``) -------------------------------------------
 def test_tasks_run_on_a_dask_cluster(cluster, tmp_path):
     executor = dask_executor(cluster.scheduler_address)
     try:

@@ -1,0 +1,194 @@
+"""Consensus ADMM training: it reaches the single NLP's optimum where that optimum is unique, its
+windows join into one trajectory, its blocks run alike in this process and as Dask actors, and
+bad settings are refused before any work."""
+
+import casadi as ca
+import numpy as np
+import pytest
+
+from collocnode import (
+    ConsensusADMM,
+    ConsensusSolution,
+    HybridModel,
+    IpoptOptions,
+    Parameter,
+    RadauIIA,
+    SolverStatus,
+    TrainingProblem,
+    Trajectory,
+    solve,
+)
+
+RATE = 1.3  # the true decay rate k of x' = -k x
+
+
+def decay_problem(n_trajectories: int = 4, **fields) -> TrainingProblem:
+    """x' = -k x with k fitted (one parameter: the optimum is unique), noisy data from
+    several initial states."""
+    rng = np.random.default_rng(0)
+    t = np.linspace(0.0, 2.0, 41)
+    data = []
+    for x0 in np.linspace(0.5, 2.0, n_trajectories):
+        x = x0 * np.exp(-RATE * t) + 0.01 * rng.normal(size=t.size)
+        data.append(Trajectory(t=t, x=x[:, None]))
+    model = HybridModel(
+        n_states=1,
+        blocks={},
+        rhs=lambda x, u, t, b, p: ca.vertcat(-p["k"] * x[0]),
+        parameters={"k": Parameter(0.5, fit=True)},
+    )
+    return TrainingProblem(model, data if n_trajectories > 1 else data[0], **fields)
+
+
+INNER = RadauIIA(20, 3, ipopt=IpoptOptions(tol=1e-10, print_level=0))
+
+
+def admm(**fields) -> ConsensusADMM:
+    settings = {"rho": 1.0, "max_rounds": 300, "eps_abs": 1e-6, "eps_rel": 1e-5, "balance": 2.0}
+    settings.update(fields)
+    return ConsensusADMM(INNER, **settings)
+
+
+@pytest.fixture(scope="module")
+def monolithic():
+    return {n: solve(decay_problem(n), INNER, check=False) for n in (1, 4)}
+
+
+@pytest.mark.parametrize("blocks", [1, 2, 4])
+def test_trajectory_blocks_reach_the_single_nlp_optimum(monolithic, blocks):
+    res = solve(decay_problem(4), admm(blocks=blocks), check=False)
+    assert isinstance(res, ConsensusSolution)
+    assert res.converged and res.status == SolverStatus.SUCCESS, res.solution.message
+    assert res.p[0] == pytest.approx(monolithic[4].p[0], rel=1e-4)
+    assert res.p[0] == pytest.approx(RATE, rel=1e-2)
+    # the states are the blocks' own, in the trajectories' order
+    sol = res.solution
+    assert sol.n_segments == 4
+    for k in range(4):
+        d = sol.problem.trajectories[k]
+        np.testing.assert_allclose(sol.solution.states(d.t, k)[:, 0], d.x[:, 0], atol=0.05)
+    last = res.rounds[-1]
+    assert last.primal_residual <= last.eps_primal and last.dual_residual <= last.eps_dual
+
+
+@pytest.mark.parametrize("blocks", [2, 3])
+def test_windows_join_into_one_trajectory_at_the_single_nlp_optimum(monolithic, blocks):
+    res = solve(decay_problem(1), admm(blocks=blocks, split="windows"), check=False)
+    assert res.converged, res.solution.message
+    # the chain of windows converges slowly (a join's information moves one window per round)
+    assert res.p[0] == pytest.approx(monolithic[1].p[0], rel=5e-4)
+    sol = res.solution.solution
+    assert sol.mesh == INNER.mesh_for((0.0, 2.0))
+    # the joined node states are the monolithic ones (the joins agree to the tolerance)
+    np.testing.assert_allclose(sol.x_nodes, monolithic[1].solution.x_nodes, atol=1e-4)
+    # the result simulates and is checked like any trained model
+    x = res.simulate(np.linspace(0, 2, 5)).x[:, 0]
+    np.testing.assert_allclose(x, sol.x_nodes[0, 0] * np.exp(-res.p[0] * np.linspace(0, 2, 5)))
+
+
+def test_a_round_limit_is_reported_as_such():
+    res = solve(decay_problem(4), admm(blocks=2, max_rounds=2, rho=1e3, balance=0), check=False)
+    assert not res.converged
+    assert res.status == SolverStatus.ITERATION_LIMIT
+    assert "max_rounds = 2" in res.solution.message
+    assert [r.round for r in res.rounds] == [-1, 0, 1]  # the warm start, then two rounds
+
+
+@pytest.mark.parametrize(
+    "problem, alg, error, match",
+    [
+        (decay_problem(4), admm(blocks=5), ValueError, "blocks = 5 is more than the problem's 4"),
+        (decay_problem(4), admm(blocks=2, split="windows"), ValueError, "cuts one trajectory"),
+        (
+            decay_problem(1),
+            admm(blocks=21, split="windows"),
+            ValueError,
+            "blocks = 21 windows need at least one collocation interval each, the mesh has 20",
+        ),
+    ],
+)
+def test_a_split_that_does_not_fit_is_refused(problem, alg, error, match):
+    with pytest.raises(error, match=match):
+        solve(problem, alg)
+
+
+@pytest.mark.parametrize(
+    "fields, match",
+    [
+        ({"blocks": 0}, "blocks"),
+        ({"split": "rows"}, "split"),
+        ({"rho": 0.0}, "rho"),
+        ({"relaxation": 2.0}, r"relaxation must lie in \(0, 2\), got 2.0"),
+        ({"balance": 0.5}, "balance must be 0"),
+        ({"factor": 1.0}, "factor must be > 1"),
+        ({"inner": "radau"}, "inner must be a RadauIIA"),
+    ],
+)
+def test_bad_settings_name_the_field(fields, match):
+    with pytest.raises((TypeError, ValueError), match=match):
+        ConsensusADMM(**fields)
+
+
+def test_admm_needs_a_training_problem_and_no_callback():
+    dop = decay_problem(4).to_dop(np.array([0.5]))
+    with pytest.raises(TypeError, match="ConsensusADMM splits a TrainingProblem"):
+        solve(dop, admm())
+    with pytest.raises(ValueError, match="callback is not supported with ConsensusADMM"):
+        solve(decay_problem(4), admm(), callback=lambda state: None)
+
+
+def test_blocks_as_dask_actors_take_the_same_rounds_as_in_process(cluster):
+    from distributed import Client
+
+    problem = decay_problem(4)
+    local = solve(problem, admm(blocks=2), check=False)
+    with Client(cluster.scheduler_address) as client:
+        remote = solve(problem, admm(blocks=2, client=client), check=False)
+    assert remote.converged
+    assert len(remote.rounds) == len(local.rounds)
+    assert remote.p[0] == pytest.approx(local.p[0], rel=1e-10)
+    for a, b in zip(remote.rounds, local.rounds, strict=True):
+        assert a.primal_residual == pytest.approx(b.primal_residual, rel=1e-6, abs=1e-12)
+
+
+@pytest.mark.parametrize("losses", [1, 2])
+def test_a_lost_worker_is_survived_once_then_reported(monkeypatch, losses):
+    """The worker holding block 0 is killed before round 2 (and before round 4): the first loss
+    rebuilds the block on a live worker and the run converges to the same optimum; a second
+    loss of the same block raises, with no result."""
+    import os
+    import signal
+
+    from distributed import Client, LocalCluster
+
+    from collocnode import admm as admm_module
+
+    original = admm_module._Actors.solve
+    rounds = []
+
+    def solve_and_kill(self, rho, center):
+        rounds.append(len(rounds))
+        if rounds[-1] in (2, 4)[:losses]:
+            address = self.actors[0]._address
+            pid = self.client.run(os.getpid, workers=[address])[address]
+            os.kill(pid, signal.SIGKILL)
+        return original(self, rho, center)
+
+    monkeypatch.setattr(admm_module._Actors, "solve", solve_and_kill)
+    problem = decay_problem(4)
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        alg = admm(blocks=2, client=client)
+        if losses == 2:
+            with pytest.raises(RuntimeError, match="ADMM block 0: its worker was lost twice"):
+                solve(problem, alg, check=False)
+            return
+        res = solve(problem, alg, check=False)
+    assert res.converged, res.solution.message
+    assert len(res.events) == 1 and res.events[0].startswith("block 0: worker lost")
+    reference = solve(problem, admm(blocks=2), check=False)
+    assert res.p[0] == pytest.approx(reference.p[0], rel=1e-4)
