@@ -192,3 +192,15 @@ def test_a_lost_worker_is_survived_once_then_reported(monkeypatch, losses):
     assert len(res.events) == 1 and res.events[0].startswith("block 0: worker lost")
     reference = solve(problem, admm(blocks=2), check=False)
     assert res.p[0] == pytest.approx(reference.p[0], rel=1e-4)
+
+
+def test_workers_that_cannot_import_collocnode_are_refused_before_any_work(cluster, monkeypatch):
+    from distributed import Client
+
+    from collocnode import admm as admm_module
+
+    # what a worker without the package answers to find_spec("collocnode")
+    monkeypatch.setattr(admm_module, "find_spec", lambda name: None)
+    with Client(cluster.scheduler_address) as client:
+        with pytest.raises(ValueError, match=r"client: 2 of 2 workers cannot import collocnode"):
+            solve(decay_problem(4), admm(blocks=2, client=client))
