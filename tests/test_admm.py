@@ -204,3 +204,20 @@ def test_workers_that_cannot_import_collocnode_are_refused_before_any_work(clust
     with Client(cluster.scheduler_address) as client:
         with pytest.raises(ValueError, match=r"client: 2 of 2 workers cannot import collocnode"):
             solve(decay_problem(4), admm(blocks=2, client=client))
+
+
+def test_the_result_saves_and_loads_like_any_trained_model(tmp_path):
+    from collocnode import NeuralODE
+    from collocnode.nn import MLP
+    from collocnode.serialize import load_model, save_model
+
+    data = decay_problem(4).data
+    problem = TrainingProblem(NeuralODE([MLP((1, 3, 1), "tanh")]), data, regularization=1e-4)
+    res = solve(problem, admm(blocks=2, max_rounds=3), seed=0, check=False)
+    path = save_model(tmp_path / "model.json", res.solution)
+    loaded = load_model(path)
+    np.testing.assert_array_equal(loaded.p, res.p)
+    t = np.linspace(0.0, 2.0, 5)
+    np.testing.assert_allclose(
+        loaded.simulate(t, np.array([1.0])).x, res.simulate(t, np.array([1.0])).x, rtol=1e-12
+    )
