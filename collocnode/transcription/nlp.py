@@ -14,6 +14,7 @@ Constraints, one block per collocation node k (interval i, stage j), then the bo
 
 Objective: M(x_00, x_last, p) + Σ_k w_k L(x_k, p, u_k, t_k), w_k = h_i b_j        (12a, 10)
            + Σ_s w_s ℓ(Σ_l l~_l(σ_s) x_il, p, u_s, t_s, d_s)       (data terms at sample times)
+           + ½ Σ_i rho_i (z_{S_i} − c_i)²     (an optional proximal term; rho, c: NLP parameters)
 
 where sample s lies in interval i at local time σ_s: its state is the interval's collocation
 polynomial there (a constant basis row over the interval's m + 1 node states, computed once), so
@@ -288,6 +289,10 @@ class StructuredNLP:
         checkpoint: called with the phase ("build" or "compile") at every step of the build; it
             may raise to abandon the build (see :mod:`.collocation`, which builds in a worker
             thread so that Ctrl-C needs not wait for a long CasADi call).
+        proximal: indices S of unknowns (into z, scaled units) in a proximal term
+            ``½ Σ_i rho_i (z_{S_i} − c_i)²`` whose rho and c are the NLP's parameters
+            (``prm_sym``, CasADi ``nlpsol``'s p): :meth:`set_proximal` sets their values
+            (initially 0) without a rebuild. Used by consensus ADMM (:mod:`.proximal`).
 
     Attributes: the sizes and index maps of :class:`.assembly.NLPLayout` (``nx``, ``np``,
     ``ng``, ``nr``, ``nn``, ``N``, ``P0``, ``n_z``, ``n_c``, ``node_start``, ``coll_node``,
