@@ -60,5 +60,13 @@ run vdp-robust-0-warm python scripts/train_collocation.py vdp --noise 0 --seeds 
 run control-accuracy python benchmarks/control_accuracy.py --json "$out/control_accuracy.json"
 run control-opti python benchmarks/control_opti.py --intervals 2000 --stages 3 --repeats 3 \
   --json "$out/control_opti.json"
+run admm-trajectories python benchmarks/admm_consensus.py trajectories --rounds 60 --repeats 3 \
+  --json "$out/admm_trajectories.json"
+run admm-windows python benchmarks/admm_consensus.py windows --rounds 60 --repeats 3 \
+  --json "$out/admm_windows.json"
+run admm-warm-start python benchmarks/admm_consensus.py trajectories --trajectories 8 --held-out 8 \
+  --blocks 2 --rounds 40 --repeats 3 --json "$out/admm_warm.json"
+run admm-cold-start python benchmarks/admm_consensus.py trajectories --trajectories 8 --held-out 8 \
+  --blocks 2 --rounds 40 --repeats 3 --no-warm-start --json "$out/admm_cold.json"
 run compare-cart-pole-fnode-code python scripts/compare.py cart_pole --preset fnode_code --methods fnode \
   --seed 0 --out "$out/cp_code"
