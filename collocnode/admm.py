@@ -39,6 +39,7 @@ import numpy as np
 
 from . import _validation as v
 from .status import SolverStatus
+from .tasks import dask_executor
 from .training import TrainingProblem, TrainingSolution
 from .transcription.algorithm import RadauIIA
 from .transcription.assembly import NLPSize
@@ -72,8 +73,10 @@ class ConsensusADMM:
             start every block from its parameters: the blocks then begin in one basin of the
             non-convex objective, instead of each falling into its own from the random
             initial weights.
-        client: a ``distributed.Client``: each block is an actor on one of its workers (round
-            robin); None: the blocks run in this process.
+        client: a ``distributed.Client``, or a scheduler address such as
+            ``"tcp://host:8786"`` (connected to and checked first, closed at the end): each
+            block is an actor on one of its workers (round robin); None: the blocks run in this
+            process.
     """
 
     inner: RadauIIA = field(default_factory=RadauIIA)
@@ -90,6 +93,12 @@ class ConsensusADMM:
     client: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        client = self.client
+        if not (client is None or isinstance(client, str) or hasattr(client, "submit")):
+            raise TypeError(
+                f"client must be a distributed.Client, a scheduler address or None, got "
+                f"{client!r:.80}"
+            )
         if not isinstance(self.inner, RadauIIA):
             raise TypeError(f"inner must be a RadauIIA algorithm, got {self.inner!r:.80}")
         v.positive_int("blocks", self.blocks)
@@ -348,9 +357,23 @@ class _Actors:
     shared values, and its call repeated; a second loss raises (no partial result)."""
 
     def __init__(self, blocks: list[_Block], alg: ConsensusADMM, p0: np.ndarray) -> None:
+        self._owned = None
         client = alg.client
-        workers = sorted(_check_workers(client))
+        if isinstance(client, str):
+            # an address: reachable, with workers that import collocnode, or one ValueError
+            self._owned = dask_executor(client)
+            client = self._owned.client
         self.client = client
+        try:
+            self._build(blocks, alg, p0)
+        except BaseException:
+            self.close()
+            raise
+
+    def _build(self, blocks: list[_Block], alg: ConsensusADMM, p0: np.ndarray) -> None:
+        client = self.client
+        self._futures: list[Any] = []
+        workers = sorted(_check_workers(client))
         # a block's node maps use its worker's threads, not every core of the host
         info = client.scheduler_info()["workers"]
         threads = {w: alg.inner.threads or max(1, int(info[w]["nthreads"])) for w in workers}
@@ -435,8 +458,11 @@ class _Actors:
 
     def close(self) -> None:
         self.actors = []
-        for f in self._futures:
+        for f in getattr(self, "_futures", []):
             f.release()
+        if self._owned is not None:
+            self._owned.shutdown()
+            self._owned = None
 
 
 class _Raises:

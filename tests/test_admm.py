@@ -221,3 +221,12 @@ def test_the_result_saves_and_loads_like_any_trained_model(tmp_path):
     np.testing.assert_allclose(
         loaded.simulate(t, np.array([1.0])).x, res.simulate(t, np.array([1.0])).x, rtol=1e-12
     )
+
+
+def test_a_scheduler_address_is_connected_to_checked_and_closed(cluster):
+    res = solve(decay_problem(4), admm(blocks=2, client=cluster.scheduler_address), check=False)
+    assert res.converged
+    with pytest.raises(ValueError, match=r"scheduler = 'tcp://127\.0\.0\.1:9' cannot be reached"):
+        solve(decay_problem(4), admm(blocks=2, client="tcp://127.0.0.1:9"))
+    with pytest.raises(TypeError, match=r"client must be a distributed\.Client"):
+        admm(client=8786)
