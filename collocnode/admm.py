@@ -44,6 +44,7 @@ from .training import TrainingProblem, TrainingSolution
 from .transcription.algorithm import RadauIIA
 from .transcription.assembly import NLPSize
 from .transcription.mesh import Mesh
+from .transcription.problem import DynamicOptimizationProblem
 from .transcription.proximal import ProximalBlock
 from .transcription.solution import Solution
 
@@ -172,7 +173,7 @@ class ConsensusSolution:
     @property
     def wall_time(self) -> float:
         """Wall time of the build (the slowest block) and all rounds [s]."""
-        return float(max(self.build_s, default=0.0) + sum(r.wall_s for r in self.rounds))
+        return self.solution.timings["total"]
 
     def table(self) -> str:
         """The rounds as a text table."""
@@ -193,7 +194,7 @@ class _Block:
     """What a block is built from, and where its shared unknowns go: ``local`` (indices into
     its NLP's unknowns) are copies of the global unknowns ``index``."""
 
-    problem: TrainingProblem
+    dop: DynamicOptimizationProblem
     meshes: list[Mesh]
     local: np.ndarray
     index: np.ndarray
@@ -205,10 +206,9 @@ def solve_admm(problem: TrainingProblem, alg: ConsensusADMM, p0: np.ndarray) -> 
     Raises ValueError before any work when the split does not fit the problem or the client's
     workers cannot run the blocks."""
     blocks = _split(problem, alg, p0)
-    n_global = 1 + max(int(b.index.max()) for b in blocks)
-    runners = _start(blocks, alg, p0)
+    runners = _Local(blocks, alg) if alg.client is None else _Actors(blocks, alg)
     try:
-        return _rounds(problem, alg, blocks, runners, n_global, p0)
+        return _rounds(problem, alg, blocks, runners)
     finally:
         runners.close()
 
@@ -274,7 +274,7 @@ def _split_trajectories(
         meshes = [alg.inner.mesh_for(block._horizon(j)) for j in range(len(rows))]
         n_nodes = sum(m.n_nodes for m in meshes)
         local = n_nodes * problem.model.n_states + np.arange(n_params)
-        out.append(_Block(block, meshes, local, np.arange(n_params)))
+        out.append(_Block(block.to_dop(p0), meshes, local, np.arange(n_params)))
     return out
 
 
@@ -316,7 +316,7 @@ def _split_windows(problem: TrainingProblem, alg: ConsensusADMM, p0: np.ndarray)
         if j < k - 1:  # its end is join j
             local.append((n_nodes - 1) * nx + np.arange(nx))
             index.append(n_params + j * nx + np.arange(nx))
-        out.append(_Block(block, [window], np.concatenate(local), np.concatenate(index)))
+        out.append(_Block(block.to_dop(p0), [window], np.concatenate(local), np.concatenate(index)))
     return out
 
 
@@ -324,10 +324,8 @@ def _split_windows(problem: TrainingProblem, alg: ConsensusADMM, p0: np.ndarray)
 class _Local:
     """The blocks in this process, solved one after another."""
 
-    def __init__(self, blocks: list[_Block], alg: ConsensusADMM, p0: np.ndarray) -> None:
-        self.solvers = [
-            ProximalBlock(b.problem.to_dop(p0), alg.inner, b.meshes, b.local) for b in blocks
-        ]
+    def __init__(self, blocks: list[_Block], alg: ConsensusADMM) -> None:
+        self.solvers = [ProximalBlock(b.dop, alg.inner, b.meshes, b.local) for b in blocks]
         self.build_s = [s.build_s for s in self.solvers]
         self.events: list[str] = []
 
@@ -356,8 +354,9 @@ class _Actors:
     A block whose worker is lost is built again once on any live worker, moved to its last
     shared values, and its call repeated; a second loss raises (no partial result)."""
 
-    def __init__(self, blocks: list[_Block], alg: ConsensusADMM, p0: np.ndarray) -> None:
+    def __init__(self, blocks: list[_Block], alg: ConsensusADMM) -> None:
         self._owned = None
+        self._futures: list[Any] = []
         client = alg.client
         if isinstance(client, str):
             # an address: reachable, with workers that import collocnode, or one ValueError
@@ -365,21 +364,20 @@ class _Actors:
             client = self._owned.client
         self.client = client
         try:
-            self._build(blocks, alg, p0)
+            self._build(blocks, alg)
         except BaseException:
             self.close()
             raise
 
-    def _build(self, blocks: list[_Block], alg: ConsensusADMM, p0: np.ndarray) -> None:
+    def _build(self, blocks: list[_Block], alg: ConsensusADMM) -> None:
         client = self.client
-        self._futures: list[Any] = []
         workers = sorted(_check_workers(client))
         # a block's node maps use its worker's threads, not every core of the host
         info = client.scheduler_info()["workers"]
         threads = {w: alg.inner.threads or max(1, int(info[w]["nthreads"])) for w in workers}
         home = [workers[k % len(workers)] for k in range(len(blocks))]
         self._specs = [
-            (b.problem.to_dop(p0), replace(alg.inner, threads=threads[w]), b.meshes, b.local)
+            (b.dop, replace(alg.inner, threads=threads[w]), b.meshes, b.local)
             for b, w in zip(blocks, home, strict=True)
         ]
         self._futures = [self._spawn(k, [w]) for k, w in enumerate(home)]
@@ -458,7 +456,7 @@ class _Actors:
 
     def close(self) -> None:
         self.actors = []
-        for f in getattr(self, "_futures", []):
+        for f in self._futures:
             f.release()
         if self._owned is not None:
             self._owned.shutdown()
@@ -502,27 +500,19 @@ def _check_workers(client: Any) -> list[str]:
     return list(found)
 
 
-def _start(blocks: list[_Block], alg: ConsensusADMM, p0: np.ndarray) -> _Local | _Actors:
-    if alg.client is None:
-        return _Local(blocks, alg, p0)
-    return _Actors(blocks, alg, p0)
-
-
 # ---- the rounds -------------------------------------------------------------------------------
 def _rounds(
     problem: TrainingProblem,
     alg: ConsensusADMM,
     blocks: list[_Block],
     runners: _Local | _Actors,
-    n_global: int,
-    p0: np.ndarray,
 ) -> ConsensusSolution:
-    counts = np.zeros(n_global)
+    counts = np.zeros(1 + max(int(b.index.max()) for b in blocks))
     for b in blocks:
         np.add.at(counts, b.index, 1.0)
     rounds: list[ConsensusRound] = []
     status, message, converged, stopped = SolverStatus.ITERATION_LIMIT, "", False, False
-    n_params = p0.size
+    n_params = problem.model.n_params
     if alg.warm_start:
         # round -1: block 0 alone, no pull; every block then starts from its parameters, so
         # that all blocks begin in one basin of the (non-convex) training objective
@@ -600,7 +590,7 @@ def _rounds(
             f"{last.primal_residual:.3g} (tolerance {last.eps_primal:.3g}), dual "
             f"{last.dual_residual:.3g} (tolerance {last.eps_dual:.3g})"
         )
-    solution = _assemble(problem, alg, blocks, runners.states(), z, rounds, status, message, p0)
+    solution = _assemble(problem, alg, runners.states(), z, rounds, status, message)
     return ConsensusSolution(solution, rounds, converged, list(runners.build_s), runners.events)
 
 
@@ -638,13 +628,11 @@ def _mean(blocks: list[_Block], x: list[np.ndarray], u: list[np.ndarray], counts
 def _assemble(
     problem: TrainingProblem,
     alg: ConsensusADMM,
-    blocks: list[_Block],
     states: list[dict[str, Any]],
     z: np.ndarray,
     rounds: list[ConsensusRound],
     status: SolverStatus,
     message: str,
-    p0: np.ndarray,
 ) -> TrainingSolution:
     """The whole problem's :class:`TrainingSolution`: the consensus parameters and the blocks'
     node states (windows: joined on the whole mesh, each join taken from the earlier window)."""

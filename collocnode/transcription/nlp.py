@@ -435,7 +435,8 @@ class StructuredNLP:
         outputs scattered into the global nonzeros by the layout's constant matrices."""
         layout, node, bnd = self.layout, self.node, self.bnd
         nx, nd, ng, nn, N = self.nx, self.nd, self.ng, self.nn, self.N
-        self._functions_of_z: dict[str, tuple[list, list]] = {}
+        # the Functions of z (and sigma, lam): attribute -> (inputs, outputs)
+        functions: dict[str, tuple[list, list]] = {}
         coll_node = self.coll_node
         U = ca.DM(self.u_coll.T) if self.dop.n_inputs else ca.DM(0, N)
         T, Hh, W = (ca.DM(a[None, :]) for a in (self.t_coll, self.h_coll, self.w_coll))
@@ -531,7 +532,7 @@ class StructuredNLP:
             hess_b = ca.mtimes(_dm_sparse(S_H[:, first_exact:]), _vcat(hb, *hs))
             hess_nz = hess_node + hess_b
             lx, lp = mapped(node.lag_grad, [1, 6], [1])(*lag_data)
-            self._functions_of_z["fn_hess_parts"] = (
+            functions["fn_hess_parts"] = (
                 [z, sigma, lam],
                 [ca.densify(hess_node), ca.densify(hess_b)],
             )
@@ -540,7 +541,7 @@ class StructuredNLP:
         self.z_sym, self.sigma_sym, self.lam_sym, self.prm_sym = z, sigma, lam, prm
         self.prm_values = np.zeros(0)
         self.f_expr, self.g_expr = f_expr, g_expr
-        self._functions_of_z.update(
+        functions.update(
             fn_f=([z], [f_expr]),
             fn_g=([z], [ca.densify(g_expr)]),
             fn_grad=([z], [grad]),
@@ -552,13 +553,12 @@ class StructuredNLP:
             # Functions of (z, ..., prm), evaluated with the values set by set_proximal
             self._with_prm = {
                 name: ca.Function(_FUNCTION_NAMES[name], [*ins, prm], outs)
-                for name, (ins, outs) in self._functions_of_z.items()
+                for name, (ins, outs) in functions.items()
             }
             self.set_proximal(np.zeros(S.size), np.zeros(S.size))
         else:
-            for name, (ins, outs) in self._functions_of_z.items():
+            for name, (ins, outs) in functions.items():
                 setattr(self, name, ca.Function(_FUNCTION_NAMES[name], ins, outs))
-        del self._functions_of_z
 
     def set_proximal(self, rho: np.ndarray, center: np.ndarray) -> None:
         """Set the NLP parameters of the proximal term ``½ Σ_i rho_i (z_{S_i} - c_i)²`` (S: the
