@@ -274,7 +274,7 @@ def train_collocation(argv: Sequence[str] | None = None) -> int:
 
 
 def _train_collocation(argv: Sequence[str] | None) -> int:
-    from . import experiments
+    from . import experiments, machine
     from .experiments.record import RunRecord, new_run_id
 
     prog = "train_collocation.py"
@@ -312,6 +312,9 @@ def _train_collocation(argv: Sequence[str] | None) -> int:
     except (ValueError, TypeError) as exc:
         return fail(prog, str(exc), args.debug)
     record = RunRecord(out.path, run_id)
+    record.update(
+        command=command_line("scripts/train_collocation.py", argv), machine=machine.describe()
+    )
     code = EXIT_FAILED
     try:
         result = run(opts, record)
@@ -397,6 +400,13 @@ def _compare_parser() -> OneLineParser:
     return p
 
 
+def command_line(script: str, argv: Sequence[str]) -> str:
+    """The command that reruns this run, as a shell line: ``python SCRIPT ARGS``."""
+    import shlex
+
+    return shlex.join(["python", script, *argv])
+
+
 def method_overrides(items: Sequence[str]) -> dict[str, dict[str, object]]:
     """``["fnode.targets=fd", "mbdnode.hidden=(64, 64)"]`` -> {"fnode": {"targets": "fd"}, ...};
     values are Python literals where they parse as one, strings otherwise."""
@@ -427,7 +437,8 @@ def _compare(argv: Sequence[str] | None) -> int:
     from .experiments.record import new_run_id
 
     prog = "compare.py"
-    args = _compare_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = _compare_parser().parse_args(argv)
     run_id = new_run_id()
     executor = None
     try:
@@ -459,6 +470,7 @@ def _compare(argv: Sequence[str] | None) -> int:
             eval_every_s=args.eval_every,
             threads=args.threads,
             options=options,
+            command=command_line("scripts/compare.py", argv),
         )
         if any(method != "collocation" for method in methods):
             from .compare.device import resolve_device

@@ -232,6 +232,8 @@ def test_tiny_run_writes_an_honest_result(tiny):
     # the exit code says whether training converged, and agrees with the file
     assert (res.returncode == 0) == status.ok
     assert result["problem"] == "vdp"
+    assert result["command"].startswith("python scripts/train_collocation.py vdp ")
+    assert "cores" in result["machine"]
     settings = result["settings"]
     assert (settings["intervals"], settings["stages"], settings["max_iter"]) == (20, 3, 30)
     assert settings["jit"] is False and settings["print_level"] == 0

@@ -34,6 +34,8 @@ class CompareConfig:
         threads: torch CPU threads (None: torch's default; a scenario may set it, e.g. 1 for
             a quick QVM run).
         options: extra option overrides per method name.
+        command: the command line that started the run, recorded in ``compare.json``'s meta
+            (None when the library is called directly).
     """
 
     problem: str
@@ -48,6 +50,7 @@ class CompareConfig:
     eval_every_s: float | None = None
     threads: int | None = None
     options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    command: str | None = None
 
     def __post_init__(self) -> None:
         from .. import problems

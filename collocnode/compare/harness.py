@@ -306,8 +306,11 @@ def _run_as_tasks(
 def _meta(cfg: CompareConfig, system: Any, split: Any) -> dict[str, Any]:
     import torch
 
+    from .. import machine
     from .device import resolve_device
 
+    device = resolve_device(cfg.device)
+    gpu = torch.cuda.get_device_name(device) if device.type == "cuda" else None
     return {
         "preset": system.preset,
         "quick": cfg.quick,
@@ -315,7 +318,7 @@ def _meta(cfg: CompareConfig, system: Any, split: Any) -> dict[str, Any]:
         "noise": 0.0 if cfg.noise is None else cfg.noise,
         "epochs_override": cfg.epochs,
         "budget_s": cfg.budget_s,
-        "device": str(resolve_device(cfg.device)),
+        "device": str(device),
         "threads": torch.get_num_threads(),
         "n_train": split.train.n_samples,
         "n_total": split.full.n_samples,
@@ -323,4 +326,6 @@ def _meta(cfg: CompareConfig, system: Any, split: Any) -> dict[str, Any]:
         "torch": torch.__version__,
         "python": platform.python_version(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "machine": machine.describe(gpu),
+        "command": cfg.command,
     }

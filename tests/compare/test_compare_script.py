@@ -63,6 +63,10 @@ def test_quick_run_writes_valid_json_and_markdown(tmp_path):
     assert low <= fnode["full_mse"] <= high
     assert rows["snde"]["status"] == "not applicable" and "constraint" in rows["snde"]["message"]
     assert report["meta"]["quick"] is True and report["meta"]["n_train"] <= 200
+    # the command that reruns it and the machine that ran it, for the reproduction report
+    assert report["meta"]["command"].startswith("python scripts/compare.py vdp ")
+    assert "--set fnode.targets=fd" in report["meta"]["command"]
+    assert "cores" in report["meta"]["machine"]
     md = (out / "compare.md").read_text()
     assert "| method | status |" in md and "| fnode | success |" in md
     assert "not applicable" in md

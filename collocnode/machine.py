@@ -1,0 +1,30 @@
+"""What machine a run ran on, recorded in its result files so a reported time can be read
+against the hardware that produced it."""
+
+from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
+
+
+def _cpu_model() -> str:
+    # platform.processor() is empty or just the architecture on Linux; /proc/cpuinfo names it
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text(errors="replace").splitlines():
+            key, sep, value = line.partition(":")
+            if sep and key.strip() == "model name" and value.strip():
+                return value.strip()
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def describe(gpu: str | None = None) -> str:
+    """One line such as ``"AMD EPYC 7B13, 2 cores (usable: 2), Linux x86_64"``; ``gpu`` (a
+    device name) is appended when a run used one."""
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    text = (
+        f"{_cpu_model()}, {os.cpu_count()} cores (usable: {usable}), "
+        f"{platform.system()} {platform.machine()}"
+    )
+    return f"{text}, GPU {gpu}" if gpu else text
