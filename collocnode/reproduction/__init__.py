@@ -1,0 +1,10 @@
+"""The reproduction report: the seed papers' published tables beside the stored runs.
+
+``python scripts/reproduction_report.py`` rewrites the generated tables of ``docs/results.md``
+from ``benchmarks/results/<run>/{compare,result}.json``; ``--check`` tells whether it is stale.
+"""
+
+from .published import TABLES, Row, Table
+from .report import load_run, regenerate, render_table, update_document
+
+__all__ = ["TABLES", "Row", "Table", "load_run", "regenerate", "render_table", "update_document"]

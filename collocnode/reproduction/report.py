@@ -1,0 +1,236 @@
+"""The reproduction report: the seed papers' tables beside the stored runs, as Markdown.
+
+The stored runs live in a results directory with one folder per run, holding the run's
+``compare.json`` (``scripts/compare.py``) or ``result.json`` (``scripts/train_collocation.py``),
+the layout ``bash benchmarks/reproduce.sh NAME`` writes into ``runs/reproduce``. Each table of
+:mod:`collocnode.reproduction.published` becomes one block of the document between the markers
+``<!-- generated: KEY -->`` and ``<!-- end generated: KEY -->``; everything outside the blocks
+is left as it is. Every number in a block comes from a run's JSON file or from the paper.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..io import atomic_write_text
+from .published import TABLES, Row, Table
+
+RESULT_FILES = ("compare.json", "result.json")
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """One run's JSON file: ``data`` as loaded, ``name`` its folder."""
+
+    name: str
+    data: Mapping[str, Any]
+
+    @property
+    def command(self) -> str | None:
+        meta = self.data.get("meta", self.data)
+        return meta.get("command")
+
+    @property
+    def machine(self) -> str | None:
+        meta = self.data.get("meta", self.data)
+        return meta.get("machine")
+
+    @property
+    def created(self) -> str | None:
+        return self.data.get("meta", {}).get("created")
+
+    def method_row(self, method: str) -> Mapping[str, Any] | None:
+        for row in self.data.get("rows", ()):
+            if row.get("method") == method:
+                return row
+        return None
+
+
+def load_run(root: Path, name: str) -> StoredRun | None:
+    """The stored run ``root/name`` (None if it has no result file). A file that is not a JSON
+    object raises a ValueError naming it."""
+    for filename in RESULT_FILES:
+        path = Path(root) / name / filename
+        if path.is_file():
+            try:
+                data = json.loads(path.read_text())
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path} is not valid JSON: {exc}") from None
+            if not isinstance(data, dict):
+                raise ValueError(f"{path} must hold a JSON object, got {type(data).__name__}")
+            return StoredRun(name, data)
+    return None
+
+
+def _num(x: Any, digits: int = 2) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "–"
+    if isinstance(x, int):
+        return str(x)
+    x = float(x)
+    if x != 0 and (abs(x) < 1e-2 or abs(x) >= 1e4):
+        mantissa, _, exponent = f"{x:.{digits - 1}e}".partition("e")
+        return f"{mantissa}e{int(exponent)}"  # 1.3e-6, as the papers print it
+    return f"{x:.{digits}g}" if abs(x) < 1 else f"{x:.{digits + 1}g}"
+
+
+def _ratio(ours: Any, paper: float | None) -> str:
+    """ours / paper, or a dash where either is missing."""
+    if ours is None or paper is None or not paper:
+        return "–"
+    r = float(ours) / paper
+    return f"{r:.2g}" if r < 10 else f"{r:.0f}"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _table(header: Sequence[str], lines: Sequence[Sequence[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(_cell(c) for c in line) + " |" for line in lines]
+    return out
+
+
+def _compare_lines(table: Table, row: Row, run: StoredRun | None) -> list[list[str]]:
+    # the paper's methods, then any other method the run trained (e.g. collocation)
+    methods = [m for m in table.methods if m in row.published]
+    if run is not None:
+        methods += [r["method"] for r in run.data.get("rows", ()) if r.get("method") not in methods]
+    lines = []
+    for k, method in enumerate(methods):
+        first = k == 0
+        label = row.system if first else ""
+        note = (row.note or "yes") if first else ""
+        paper = row.published.get(method)
+        r = run.method_row(method) if run else None
+        if r is None:
+            why = "no stored run" if run is None else "not in the run"
+            lines.append([label, method, _num(paper), why, "–", "–", "–", "–", note])
+            continue
+        status = r.get("status", "?")
+        ours = r.get(table.metric)  # None where the model could not be scored
+        lines.append(
+            [
+                label,
+                method,
+                _num(paper),
+                _num(ours) if ours is not None else status,
+                _ratio(ours, paper),
+                _num(r.get("test_mse")),
+                _num(r.get("train_time_s"), 3),
+                status,
+                note,
+            ]
+        )
+    return lines
+
+
+def _collocation_lines(row: Row, run: StoredRun | None) -> list[str]:
+    paper = row.published
+    paper_text = f"{_num(paper.get('total_s'), 3)} s / {_num(paper.get('iterations'))}"
+    if run is None:
+        return [row.system, paper_text, "no stored run", "–", "–", "–", "–", row.note or "yes"]
+    d = run.data
+    total = (d.get("wall_time_s") or {}).get("total")
+    return [
+        row.system,
+        paper_text,
+        f"{_num(total, 3)} s / {_num(d.get('iterations'))}",
+        _ratio(total, paper.get("total_s")),
+        str(d.get("status", "?")),
+        _num(d.get("train_rmse")),
+        _num(d.get("extrapolation_rmse")),
+        row.note or "yes",
+    ]
+
+
+def _runs_list(rows: Sequence[Row], runs: Mapping[str, StoredRun | None]) -> list[str]:
+    out = ["Runs (`bash benchmarks/reproduce.sh NAME` reruns one into `runs/reproduce/NAME`):", ""]
+    for row in rows:
+        run = runs[row.run]
+        if run is None:
+            out.append(f"- `{row.run}`: not stored.")
+            continue
+        when = f", {run.created}" if run.created else ""
+        out.append(
+            f"- `{row.run}`: `{run.command or 'command not recorded'}` "
+            f"({run.machine or 'machine not recorded'}{when})"
+        )
+    return out
+
+
+def render_table(table: Table, root: Path) -> str:
+    """The Markdown block of ``table`` from the runs under ``root``."""
+    runs = {row.run: load_run(root, row.run) for row in table.rows}
+    out = [f"**{table.title}.**", ""]
+    if table.kind == "compare":
+        header = (
+            "system",
+            "method",
+            "paper",
+            "ours, whole trajectory",
+            "ratio",
+            "ours, extrapolation window",
+            "train time [s]",
+            "status",
+            "like for like",
+        )
+        lines = [line for row in table.rows for line in _compare_lines(table, row, runs[row.run])]
+    elif table.kind == "collocation":
+        header = (
+            "case",
+            "paper total / iterations",
+            "ours total / iterations",
+            "time ratio",
+            "status",
+            "train RMSE",
+            "extrapolation RMSE",
+            "like for like",
+        )
+        lines = [_collocation_lines(row, runs[row.run]) for row in table.rows]
+    else:
+        raise ValueError(f"table {table.key!r} has unknown kind {table.kind!r}")
+    out += _table(header, lines)
+    out += ["", *_runs_list(table.rows, runs)]
+    return "\n".join(out) + "\n"
+
+
+def _markers(key: str) -> tuple[str, str]:
+    return f"<!-- generated: {key} -->", f"<!-- end generated: {key} -->"
+
+
+def update_document(text: str, root: Path, tables: Sequence[Table] = TABLES) -> str:
+    """``text`` with every table's generated block rewritten from the runs under ``root``.
+
+    Raises:
+        ValueError: a table's markers are missing, repeated or out of order (naming the key).
+    """
+    for table in tables:
+        begin, end = _markers(table.key)
+        if text.count(begin) != 1 or text.count(end) != 1:
+            raise ValueError(
+                f"the document needs exactly one {begin!r} and one {end!r} line "
+                f"(found {text.count(begin)} and {text.count(end)})"
+            )
+        i, j = text.index(begin) + len(begin), text.index(end)
+        if j < i:
+            raise ValueError(f"{end!r} comes before {begin!r}")
+        text = text[:i] + "\n" + render_table(table, root) + text[j:]
+    return text
+
+
+def regenerate(document: Path, root: Path, check: bool = False) -> bool:
+    """Rewrite ``document``'s generated blocks from the runs under ``root``; with ``check``,
+    write nothing. Returns True when the document was already up to date."""
+    document = Path(document)
+    old = document.read_text()
+    new = update_document(old, Path(root))
+    if new != old and not check:
+        atomic_write_text(document, new)
+    return new == old

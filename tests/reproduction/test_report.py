@@ -1,0 +1,143 @@
+"""The reproduction report: tables rendered from stored runs, the document's generated blocks,
+and the committed report kept in step with the committed runs."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from collocnode.reproduction import TABLES, Row, Table, regenerate, render_table, update_document
+
+ROOT = Path(__file__).resolve().parents[2]
+TABLE = Table(
+    key="demo",
+    title="Demo table",
+    kind="compare",
+    methods=("fnode", "mbdnode"),
+    rows=(
+        Row("system A", "run-a", {"fnode": 1e-3, "mbdnode": 2e-3}),
+        Row("system B", "run-b", {"fnode": 0.5}, note="a different initial state"),
+    ),
+)
+
+
+def _store(root: Path, name: str, rows: list[dict], **meta) -> None:
+    (root / name).mkdir(parents=True)
+    report = {"problem": "x", "meta": {"command": "python scripts/compare.py x", **meta}}
+    (root / name / "compare.json").write_text(json.dumps({**report, "rows": rows}))
+
+
+def _lines(text: str) -> dict[tuple[str, str], list[str]]:
+    out, system = {}, ""
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.startswith("| ") or cells[0] == "system":
+            continue
+        system = cells[0] or system
+        out[(system, cells[1])] = cells
+    return out
+
+
+def test_a_row_shows_the_paper_ours_and_their_ratio(tmp_path):
+    _store(
+        tmp_path,
+        "run-a",
+        [
+            {
+                "method": "fnode",
+                "status": "success",
+                "full_mse": 3e-3,
+                "test_mse": 4e-3,
+                "train_time_s": 12.5,
+            },
+            {"method": "mbdnode", "status": "diverged", "full_mse": None, "test_mse": None},
+            {"method": "collocation", "status": "success", "full_mse": 5e-4, "test_mse": 6e-4},
+        ],
+        machine="some CPU, 2 cores",
+        created="2026-11-23T06:00:00",
+    )
+    text = render_table(TABLE, tmp_path)
+    rows = _lines(text)
+    fnode = rows[("system A", "fnode")]
+    assert fnode[2:8] == ["1.0e-3", "3.0e-3", "3", "4.0e-3", "12.5", "success"]
+    assert fnode[8] == "yes"
+    # a model that could not be scored shows its status, never a number
+    mbdnode = rows[("system A", "mbdnode")]
+    assert mbdnode[3] == "diverged" and mbdnode[4] == "–"
+    # a method the paper does not report is listed without a paper value
+    assert rows[("system A", "collocation")][2:5] == ["–", "5.0e-4", "–"]
+    # a missing run is said to be missing, with the reason the row is not like for like
+    b = rows[("system B", "fnode")]
+    assert b[3] == "no stored run" and b[8] == "a different initial state"
+    assert "`run-a`: `python scripts/compare.py x` (some CPU, 2 cores, 2026-11-23T06:00:00)" in text
+    assert "`run-b`: not stored." in text
+
+
+def test_the_document_outside_the_blocks_is_kept(tmp_path):
+    doc = "intro\n<!-- generated: demo -->\nold table\n<!-- end generated: demo -->\noutro\n"
+    new = update_document(doc, tmp_path, [TABLE])
+    assert new.startswith("intro\n<!-- generated: demo -->\n**Demo table.**")
+    assert new.endswith("<!-- end generated: demo -->\noutro\n")
+    assert "old table" not in new
+    assert update_document(new, tmp_path, [TABLE]) == new  # idempotent
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        "no markers at all\n",
+        "<!-- generated: demo -->\n",
+        "<!-- end generated: demo -->\n<!-- generated: demo -->\n",
+        "<!-- generated: demo -->\n<!-- generated: demo -->\n<!-- end generated: demo -->\n",
+    ],
+)
+def test_bad_markers_are_refused_naming_the_table(tmp_path, doc):
+    with pytest.raises(ValueError, match="demo"):
+        update_document(doc, tmp_path, [TABLE])
+
+
+def test_a_result_file_that_is_not_an_object_is_named(tmp_path):
+    (tmp_path / "run-a").mkdir()
+    (tmp_path / "run-a" / "compare.json").write_text("[1, 2]")
+    with pytest.raises(ValueError, match=r"run-a.*JSON object"):
+        render_table(TABLE, tmp_path)
+
+
+def test_every_run_of_the_report_can_be_rerun_by_name():
+    script = (ROOT / "benchmarks" / "reproduce.sh").read_text()
+    names = set(re.findall(r'^\s*(?:run|compare_\w+) "?([\w.-]+)"? ', script, flags=re.M))
+    for table in TABLES:
+        for row in table.rows:
+            assert row.run in names, f"{row.run} is not a run of benchmarks/reproduce.sh"
+
+
+def test_the_committed_report_matches_the_committed_runs():
+    document, results = ROOT / "docs" / "results.md", ROOT / "benchmarks" / "results"
+    assert regenerate(document, results, check=True), (
+        "docs/results.md is stale: run python scripts/reproduction_report.py"
+    )
+
+
+def test_the_script_checks_and_refuses_a_missing_folder(tmp_path):
+    script = ROOT / "scripts" / "reproduction_report.py"
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "".join(f"<!-- generated: {t.key} -->\n<!-- end generated: {t.key} -->\n" for t in TABLES)
+    )
+    run = [sys.executable, str(script), "--document", str(doc), "--results"]
+    stale = subprocess.run([*run, str(tmp_path), "--check"], capture_output=True, text=True)
+    assert stale.returncode == 1 and "stale" in stale.stderr
+    written = subprocess.run([*run, str(tmp_path)], capture_output=True, text=True)
+    assert written.returncode == 0 and "no stored run" in doc.read_text()
+    again = subprocess.run([*run, str(tmp_path), "--check"], capture_output=True, text=True)
+    assert again.returncode == 0
+    missing = subprocess.run([*run, str(tmp_path / "nope")], capture_output=True, text=True)
+    assert missing.returncode == 2
+    assert missing.stderr.strip().splitlines() == [
+        f"reproduction_report.py: error: --results {str(tmp_path / 'nope')!r} is not a folder"
+    ]
