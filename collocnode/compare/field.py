@@ -48,8 +48,9 @@ class RolloutOptions(FieldOptions):
     """Options of the methods that roll out with a fixed-step scheme (FNODE, MBD-NODE).
 
     Attributes:
-        integrator: "euler", "midpoint", "rk4" or "leapfrog" (second-order systems only); also
-            MBD-NODE's training step.
+        integrator: "euler", "midpoint", "rk4", or for second-order systems only "leapfrog" and
+            "rk4_mbdnode_code" (the MBD-NODE released code's first-order "RK4", for measuring
+            its effect); also MBD-NODE's training step.
         substeps: integrator steps per sample interval in the rollout.
     """
 

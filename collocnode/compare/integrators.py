@@ -8,6 +8,8 @@ state as ``[q, q']`` with ``n_coords`` positions; only the leapfrog scheme needs
 The stages are the textbook ones (Hairer, Nørsett & Wanner, *Solving ODEs I*, §II.1). The MBD-NODE
 reference code's RK4 reuses the stage-2 velocity in stages 3 and 4 and is only first order; the
 convergence-order test in ``tests/compare/test_integrators.py`` guards against that class of bug.
+That scheme is also available, under the name ``"rk4_mbdnode_code"`` and with its true order 1,
+so that the effect of the bug on the published MBD-NODE numbers can be measured.
 """
 
 from __future__ import annotations
@@ -83,6 +85,31 @@ class _RK4(Integrator):
         return x + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
 
 
+class _RK4MBDNODECode(Integrator):
+    """The "RK4" of the MBD-NODE released code (``Model/Integrator.py``), for ``q'' = a``.
+
+    Its stages 3 and 4 move the positions but keep the stage-2 velocity ``v2 = v + h/2 a1``:
+    ``a2 = a(q + h/2 v, v2)``, ``a3 = a(q + h/2 v2, v2)``, ``a4 = a(q + h v2, v2)``, then
+    ``q1 = q + h (v + 5 v2) / 6`` and ``v1 = v + h (a1 + 2 a2 + 2 a3 + a4) / 6``. The position
+    update is ``q + h v + 5/12 h² a`` against the exact ``1/2 h² a``: first order.
+    """
+
+    def step(self, f: Field, t: float, x: Any, h: float, n_coords: int = 0) -> Any:
+        if n_coords <= 0 or 2 * n_coords != x.shape[-1]:
+            raise ValueError(
+                f"{self.name} needs a second-order state [q, q'] with n_coords = n_states / 2, "
+                f"got n_coords={n_coords} for {x.shape[-1]} states"
+            )
+        q, v = x[..., :n_coords], x[..., n_coords:]
+        a1 = f(t, x)[..., n_coords:]
+        v2 = v + 0.5 * h * a1
+        a2 = f(t + 0.5 * h, _cat(q + 0.5 * h * v, v2))[..., n_coords:]
+        a3 = f(t + 0.5 * h, _cat(q + 0.5 * h * v2, v2))[..., n_coords:]
+        a4 = f(t + h, _cat(q + h * v2, v2))[..., n_coords:]
+        q1 = q + (h / 6.0) * (v + 5.0 * v2)
+        return _cat(q1, v + (h / 6.0) * (a1 + 2.0 * a2 + 2.0 * a3 + a4))
+
+
 class _Leapfrog(Integrator):
     """Störmer–Verlet in kick-drift-kick form for ``q'' = a(t, q, q')``.
 
@@ -110,8 +137,11 @@ EULER = _Euler("euler", order=1)
 MIDPOINT = _Midpoint("midpoint", order=2)
 RK4 = _RK4("rk4", order=4)
 LEAPFROG = _Leapfrog("leapfrog", order=2, symplectic=True, second_order_only=True)
+RK4_MBDNODE_CODE = _RK4MBDNODECode("rk4_mbdnode_code", order=1, second_order_only=True)
 
-INTEGRATORS: dict[str, Integrator] = {i.name: i for i in (EULER, MIDPOINT, RK4, LEAPFROG)}
+INTEGRATORS: dict[str, Integrator] = {
+    i.name: i for i in (EULER, MIDPOINT, RK4, LEAPFROG, RK4_MBDNODE_CODE)
+}
 
 
 def get_integrator(name: str) -> Integrator:
