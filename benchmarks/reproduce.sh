@@ -58,6 +58,10 @@ run mbdnode-table4-sms python scripts/compare.py sms --methods mbdnode,hnn,lnn -
 compare_mbdnode mbdnode-table4-smsd smsd 350 1e-3 0.98 --preset mbdnode_cubic
 compare_mbdnode mbdnode-table4-tmsd tmsd 350 6e-4 0.98 --preset mbdnode_code
 compare_mbdnode mbdnode-table4-pendulum pendulum 400 6e-4 0.98
+# the same MBD-NODE trained and rolled out with the released code's first-order "RK4"
+run mbdnode-table4-pendulum-code-rk4 python scripts/compare.py pendulum --methods mbdnode --threads 1 \
+  --set mbdnode.epochs=400 --set mbdnode.lr=6e-4 --set mbdnode.integrator=rk4_mbdnode_code \
+  --no-progress --out "$out/mbdnode-table4-pendulum-code-rk4"
 compare_mbdnode mbdnode-table4-double_pendulum double_pendulum 450 1e-3 0.99 --preset mbdnode
 compare_mbdnode mbdnode-table4-cart_pole cart_pole 450 1e-3 0.99 --preset mbdnode
 run warmstart python benchmarks/warmstart_vdp.py --seeds 20 --noise 0 0.1 --metis

@@ -20,7 +20,7 @@ that is ``full_mse`` in ``compare.json``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 
@@ -33,12 +33,16 @@ class Row:
         run: name of the stored run that holds ours (a directory of the results root).
         published: method name (as registered in the comparison) -> the paper's value.
         note: why the row is not like for like (empty when it is).
+        train_time_s: method -> the paper's training time [s] (FNODE Table 12, on a GPU;
+            MBD-NODE Table 13, hardware not stated; its MBD-NODE time is that of RK4 training,
+            leapfrog for the single mass-spring).
     """
 
     system: str
     run: str
     published: Mapping[str, float]
     note: str = ""
+    train_time_s: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -86,32 +90,45 @@ MBDNODE_TABLE4 = Table(
             "mbdnode-table4-sms",
             _frozen(mbdnode=1.3e-6, hnn=1.9e-2, lnn=9.1e-6),
             note="the paper's Table 5 prints 2.0e-3 for the same HNN",
+            train_time_s=_frozen(mbdnode=507.73, hnn=218.02, lnn=988.45),
         ),
         Row(
             "single mass-spring-damper (preset mbdnode_cubic)",
             "mbdnode-table4-smsd",
             _frozen(mbdnode=8.6e-4, lstm=1.8e-2, fcnn=9.9e-2),
+            train_time_s=_frozen(mbdnode=1254.13, lstm=500.63, fcnn=220.13),
         ),
         Row(
             "triple mass-spring-damper (preset mbdnode_code)",
             "mbdnode-table4-tmsd",
             _frozen(mbdnode=8.2e-3, lstm=1.8e-1, fcnn=4.2e-2),
+            train_time_s=_frozen(mbdnode=915.68, lstm=460.33, fcnn=214.13),
         ),
         Row(
             "single pendulum",
             "mbdnode-table4-pendulum",
             _frozen(mbdnode=2.0e-3, lstm=3.4e-3, fcnn=8.0e-1),
             note="g is not stated in the paper; 9.81 here",
+            train_time_s=_frozen(mbdnode=838.37, lstm=348.36, fcnn=210.18),
+        ),
+        Row(
+            "single pendulum, MBD-NODE with the released code's first-order RK4",
+            "mbdnode-table4-pendulum-code-rk4",
+            _frozen(mbdnode=2.0e-3),
+            note="a diagnostic: the integrator of the authors' code (its stages 3 and 4 reuse "
+            "the stage-2 velocity) in training and rollout",
         ),
         Row(
             "double pendulum (preset mbdnode: the authors' arrays, θ(0) = (π/2, π/4), g = 9.8)",
             "mbdnode-table4-double_pendulum",
             _frozen(mbdnode=2.0e-1, lstm=6.4e-1, fcnn=2.2),
+            train_time_s=_frozen(mbdnode=854.06, lstm=402.62, fcnn=176.51),
         ),
         Row(
             "cart-pole (preset mbdnode)",
             "mbdnode-table4-cart_pole",
             _frozen(mbdnode=6.0e-5, lstm=3.2e-4, fcnn=4.7e-2),
+            train_time_s=_frozen(mbdnode=776.08, lstm=358.14, fcnn=214.26),
         ),
     ),
 )
@@ -127,26 +144,31 @@ FNODE_TABLE13 = Table(
             "fnode-table13-smsd",
             _frozen(fnode=7.6e-5, mbdnode=1.4e-3, lstm=1.5e-2, fcnn=1.6e-1),
             note=_SMSD_FNODE_NOTE,
+            train_time_s=_frozen(fnode=112.46, mbdnode=201.90, lstm=171.99, fcnn=103.28),
         ),
         Row(
             "triple mass-spring-damper",
             "fnode-table13-tmsd",
             _frozen(fnode=6.1e-3, mbdnode=6.8e-3, lstm=2.5e-1, fcnn=9.0e-2),
+            train_time_s=_frozen(fnode=108.23, mbdnode=244.80, lstm=172.05, fcnn=102.78),
         ),
         Row(
             "double pendulum (preset fnode_code: the authors' code, θ(0) = (π/2, π/2), g = 9.8)",
             "fnode-table13-double_pendulum",
             _frozen(fnode=1.4e-1, mbdnode=2.3e-1, lstm=7.6e-1, fcnn=1.9),
+            train_time_s=_frozen(fnode=89.33, mbdnode=212.09, lstm=148.41, fcnn=88.04),
         ),
         Row(
             "slider-crank (problem slider_crank_1dof, preset fnode_code)",
             "fnode-table13-slider_crank",
             _frozen(fnode=1.7e-1, mbdnode=8.7e-1, lstm=1.4, fcnn=3.1),
+            train_time_s=_frozen(fnode=565.01, mbdnode=1185.64, lstm=813.11, fcnn=453.50),
         ),
         Row(
             "cart-pole (preset fnode_code: the authors' sign of the θ'² term)",
             "fnode-table13-cart_pole",
             _frozen(fnode=6.7e-4, mbdnode=1.1e-3, lstm=1.6e-1, fcnn=3.5e-1),
+            train_time_s=_frozen(fnode=59.46, mbdnode=144.51, lstm=96.08, fcnn=59.36),
         ),
     ),
 )

@@ -79,6 +79,15 @@ def _num(x: Any, digits: int = 2) -> str:
     return f"{x:.{digits}g}" if abs(x) < 1 else f"{x:.{digits + 1}g}"
 
 
+def _as_printed(x: float | None) -> str:
+    """A published number as the paper prints it."""
+    return "–" if x is None else f"{x:g}"
+
+
+def _seconds(x: Any) -> str:
+    return "–" if x is None else f"{float(x):.1f}"
+
+
 def _ratio(ours: Any, paper: float | None) -> str:
     """ours / paper, or a dash where either is missing."""
     if ours is None or paper is None or not paper:
@@ -108,10 +117,11 @@ def _compare_lines(table: Table, row: Row, run: StoredRun | None) -> list[list[s
         label = row.system if first else ""
         note = (row.note or "yes") if first else ""
         paper = row.published.get(method)
+        paper_time = _as_printed(row.train_time_s.get(method))
         r = run.method_row(method) if run else None
         if r is None:
             why = "no stored run" if run is None else "not in the run"
-            lines.append([label, method, _num(paper), why, "–", "–", "–", "–", note])
+            lines.append([label, method, _num(paper), why, "–", "–", paper_time, "–", "–", note])
             continue
         status = r.get("status", "?")
         ours = r.get(table.metric)  # None where the model could not be scored
@@ -123,7 +133,8 @@ def _compare_lines(table: Table, row: Row, run: StoredRun | None) -> list[list[s
                 _num(ours) if ours is not None else status,
                 _ratio(ours, paper),
                 _num(r.get("test_mse")),
-                _num(r.get("train_time_s"), 3),
+                paper_time,
+                _seconds(r.get("train_time_s")),
                 status,
                 note,
             ]
@@ -133,7 +144,7 @@ def _compare_lines(table: Table, row: Row, run: StoredRun | None) -> list[list[s
 
 def _collocation_lines(row: Row, run: StoredRun | None) -> list[str]:
     paper = row.published
-    paper_text = f"{_num(paper.get('total_s'), 3)} s / {_num(paper.get('iterations'))}"
+    paper_text = f"{_as_printed(paper.get('total_s'))} s / {_num(paper.get('iterations'))}"
     if run is None:
         return [row.system, paper_text, "no stored run", "–", "–", "–", "–", row.note or "yes"]
     d = run.data
@@ -141,7 +152,7 @@ def _collocation_lines(row: Row, run: StoredRun | None) -> list[str]:
     return [
         row.system,
         paper_text,
-        f"{_num(total, 3)} s / {_num(d.get('iterations'))}",
+        f"{_seconds(total)} s / {_num(d.get('iterations'))}",
         _ratio(total, paper.get("total_s")),
         str(d.get("status", "?")),
         _num(d.get("train_rmse")),
@@ -177,7 +188,8 @@ def render_table(table: Table, root: Path) -> str:
             "ours, whole trajectory",
             "ratio",
             "ours, extrapolation window",
-            "train time [s]",
+            "paper train time [s]",
+            "ours train time [s]",
             "status",
             "like for like",
         )

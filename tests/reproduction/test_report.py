@@ -20,7 +20,7 @@ TABLE = Table(
     kind="compare",
     methods=("fnode", "mbdnode"),
     rows=(
-        Row("system A", "run-a", {"fnode": 1e-3, "mbdnode": 2e-3}),
+        Row("system A", "run-a", {"fnode": 1e-3, "mbdnode": 2e-3}, train_time_s={"fnode": 99.0}),
         Row("system B", "run-b", {"fnode": 0.5}, note="a different initial state"),
     ),
 )
@@ -64,8 +64,8 @@ def test_a_row_shows_the_paper_ours_and_their_ratio(tmp_path):
     text = render_table(TABLE, tmp_path)
     rows = _lines(text)
     fnode = rows[("system A", "fnode")]
-    assert fnode[2:8] == ["1.0e-3", "3.0e-3", "3", "4.0e-3", "12.5", "success"]
-    assert fnode[8] == "yes"
+    assert fnode[2:9] == ["1.0e-3", "3.0e-3", "3", "4.0e-3", "99", "12.5", "success"]
+    assert fnode[9] == "yes"
     # a model that could not be scored shows its status, never a number
     mbdnode = rows[("system A", "mbdnode")]
     assert mbdnode[3] == "diverged" and mbdnode[4] == "–"
@@ -73,7 +73,7 @@ def test_a_row_shows_the_paper_ours_and_their_ratio(tmp_path):
     assert rows[("system A", "collocation")][2:5] == ["–", "5.0e-4", "–"]
     # a missing run is said to be missing, with the reason the row is not like for like
     b = rows[("system B", "fnode")]
-    assert b[3] == "no stored run" and b[8] == "a different initial state"
+    assert b[3] == "no stored run" and b[9] == "a different initial state"
     assert "`run-a`: `python scripts/compare.py x` (some CPU, 2 cores, 2026-11-23T06:00:00)" in text
     assert "`run-b`: not stored." in text
 
