@@ -28,8 +28,7 @@ per method); ``--seeds`` trains several model pairs and pools their trials.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
+import shlex
 import statistics
 import sys
 import time
@@ -41,41 +40,20 @@ from typing import Any
 
 import numpy as np
 
+from collocnode import machine
+from collocnode.reproduction.published import SNDE_TABLE3, SNDE_TABLE3_TRIALS
+
 SYSTEMS = ("two_body", "rigid_body", "dcdc")
 
 # The stability threshold on the relative state error (SNDE paper App. D.3, below eq. 32).
 E_STAB = 1e3
 
-# SNDE paper (White et al., NeurIPS 2023), App. D.3, Table 3: "Stable time of NODEs for the same
-# 100 test trials as shown in Figure 2. SNODE models (not shown) did not diverge during any
-# trial." E_stab = 10³; all values in seconds.
+# SNDE paper, App. D.3, Table 3 (NODE stable times [s]; E_stab = 10³), kept with the other
+# published tables
 PAPER_TABLE3: dict[str, dict[str, float]] = {
-    "two_body": {
-        "trial_length": 200.0,
-        "min": 52.0,
-        "max": 182.8,
-        "median": 121.7,
-        "mean": 117.3,
-        "std": 30.3,
-    },
-    "rigid_body": {
-        "trial_length": 1600.0,
-        "min": 341.7,
-        "max": 1600.0,
-        "median": 1600.0,
-        "mean": 1349.9,
-        "std": 468.4,
-    },
-    "dcdc": {
-        "trial_length": 160.0,
-        "min": 19.3,
-        "max": 160.0,
-        "median": 113.9,
-        "mean": 110.49,
-        "std": 45.6,
-    },
+    row.system: dict(row.published) for row in SNDE_TABLE3.rows
 }
-PAPER_TRIALS = 100
+PAPER_TRIALS = SNDE_TABLE3_TRIALS
 
 
 @dataclass(frozen=True)
@@ -400,10 +378,10 @@ def write(results: list[dict[str, Any]], cfg: Config, out: Path, wall_s: float) 
 
     out.mkdir(parents=True, exist_ok=True)
     meta = {
-        "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+        "command": shlex.join(["python", "benchmarks/snde_stable_time.py", *sys.argv[1:]]),
         "config": asdict(cfg),
         "wall_time_s": wall_s,
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
+        "machine": machine.describe(),
         "paper_table3": PAPER_TABLE3,
         "results": results,
     }

@@ -11,6 +11,9 @@ the report prints it in the row. Values are copied from the papers as printed:
   is MBD-NODE, B/C are HNN/LNN on the single mass-spring and LSTM/FCNN elsewhere, its Table 3).
 * GDOPT: Langenkamp et al., Table 3 (Van der Pol: total time [s] and IPOPT iterations on a
   20-thread laptop).
+* SNDE: White et al., "Stabilized Neural Differential Equations" (NeurIPS 2023), App. D.3,
+  Table 3: the stable time [s] of plain NODEs over 100 test trials (E_stab = 10³); "SNODE models
+  (not shown) did not diverge during any trial".
 
 Both MSE tables average over the whole trajectory, training window included, and over the state
 components (recomputed from the MBD-NODE authors' committed arrays, it matches Table 4 exactly);
@@ -52,14 +55,18 @@ class Table:
     Attributes:
         key: the name of its generated block in the document.
         title: the paper and table, as a heading.
-        kind: ``"compare"`` (rows from ``compare.json``, one line per system and method) or
-            ``"collocation"`` (rows from ``scripts/train_collocation.py``'s ``result.json``).
+        kind: ``"compare"`` (rows from ``compare.json``, one line per system and method),
+            ``"collocation"`` (rows from ``scripts/train_collocation.py``'s ``result.json``) or
+            ``"stable_time"`` (rows from ``benchmarks/snde_stable_time.py``'s
+            ``stable_time.json``, one per system).
         metric: the ``compare.json`` column compared with the paper (``"compare"`` tables).
         methods: the methods in the order the table prints them.
         rows: the published rows.
 
     For ``"collocation"`` tables a row's ``published`` holds ``total_s`` (the paper's total time
-    [s]) and ``iterations`` (its IPOPT iterations).
+    [s]) and ``iterations`` (its IPOPT iterations); for ``"stable_time"`` tables the NODE's
+    ``min``, ``max``, ``median``, ``mean`` and ``std`` stable time [s] and the ``trial_length``
+    [s], and the row's ``system`` is the problem name.
     """
 
     key: str
@@ -185,4 +192,30 @@ GDOPT_TABLE3 = Table(
     ),
 )
 
-TABLES: tuple[Table, ...] = (GDOPT_TABLE3, FNODE_TABLE13, MBDNODE_TABLE4)
+SNDE_TABLE3_TRIALS = 100
+SNDE_TABLE3 = Table(
+    key="snde-table3",
+    title="SNDE Table 3: stable time of the plain NODE [s] (100 test trials in the paper)",
+    kind="stable_time",
+    rows=(
+        Row(
+            "two_body",
+            "snde-table3",
+            _frozen(trial_length=200.0, min=52.0, max=182.8, median=121.7, mean=117.3, std=30.3),
+        ),
+        Row(
+            "rigid_body",
+            "snde-table3",
+            _frozen(
+                trial_length=1600.0, min=341.7, max=1600.0, median=1600.0, mean=1349.9, std=468.4
+            ),
+        ),
+        Row(
+            "dcdc",
+            "snde-table3",
+            _frozen(trial_length=160.0, min=19.3, max=160.0, median=113.9, mean=110.49, std=45.6),
+        ),
+    ),
+)
+
+TABLES: tuple[Table, ...] = (GDOPT_TABLE3, FNODE_TABLE13, MBDNODE_TABLE4, SNDE_TABLE3)

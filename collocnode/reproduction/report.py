@@ -20,7 +20,7 @@ from typing import Any
 from ..io import atomic_write_text
 from .published import TABLES, Row, Table
 
-RESULT_FILES = ("compare.json", "result.json")
+RESULT_FILES = ("compare.json", "result.json", "stable_time.json")
 
 
 @dataclass(frozen=True)
@@ -161,16 +161,42 @@ def _collocation_lines(row: Row, run: StoredRun | None) -> list[str]:
     ]
 
 
+def _stable_time_lines(row: Row, run: StoredRun | None) -> list[str]:
+    paper = row.published
+    paper_text = (
+        f"{_as_printed(paper['median'])} ({_as_printed(paper['min'])}–{_as_printed(paper['max'])})"
+    )
+    found = [
+        r for r in (run.data.get("results", ()) if run else ()) if r.get("system") == row.system
+    ]
+    if not found:
+        why = "no stored run" if run is None else "not in the run"
+        return [row.system, _as_printed(paper["trial_length"]), paper_text, why, "–", "–", "–"]
+    result = found[0]
+    node, snode = result["summary"]["NODE"], result["summary"]["SNODE"]
+    st = node["stable_time"]
+    epochs = sorted({s["models"]["NODE"]["epochs"] for s in result["seeds"]})
+    return [
+        row.system,
+        _seconds(result["seeds"][0]["horizon_s"]),
+        paper_text,
+        f"{_seconds(st['median'])} ({_seconds(st['min'])}–{_seconds(st['max'])})",
+        f"{node['diverged']} / {node['trials']}",
+        f"{snode['diverged']} / {snode['trials']}",
+        ", ".join(str(e) for e in epochs),
+    ]
+
+
 def _runs_list(rows: Sequence[Row], runs: Mapping[str, StoredRun | None]) -> list[str]:
     out = ["Runs (`bash benchmarks/reproduce.sh NAME` reruns one into `runs/reproduce/NAME`):", ""]
-    for row in rows:
-        run = runs[row.run]
+    for name in dict.fromkeys(row.run for row in rows):  # each run once, in order
+        run = runs[name]
         if run is None:
-            out.append(f"- `{row.run}`: not stored.")
+            out.append(f"- `{name}`: not stored.")
             continue
         when = f", {run.created}" if run.created else ""
         out.append(
-            f"- `{row.run}`: `{run.command or 'command not recorded'}` "
+            f"- `{name}`: `{run.command or 'command not recorded'}` "
             f"({run.machine or 'machine not recorded'}{when})"
         )
     return out
@@ -206,6 +232,17 @@ def render_table(table: Table, root: Path) -> str:
             "like for like",
         )
         lines = [_collocation_lines(row, runs[row.run]) for row in table.rows]
+    elif table.kind == "stable_time":
+        header = (
+            "system",
+            "trial length [s]",
+            "paper NODE median (min–max)",
+            "ours NODE median (min–max)",
+            "ours NODE diverged / trials",
+            "ours SNODE diverged / trials (paper: none)",
+            "ours epochs (paper: 1000)",
+        )
+        lines = [_stable_time_lines(row, runs[row.run]) for row in table.rows]
     else:
         raise ValueError(f"table {table.key!r} has unknown kind {table.kind!r}")
     out += _table(header, lines)

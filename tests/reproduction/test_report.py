@@ -141,3 +141,34 @@ def test_the_script_checks_and_refuses_a_missing_folder(tmp_path):
     assert missing.stderr.strip().splitlines() == [
         f"reproduction_report.py: error: --results {str(tmp_path / 'nope')!r} is not a folder"
     ]
+
+
+def test_a_stable_time_row_reads_the_benchmark_file(tmp_path):
+    from collocnode.reproduction.published import SNDE_TABLE3
+
+    stats = {"min": 150.0, "max": 200.0, "median": 190.0, "mean": 180.0, "std": 20.0}
+    model = {"stable_time": stats, "diverged": 1, "trials": 5}
+    result = {
+        "system": "two_body",
+        "seeds": [{"horizon_s": 200.0, "models": {"NODE": {"epochs": 300}}}],
+        "summary": {"NODE": model, "SNODE": {**model, "diverged": 0}},
+    }
+    (tmp_path / "snde-table3").mkdir()
+    (tmp_path / "snde-table3" / "stable_time.json").write_text(
+        json.dumps({"command": "python benchmarks/snde_stable_time.py", "results": [result]})
+    )
+    rows = {
+        line.split("|")[1].strip(): [c.strip() for c in line.strip().strip("|").split("|")]
+        for line in render_table(SNDE_TABLE3, tmp_path).splitlines()
+        if line.startswith("| ") and not line.startswith("| system")
+    }
+    assert rows["two_body"] == [
+        "two_body",
+        "200.0",
+        "121.7 (52–182.8)",
+        "190.0 (150.0–200.0)",
+        "1 / 5",
+        "0 / 5",
+        "300",
+    ]
+    assert rows["dcdc"][3] == "not in the run"
