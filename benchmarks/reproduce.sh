@@ -27,8 +27,10 @@ run gdopt-table3-sigma0.5 python scripts/train_collocation.py vdp --noise 0.5 \
 run vdp-robust-0 python scripts/train_collocation.py vdp --noise 0 --seeds 100 --out "$out/vdp-robust-0"
 run vdp-robust-0.1-warm python scripts/train_collocation.py vdp --noise 0.1 --seeds 100 --warm-start \
   --out "$out/vdp-robust-0.1-warm"
+# GDOPT Table 1 (generated table)
 for s in II III I; do
-  run "qvm-$s" python scripts/train_collocation.py qvm --strategy "$s" --out "$out/qvm-$s"
+  run "gdopt-table1-$s" python scripts/train_collocation.py qvm --strategy "$s" \
+    --out "$out/gdopt-table1-$s"
 done
 run compare-vdp python scripts/compare.py vdp --methods collocation,node --budget 120 --set node.epochs=100000 \
   --out "$out/compare-vdp" --no-progress

@@ -142,22 +142,48 @@ def _compare_lines(table: Table, row: Row, run: StoredRun | None) -> list[list[s
     return lines
 
 
-def _collocation_lines(row: Row, run: StoredRun | None) -> list[str]:
+def _path(data: Mapping[str, Any], dotted: str) -> Any:
+    for key in dotted.split("."):
+        if not isinstance(data, Mapping) or key not in data:
+            return None
+        data = data[key]
+    return data
+
+
+def _iterations(d: Mapping[str, Any]) -> str:
+    """IPOPT iterations, phase by phase for a multi-phase strategy (``150 + 150``)."""
+    phases = d.get("phases") or {}
+    counts = [
+        v["iterations"] for v in phases.values() if isinstance(v, Mapping) and "iterations" in v
+    ]
+    return " + ".join(str(c) for c in counts) if len(counts) > 1 else _num(d.get("iterations"))
+
+
+def _collocation_lines(table: Table, row: Row, run: StoredRun | None) -> list[str]:
     paper = row.published
-    paper_text = f"{_as_printed(paper.get('total_s'))} s / {_num(paper.get('iterations'))}"
+    iters = f" / {_num(paper['iterations'])}" if "iterations" in paper else ""
+    paper_text = f"{_as_printed(paper.get('total_s'))} s{iters}"
+    note = row.note or "yes"
     if run is None:
-        return [row.system, paper_text, "no stored run", "–", "–", "–", "–", row.note or "yes"]
+        return [
+            row.system,
+            paper_text,
+            "no stored run",
+            "–",
+            "–",
+            *("–" for _ in table.columns),
+            note,
+        ]
     d = run.data
     total = (d.get("wall_time_s") or {}).get("total")
     return [
         row.system,
         paper_text,
-        f"{_seconds(total)} s / {_num(d.get('iterations'))}",
+        f"{_seconds(total)} s / {_iterations(d)}",
         _ratio(total, paper.get("total_s")),
         str(d.get("status", "?")),
-        _num(d.get("train_rmse")),
-        _num(d.get("extrapolation_rmse")),
-        row.note or "yes",
+        *(_num(_path(d, path)) for _, path in table.columns),
+        note,
     ]
 
 
@@ -223,15 +249,14 @@ def render_table(table: Table, root: Path) -> str:
     elif table.kind == "collocation":
         header = (
             "case",
-            "paper total / iterations",
+            "paper total (/ iterations)",
             "ours total / iterations",
             "time ratio",
             "status",
-            "train RMSE",
-            "extrapolation RMSE",
+            *(title for title, _ in table.columns),
             "like for like",
         )
-        lines = [_collocation_lines(row, runs[row.run]) for row in table.rows]
+        lines = [_collocation_lines(table, row, runs[row.run]) for row in table.rows]
     elif table.kind == "stable_time":
         header = (
             "system",

@@ -111,6 +111,8 @@ def test_a_result_file_that_is_not_an_object_is_named(tmp_path):
 def test_every_run_of_the_report_can_be_rerun_by_name():
     script = (ROOT / "benchmarks" / "reproduce.sh").read_text()
     names = set(re.findall(r'^\s*(?:run|compare_\w+) "?([\w.-]+)"? ', script, flags=re.M))
+    names |= {f"gdopt-table1-{s}" for s in ("I", "II", "III")}  # a loop over the strategies
+    assert 'for s in II III I; do\n  run "gdopt-table1-$s"' in script
     for table in TABLES:
         for row in table.rows:
             assert row.run in names, f"{row.run} is not a run of benchmarks/reproduce.sh"
@@ -172,3 +174,35 @@ def test_a_stable_time_row_reads_the_benchmark_file(tmp_path):
         "300",
     ]
     assert rows["dcdc"][3] == "not in the run"
+
+
+def test_a_collocation_row_reads_the_result_file(tmp_path):
+    from collocnode.reproduction.published import GDOPT_TABLE1
+
+    result = {
+        "status": "iteration_limit",
+        "iterations": 150,
+        "phases": {"pretrain": {"iterations": 150}, "final": {"iterations": 120}},
+        "wall_time_s": {"total": 751.6},
+        "test_rmse_ratio": 1.054,
+        "characteristic": {"friction": {"max_rel_range": 0.06}, "spring": {}},
+        "command": "python scripts/train_collocation.py qvm --strategy II",
+    }
+    (tmp_path / "gdopt-table1-II").mkdir()
+    (tmp_path / "gdopt-table1-II" / "result.json").write_text(json.dumps(result))
+    lines = [
+        [c.strip() for c in line.strip().strip("|").split("|")]
+        for line in render_table(GDOPT_TABLE1, tmp_path).splitlines()
+        if line.startswith("| strategy")
+    ]
+    assert lines[1][1:8] == [
+        "199.8 s",
+        "751.6 s / 150 + 120",
+        "3.8",
+        "iteration_limit",
+        "1.05",
+        "0.06",
+        "–",
+    ]
+    assert lines[0][2] == "no stored run"
+    assert "θ0 = 1 fixed" in lines[2][-1]
