@@ -53,6 +53,9 @@ METHODS: Mapping[str, Method] = MappingProxyType(
         "node_adjoint": Method("node", "NODE", defaults={"adjoint": True}),
         "lstm": Method("baselines", "LSTM"),
         "fcnn": Method("baselines", "FCNN"),
+        # the energy-based baselines of the MBD-NODE paper (second-order systems only)
+        "hnn": Method("hnn", "HNN"),
+        "lnn": Method("lnn", "LNN"),
     }
 )
 

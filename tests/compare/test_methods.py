@@ -15,6 +15,10 @@ from collocnode.compare.registry import make_trainer
 from collocnode.compare.snde import _Stabilize, constraint_functions, stabilization
 
 ALL = [m for m in registry.available() if m != "collocation"]  # tested in test_collocation_method
+# SNDE needs constraints or invariants, HNN and LNN a second-order system: not the Van der Pol
+FIRST_ORDER = [
+    m for m in ALL if registry.method_class(m).not_applicable(problems.get("vdp")) is None
+]
 QUICKER = {
     "node": {"shooting": 5},
     "node_adjoint": {"shooting": 5},
@@ -31,7 +35,7 @@ def _fit(name, system, train, **kw):
     return trainer, trainer.fit(system, train)
 
 
-@pytest.mark.parametrize("name", [m for m in ALL if m != "snde"])
+@pytest.mark.parametrize("name", FIRST_ORDER)
 def test_every_method_fits_and_predicts_on_a_first_order_system(name):
     system = problems.get("vdp")
     split = system.generate(n_steps=40, n_train=30)
@@ -63,6 +67,19 @@ def test_second_order_methods_with_an_input_signal(name, oscillator):
     np.testing.assert_allclose(by_samples, by_callable, atol=1e-2)
     zero = trainer.predict(t, x0, np.zeros((t.size, 1)))
     assert not np.allclose(zero, by_callable)
+
+
+def test_the_methods_for_first_order_systems_are_the_expected_ones():
+    assert set(ALL) - set(FIRST_ORDER) == {"snde", "hnn", "lnn"}
+
+
+@pytest.mark.parametrize("name", [m for m in ALL if m not in FIRST_ORDER])
+def test_a_method_that_does_not_apply_says_why_and_refuses_to_fit(name):
+    system = problems.get("vdp")
+    trainer = make_trainer(name, **TINY)
+    assert trainer.not_applicable(system)
+    with pytest.raises(NotApplicableError, match=f"{name} does not apply to vdp: "):
+        trainer.fit(system, system.generate(n_steps=20, n_train=10).train)
 
 
 def test_snde_is_not_applicable_without_constraints():

@@ -23,6 +23,10 @@ TINY = {"epochs": 3, "hidden": (16, 16), "batch_size": 8, "device": "cpu"}
         ("node", "smsd", {"shooting": 5}),
         ("mnn", "vdp", {"horizon": 4}),
         ("fcnn", "vdp", {}),
+        # scalar networks (an energy "H", a Lagrangian "L"): the CasADi side can evaluate them,
+        # though it cannot load them as its field
+        ("hnn", "sms", {"normalize": True}),
+        ("lnn", "smsd", {}),
     ],
 )
 def test_trained_torch_network_equals_its_casadi_function(name, problem, extra):
