@@ -249,7 +249,7 @@ class Trainer(ABC):
         (``(n,)`` [s]); ``u`` holds the known inputs at ``t`` (``(n, n_inputs)``) or is a callable
         of t (default: the system's own inputs). ``params`` gives the parameter inputs μ (default:
         those of the first training trajectory). Returns ``(n, n_states)``; raises
-        ``integrators.DivergenceError`` (with the step) if the rollout leaves the finite range."""
+        ``fixed_step.DivergenceError`` (with the step) if the rollout leaves the finite range."""
 
     @property
     @abstractmethod

@@ -25,10 +25,10 @@ from torch import nn
 
 from .. import _validation as v
 from ..data import Trajectory
+from ..fixed_step import DivergenceError
 from ..nn import MLP
 from .gradient import GradientOptions, GradientTrainer
 from .inputs import InputSignal, param_vector
-from .integrators import DivergenceError
 
 
 def _check_rollout(x: np.ndarray, t: np.ndarray, blowup: float) -> np.ndarray:

@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import recipes
 from ..data import Trajectory
+from ..fixed_step import DivergenceError
 from ..options import flat_fields, get_flat, replace_flat
 from ..recipes.base import TrainedModel
 from ..recipes.generic import SystemRecipe
@@ -28,7 +29,6 @@ from ..simulate import SimulationError
 from ..status import SolverStatus
 from ..transcription import Inputs
 from .base import FitResult, Trainer
-from .integrators import DivergenceError
 from .options import GradientOptions, TrainerOptions, gradient_settings
 
 # The comparison's shared options and the recipe fields they set.

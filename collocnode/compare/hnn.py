@@ -29,9 +29,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..fixed_step import INTEGRATORS
 from .energy import EnergyOptions, ScalarField, ScalarTrainer
 from .field import data_stats
-from .integrators import INTEGRATORS
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..data import Trajectory
-from .integrators import DivergenceError
+from ..fixed_step import DivergenceError
 
 
 @dataclass

@@ -27,9 +27,9 @@ import torch
 
 from .. import _validation as v
 from ..data import Trajectory
+from ..fixed_step import DivergenceError
 from ..nn import MLP
 from .field import FieldOptions, FieldTrainer, data_stats
-from .integrators import DivergenceError
 from .mnn_solver import solve_ode
 
 

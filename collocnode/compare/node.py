@@ -23,9 +23,9 @@ from torch import nn
 
 from .. import _validation as v
 from ..data import Trajectory
+from ..fixed_step import DivergenceError
 from .field import FieldOptions, FieldTrainer
 from .inputs import InputSignal
-from .integrators import DivergenceError
 
 SOLVERS = ("dopri5", "dopri8", "bosh3", "adaptive_heun", "rk4", "midpoint", "euler")
 

@@ -38,7 +38,7 @@ import numpy as np
 
 from .. import _validation as v
 from ..data import Trajectory
-from .integrators import DivergenceError
+from ..fixed_step import DivergenceError
 from .results import Divergence, Score
 from .scenarios import Scenario, ScenarioData
 

@@ -17,10 +17,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import _validation as v
+from ..fixed_step import DivergenceError
 from ..recipes.qvm import QVMRecipe, characteristic_errors
 from ..simulate import SimulationError, simulate
 from .collocation import Collocation, CollocationOptions
-from .integrators import DivergenceError
 from .options import TrainerOptions
 
 

@@ -9,9 +9,9 @@ import torch
 
 from collocnode import problems
 from collocnode.compare.base import NotApplicableError
-from collocnode.compare.integrators import DivergenceError
 from collocnode.compare.lnn import LagrangianField
 from collocnode.compare.registry import make_trainer
+from collocnode.fixed_step import DivergenceError
 from collocnode.nn import MLP
 from collocnode.problems.layout import StateLayout
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from collocnode.compare.harness import CompareConfig, run
-from collocnode.compare.integrators import DivergenceError
 from collocnode.compare.results import BASE_COLUMNS, CompareReport, MethodRow, Score
 from collocnode.compare.scenarios import StateRollout, StateRolloutScenario
+from collocnode.fixed_step import DivergenceError
 from collocnode.io import jsonable
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from collocnode import problems
-from collocnode.compare.integrators import DivergenceError
 from collocnode.compare.metrics import evaluate, window_errors
+from collocnode.fixed_step import DivergenceError
 
 
 class _Exact:

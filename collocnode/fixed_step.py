@@ -7,7 +7,7 @@ state as ``[q, q']`` with ``n_coords`` positions; only the leapfrog scheme needs
 
 The stages are the textbook ones (Hairer, Nørsett & Wanner, *Solving ODEs I*, §II.1). The MBD-NODE
 reference code's RK4 reuses the stage-2 velocity in stages 3 and 4 and is only first order; the
-convergence-order test in ``tests/compare/test_integrators.py`` guards against that class of bug.
+convergence-order test in ``tests/test_fixed_step.py`` guards against that class of bug.
 That scheme is also available, under the name ``"rk4_mbdnode_code"`` and with its true order 1,
 so that the effect of the bug on the published MBD-NODE numbers can be measured.
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _validation as v
+from . import _validation as v
 
 Field = Callable[[float, Any], Any]
 
