@@ -57,8 +57,8 @@ compare_mbdnode() {
 }
 run mbdnode-table4-sms python scripts/compare.py sms --methods mbdnode,hnn,lnn --threads 1 \
   --no-progress --out "$out/mbdnode-table4-sms"
-compare_mbdnode mbdnode-table4-smsd smsd 350 1e-3 0.98 --preset mbdnode_cubic
-compare_mbdnode mbdnode-table4-tmsd tmsd 350 6e-4 0.98 --preset mbdnode_code
+compare_mbdnode mbdnode-table4-smsd smsd 350 1e-3 0.98 --preset mbdnode_arrays
+compare_mbdnode mbdnode-table4-tmsd tmsd 350 6e-4 0.98 --preset mbdnode_arrays
 compare_mbdnode mbdnode-table4-pendulum pendulum 400 6e-4 0.98
 # the same MBD-NODE trained and rolled out with the released code's first-order "RK4"
 run mbdnode-table4-pendulum-code-rk4 python scripts/compare.py pendulum --methods mbdnode --threads 1 \

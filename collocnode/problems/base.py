@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
+from .. import fixed_step
 from ..data import Trajectory
-from ..ivp import MAX_STEPS, solve_bounded
+from ..ivp import MAX_STEPS, SimulationError, solve_bounded
 from . import partition
 
 InputFn = Callable[[float], np.ndarray]
@@ -66,6 +67,10 @@ class System(ABC):
     PRESETS: dict[str, dict[str, float]] = {"default": {}}
     # preset name -> sampling that differs from the class defaults ({"dt", "n_steps", "n_train"})
     SAMPLING: dict[str, dict[str, float]] = {}
+    # preset name -> the fixed-step scheme of :mod:`collocnode.fixed_step` that produced that
+    # preset's published data (one step per sample interval); the ground truth of such a preset
+    # is that scheme's solution, not the ODE's
+    GENERATORS: dict[str, str] = {}
     # parameters that must be > 0 (masses, lengths, ...); checked by the constructor
     POSITIVE: tuple[str, ...] = ()
     # parameters that must be >= 0 (damping, friction, ...); checked by the constructor
@@ -100,6 +105,7 @@ class System(ABC):
         if self.n_train > self.n_steps:
             raise ValueError(f"n_train must be <= n_steps = {self.n_steps}, got {self.n_train}")
         self.params: dict[str, float] = params
+        self.generator: str | None = self.GENERATORS.get(preset)
 
     # --- dynamics ----------------------------------------------------------------------------
     @property
@@ -236,7 +242,8 @@ class System(ABC):
         use_exact: bool = True,
     ) -> Trajectory:
         """Ground truth on the grid ``t`` (closed form when available and ``use_exact``, else
-        scipy ``method`` at ``rtol``/``atol``).
+        scipy ``method`` at ``rtol``/``atol``; for a preset with a :attr:`generator`, that
+        fixed-step scheme with one step per interval of ``t``).
 
         ``inputs`` replaces the default known input signal :meth:`inputs` (a callable
         ``t -> u`` of shape ``(n_inputs,)``). An integration that fails or needs more than
@@ -245,7 +252,8 @@ class System(ABC):
         t = _sample_times(t)
         x0 = self.x0 if x0 is None else v.finite_array("x0", x0, shape=(self.n_states,))
         u_fn = self._input_fn(inputs)
-        x = self.exact_solution(t, x0) if use_exact and inputs is None else None
+        exact = use_exact and inputs is None and self.generator is None
+        x = self.exact_solution(t, x0) if exact else None
         if x is None:
             x = self._integrate(self.rhs, t, x0, u_fn, rtol, atol, method)
         return self._trajectory(t, x, u_fn)
@@ -264,6 +272,19 @@ class System(ABC):
         atol = v.positive_float("atol", atol)
         if t.size == 1:
             return x0[None, :].copy()
+        if self.generator is not None:
+            try:
+                return fixed_step.integrate(
+                    lambda tt, xx: f(tt, xx, None if u_fn is None else u_fn(tt)),
+                    t,
+                    x0,
+                    self.generator,
+                    n_coords=x0.size // 2 if self.n_coords else 0,
+                )
+            except fixed_step.DivergenceError as exc:
+                raise SimulationError(
+                    f"ground truth of {self.name} ({self.generator}): {exc}", exc.t
+                ) from None
         x0_text = np.array2string(x0, precision=4)
         return solve_bounded(
             lambda tt, xx: f(tt, xx, None if u_fn is None else u_fn(tt)),
