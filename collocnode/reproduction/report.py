@@ -84,6 +84,14 @@ def _as_printed(x: float | None) -> str:
     return "–" if x is None else f"{x:g}"
 
 
+def _sci(x: Any) -> str:
+    """An error in the papers' notation, two significant digits: ``8.0e-1``, ``2.2e0``."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "–"
+    mantissa, _, exponent = f"{float(x):.1e}".partition("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
 def _seconds(x: Any) -> str:
     return "–" if x is None else f"{float(x):.1f}"
 
@@ -121,7 +129,7 @@ def _compare_lines(table: Table, row: Row, run: StoredRun | None) -> list[list[s
         r = run.method_row(method) if run else None
         if r is None:
             why = "no stored run" if run is None else "not in the run"
-            lines.append([label, method, _num(paper), why, "–", "–", paper_time, "–", "–", note])
+            lines.append([label, method, _sci(paper), why, "–", "–", paper_time, "–", "–", note])
             continue
         status = r.get("status", "?")
         ours = r.get(table.metric)  # None where the model could not be scored
@@ -129,10 +137,10 @@ def _compare_lines(table: Table, row: Row, run: StoredRun | None) -> list[list[s
             [
                 label,
                 method,
-                _num(paper),
-                _num(ours) if ours is not None else status,
+                _sci(paper),
+                _sci(ours) if ours is not None else status,
                 _ratio(ours, paper),
-                _num(r.get("test_mse")),
+                _sci(r.get("test_mse")),
                 paper_time,
                 _seconds(r.get("train_time_s")),
                 status,

@@ -25,6 +25,10 @@ TABLE = Table(
     ),
 )
 
+TABLE_B = Table(
+    "b", "B", "compare", (Row("system C", "run-c", {"fnode": 0.8}),), methods=("fnode",)
+)
+
 
 def _store(root: Path, name: str, rows: list[dict], **meta) -> None:
     (root / name).mkdir(parents=True)
@@ -71,6 +75,7 @@ def test_a_row_shows_the_paper_ours_and_their_ratio(tmp_path):
     assert mbdnode[3] == "diverged" and mbdnode[4] == "–"
     # a method the paper does not report is listed without a paper value
     assert rows[("system A", "collocation")][2:5] == ["–", "5.0e-4", "–"]
+    assert _lines(render_table(TABLE_B, tmp_path))[("system C", "fnode")][2] == "8.0e-1"
     # a missing run is said to be missing, with the reason the row is not like for like
     b = rows[("system B", "fnode")]
     assert b[3] == "no stored run" and b[9] == "a different initial state"
