@@ -49,7 +49,7 @@ run fnode-table13-smsd-fnode python scripts/compare.py smsd --preset fnode_code 
 compare_fnode fnode-table13-tmsd tmsd
 compare_fnode fnode-table13-double_pendulum double_pendulum --preset fnode_code
 compare_fnode fnode-table13-cart_pole cart_pole --preset fnode_code
-compare_fnode fnode-table13-slider_crank slider_crank_1dof --preset fnode_code
+compare_fnode fnode-table13-slider_crank slider_crank --preset fnode_bb
 # MBD-NODE Table 4 at the MBD-NODE paper's settings (its Tables 6-12; LSTM of 3 layers as its code)
 compare_mbdnode() {
   local name=$1 problem=$2 node_epochs=$3 node_lr=$4 fcnn_decay=$5

@@ -3,6 +3,10 @@
 Coordinates ``q = (x1, y1, θ1, x2, y2, θ2, x3, y3, θ3)`` of the centres of mass and the angles of
 crank (1), connecting rod (2) and slider (3); 8 holonomic constraints (FNODE eq. 53), one degree
 of freedom. The crank angle θ1 is the independent coordinate.
+
+The ``"fnode_bb"`` preset is the system behind FNODE's published slider-crank numbers (Table 13,
+Fig. 14): the authors' 3-body generator in the public repository ``uwsbel/sbel-reproducibility``,
+folder ``2025/FNODE`` (see :class:`SliderCrank`).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from .base import CasadiColumns, HolonomicSystem
 
 _COORDS = ("x1", "y1", "theta1", "x2", "y2", "theta2", "x3", "y3", "theta3")
 _THETA1, _THETA2, _X3, _Y3_ROW = 2, 5, 6, 6  # coordinate indices; row of y3 = 0 in Φ
+_Y_COORDS = {1: "m1", 4: "m2", 7: "m3"}  # index of each body's y coordinate -> its mass
 
 
 def _preset(**changes: float) -> dict[str, float]:
@@ -40,6 +45,10 @@ def _preset(**changes: float) -> dict[str, float]:
         "F_freq": 0.0,
         "theta1_0": np.pi / 4,
         "omega1_0": 0.0,
+        "g": 0.0,
+        "damper_reaction": 1.0,
+        "k_wall": 0.0,
+        "x3_max": 6.5,
     }
     base.update(changes)
     return base
@@ -53,16 +62,25 @@ class SliderCrank(HolonomicSystem):
     eq. 53 (``x1 = r cos θ1``, ``x3 = x2 + l cos θ2``). FNODE's text calls the crank length
     l = 2 m and the rod length r = 1 m, which contradicts eq. 53 and would not let the crank turn
     fully; its code and MBD-NODE use crank length 2 m and rod length 4 m, i.e. r = 1, l = 2 here.
-    The acceleration right-hand side γ is derived from eq. 53 (FNODE eqs. 57c-f and 58 carry a
-    spurious factor 2 on the l terms). There is no gravity (neither paper applies any).
+    The slider therefore stays within ``x3 ≤ 2 (r + l)``. The acceleration right-hand side γ is
+    derived from eq. 53 (FNODE eqs. 57c-f and 58 carry a spurious factor 2 on the l terms).
 
-    Applied forces (FNODE eq. 56, corrected):
-        * crank: torque ``τ(t) − c01 θ1' − c12 (θ1' − θ2')``; rod: ``+c12 (θ1' − θ2')`` (the
-          crank-rod rotational damper acts on both bodies; eq. 56b puts it in a y-force slot);
-        * slider: ``−k (x3 − x3_rest) − c_slide x3' + F(t) − μ |λ7| tanh(x3'/ε)``, with λ7 the
-          reaction of ``y3 = 0`` (Coulomb friction smoothed over the velocity scale ε so that the
-          ground truth is an ODE an explicit integrator can follow; eq. 56c's undefined "f" is
-          dropped and its missing sign(x3') restored).
+    Applied forces (FNODE eq. 56, corrected, plus the terms of the FNODE code's generator):
+        * crank: torque ``τ(t) − c01 θ1' − c12 (θ1' − θ2')``; rod: ``+s c12 (θ1' − θ2')`` with
+          ``s = damper_reaction`` (the crank-rod rotational damper acts on both bodies; eq. 56b
+          puts it in a y-force slot). ``s = +1`` is action and reaction; the FNODE code applies
+          the same ``−c12 (θ1' − θ2')`` to both bodies, ``s = −1``;
+        * slider: ``−k (x3 − x3_rest) − k_wall (x3_max − x3) − c_slide x3' + F(t)
+          − μ |λ7| tanh(x3'/ε)``, with λ7 the reaction of ``y3 = 0`` (Coulomb friction smoothed
+          over the velocity scale ε so that the ground truth is an ODE an explicit integrator can
+          follow; eq. 56c's undefined "f" is dropped and its missing sign(x3') restored). The
+          ``k_wall`` term is the FNODE code's one-sided wall spring ``−K (x3_max − x3)`` for
+          ``x3 < x3_max``, else 0: with ``x3_max ≥ 2 (r + l)`` (checked) its switch is never
+          reached, so the linear term is exact and smooth. Note its sign: it pushes the slider
+          away from ``x3_max`` and grows with the distance (a negative stiffness), unlike the
+          paper's restoring ``−k Δx3``;
+        * gravity ``−m_i g`` on ``y1``, ``y2``, ``y3`` (neither paper's text applies any,
+          ``g = 0`` except in ``"fnode_bb"``; on the slider it only loads the guide, i.e. λ7).
 
     Inputs ``[τ, F]`` (crank torque [N m], slider force [N]) default to
     ``τ = tau_amp sin(2π tau_freq t)``, ``F = F_amp sin(2π F_freq t)``.
@@ -74,14 +92,37 @@ class SliderCrank(HolonomicSystem):
           c_slide = 0.2 (the paper names dampers but not values; these are the FNODE code's),
           release from θ1 = π/4 at rest. 4500 samples, the first 1500 train (t ∈ [0, 15), Fig. 14).
         * ``"fnode_friction"`` — the same with Coulomb friction μ = 0.6 (Table 7), ε = 0.01 m/s.
+        * ``"fnode_bb"`` — the system that produced FNODE's published slider-crank numbers
+          (Table 13, Fig. 14): ``generate_slider_crank_dataset`` in ``Model/Data_generator.py``
+          of the FNODE code at commit 95a7cbd (2026-02-11), which ``main_fnode.py``,
+          ``main_mbdnode.py``, ``main_lstm.py`` and ``main_fcnn.py`` called with
+          ``--data_total_steps 4500 --train_ratio 1/3`` (``run_experiments.sh``, whose FNODE
+          learning rate 5e-4 and decay 0.99 are Table 6's). It is the model of
+          ``generate_slider_crank_dataset_with_friction`` with friction 0, and of the standalone
+          ``Model/slider_crank_bb.py`` but for that script's slider damper (0.2 N s/m).
+          m_i = 1 kg, I_i = 0.1 kg m², half-lengths 1 and 2 m, g = 9.81 m/s²,
+          τ = −0.002 sin(2π t) N m, c12 = 0.05 N m s with the code's ``damper_reaction = −1``,
+          no slider damper or friction (its Coulomb coefficient is 0), wall spring K = 1 N/m
+          with x3_max = 6.5 m and no restoring spring (k = 0), released at rest from the
+          straight pose θ1 = 0. The code steps backward Euler (augmented Lagrangian with
+          Barzilai-Borwein inner iterations, h = 1 ms, constraint tolerance 1e-6) for 45 s and
+          keeps every 10th step: 4500 samples of 0.01 s, the first 1500 train. The scripts
+          score the MSE of (θ1, θ1') over all 4500 samples (the column named ``theta_0_2pi``
+          holds the unwrapped θ1). The ground truth here is the same model integrated to
+          1e-12; the code's samples differ from it by its first-order time stepping (mostly
+          numerical damping): up to 0.05 rad in θ1 after 5 s and 1.3 rad after 45 s (an MSE of
+          0.5 over (θ1, θ1'), against 5e-3 for an exact backward Euler of this model at 1 ms).
+          The later code (commit 7bb4dd6, 2026-03) swapped this generator for a 1-DOF
+          effective-inertia ODE whose spring rests at the initial angle: released at rest
+          there, it never moves, so it cannot have produced the published numbers.
         * ``"mbdnode"`` — MBD-NODE §3.7: m = (3, 6, 1) kg, I = (4, 32, 1) kg m², same geometry,
           no spring, damper or friction, (θ1, θ1')(0) = (1, 1), 100 s (10,000 samples). MBD-NODE
           drives it with (F, τ) ~ U[−10, 10]² redrawn every step and trains on random states; a
           deterministic smooth drive τ = 5 sin(2π 0.1 t), F = 5 sin(2π 0.13 t) replaces that
           here, and the first 3000 samples are taken as the training window (our choice).
 
-    Energy ``q'ᵀ M q'/2 + k (x3 − x3_rest)²/2`` is an invariant when all dampers, friction and
-    inputs are zero.
+    Energy ``q'ᵀ M q'/2 + k (x3 − x3_rest)²/2 − k_wall (x3_max − x3)²/2 + g Σ m_i y_i`` is an
+    invariant when all dampers, friction and inputs are zero.
     """
 
     name = "slider_crank"
@@ -92,6 +133,17 @@ class SliderCrank(HolonomicSystem):
     PRESETS = {
         "fnode": _preset(),
         "fnode_friction": _preset(mu=0.6),
+        "fnode_bb": _preset(
+            k=0.0,
+            c_slide=0.0,
+            tau_amp=-0.002,
+            tau_freq=1.0,
+            theta1_0=0.0,
+            g=9.81,
+            damper_reaction=-1.0,
+            k_wall=1.0,
+            x3_max=6.5,
+        ),
         "mbdnode": _preset(
             m1=3.0,
             m2=6.0,
@@ -111,7 +163,7 @@ class SliderCrank(HolonomicSystem):
     }
     SAMPLING = {"mbdnode": {"n_steps": 10000, "n_train": 3000}}
     POSITIVE = ("m1", "m2", "m3", "I1", "I2", "I3", "r", "l", "eps")
-    NONNEGATIVE = ("k", "c01", "c12", "c_slide", "mu", "tau_freq", "F_freq")
+    NONNEGATIVE = ("k", "c01", "c12", "c_slide", "mu", "tau_freq", "F_freq", "g", "k_wall")
     dt = 0.01
     n_steps = 4500
     n_train = 1500
@@ -123,6 +175,19 @@ class SliderCrank(HolonomicSystem):
             raise ValueError(
                 f"l (rod half-length) must exceed r (crank half-length) = {self.params['r']}, "
                 f"got {self.params['l']}"
+            )
+        if self.params["damper_reaction"] not in (-1.0, 1.0):
+            raise ValueError(
+                "damper_reaction must be 1 (action and reaction) or -1 (the FNODE code's sign), "
+                f"got {self.params['damper_reaction']}"
+            )
+        reach = 2 * (self.params["r"] + self.params["l"])
+        if self.params["k_wall"] > 0 and self.params["x3_max"] < reach:
+            # the code's wall spring switches off at x3 = x3_max; beyond the slider's reach the
+            # switch never happens and the force is the smooth linear term used here
+            raise ValueError(
+                f"x3_max must be >= the slider's reach 2 (r + l) = {reach:g} when k_wall > 0, "
+                f"got {self.params['x3_max']}"
             )
 
     # --- constraints (FNODE eqs. 53-54) ----------------------------------------------------------
@@ -221,14 +286,22 @@ class SliderCrank(HolonomicSystem):
         return np.stack([tau, force], axis=-1)
 
     def _forces(self, q: Any, qd: Any, u: Any) -> dict[int, Any]:
-        """Nonzero entries of the applied generalized force (FNODE eq. 56, corrected)."""
+        """Nonzero entries of the applied generalized force (FNODE eq. 56, corrected, and the
+        FNODE code's gravity, damper sign and wall spring)."""
         p = self.params
         damper12 = p["c12"] * (qd[..., _THETA1] - qd[..., _THETA2])
-        return {
+        x3 = q[..., _X3]
+        out = {
             _THETA1: u[..., 0] - p["c01"] * qd[..., _THETA1] - damper12,
-            _THETA2: damper12,
-            _X3: u[..., 1] - p["k"] * (q[..., _X3] - p["x3_rest"]) - p["c_slide"] * qd[..., _X3],
+            _THETA2: p["damper_reaction"] * damper12,
+            _X3: u[..., 1]
+            - p["k"] * (x3 - p["x3_rest"])
+            - p["k_wall"] * (p["x3_max"] - x3)
+            - p["c_slide"] * qd[..., _X3],
         }
+        if p["g"]:
+            out.update({i: -p[m] * p["g"] for i, m in _Y_COORDS.items()})
+        return out
 
     def applied_forces(
         self, t: float, q: np.ndarray, qd: np.ndarray, u: np.ndarray | None
@@ -294,11 +367,16 @@ class SliderCrank(HolonomicSystem):
         return self.recover(np.array([self.params["theta1_0"], self.params["omega1_0"]]))
 
     def energy(self, x: np.ndarray) -> np.ndarray:
-        """Kinetic energy plus spring energy [J]; shape ``(...)``."""
-        qd = self.velocities(x)
+        """Kinetic energy plus the potentials of the springs and gravity [J]; shape ``(...)``."""
+        p = self.params
+        q, qd = self.positions(x), self.velocities(x)
         kin = 0.5 * np.einsum("...i,ij,...j->...", qd, self.mass_matrix(qd), qd)
-        stretch = self.positions(x)[..., _X3] - self.params["x3_rest"]
-        return kin + 0.5 * self.params["k"] * stretch**2
+        x3 = q[..., _X3]
+        springs = (
+            0.5 * p["k"] * (x3 - p["x3_rest"]) ** 2 - 0.5 * p["k_wall"] * (p["x3_max"] - x3) ** 2
+        )
+        heights = sum(p[m] * q[..., i] for i, m in _Y_COORDS.items())
+        return kin + springs + p["g"] * heights
 
     @property
     def conservative(self) -> bool:

@@ -132,7 +132,8 @@ def _compare_lines(table: Table, row: Row, run: StoredRun | None) -> list[list[s
             lines.append([label, method, _sci(paper), why, "–", "–", paper_time, "–", "–", note])
             continue
         status = r.get("status", "?")
-        ours = r.get(table.metric)  # None where the model could not be scored
+        metric = row.metric or table.metric
+        ours = r.get(metric)  # None where the model could not be scored
         lines.append(
             [
                 label,
@@ -140,7 +141,7 @@ def _compare_lines(table: Table, row: Row, run: StoredRun | None) -> list[list[s
                 _sci(paper),
                 _sci(ours) if ours is not None else status,
                 _ratio(ours, paper),
-                _sci(r.get("test_mse")),
+                _sci(r.get(metric.replace("full", "test"))),
                 paper_time,
                 _seconds(r.get("train_time_s")),
                 status,

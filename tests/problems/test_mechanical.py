@@ -204,13 +204,18 @@ def test_cart_pole_linearization_is_the_jacobian_at_upright():
 def crank_runs():
     """Default-horizon ground truth of the slider-crank presets (computed once)."""
     out = {}
-    for preset, n in (("fnode", None), ("fnode_friction", None), ("mbdnode", 1500)):
+    for preset, n in (
+        ("fnode", None),
+        ("fnode_friction", None),
+        ("mbdnode", 1500),
+        ("fnode_bb", 1000),
+    ):
         system = problems.get("slider_crank", preset)
         out[preset] = (system, system.simulate(system.time_grid(n_steps=n)))
     return out
 
 
-@pytest.mark.parametrize("preset", ["fnode", "fnode_friction", "mbdnode"])
+@pytest.mark.parametrize("preset", ["fnode", "fnode_friction", "mbdnode", "fnode_bb"])
 def test_slider_crank_stays_on_the_constraints(preset, crank_runs):
     system, traj = crank_runs[preset]
     assert np.max(np.abs(system.constraints(traj.x))) <= 1e-8
@@ -226,7 +231,7 @@ def test_slider_crank_constraints_over_the_full_mbdnode_horizon():
     assert np.max(np.abs(system.state_constraints(traj.x))) <= 1e-8
 
 
-@pytest.mark.parametrize("preset", ["fnode", "mbdnode"])
+@pytest.mark.parametrize("preset", ["fnode", "mbdnode", "fnode_bb"])
 def test_slider_crank_matches_closed_form_kinematics(preset, crank_runs):
     system, traj = crank_runs[preset]
     r, l = system.params["r"], system.params["l"]
@@ -242,7 +247,7 @@ def test_slider_crank_matches_closed_form_kinematics(preset, crank_runs):
     np.testing.assert_allclose(traj.x[:, [7, 8, 16, 17]], 0, atol=1e-14)
 
 
-@pytest.mark.parametrize("preset", ["fnode", "fnode_friction", "mbdnode"])
+@pytest.mark.parametrize("preset", ["fnode", "fnode_friction", "mbdnode", "fnode_bb"])
 def test_slider_crank_minimal_and_full_odes_agree(preset):
     """The index-1 ODE of all 18 states, integrated directly over 2 s, follows the partitioned
     ground truth (it only drifts off the manifold at the integrator's tolerance)."""
@@ -282,11 +287,20 @@ def test_slider_crank_jacobians(rng):
     assert system.constraint_jacobian(x).shape == (8, 18)
 
 
-@pytest.mark.parametrize("preset", ["fnode", "fnode_friction", "mbdnode"])
-def test_slider_crank_accelerations(preset, rng):
+@pytest.mark.parametrize(
+    ("preset", "params"),
+    [
+        ("fnode", {}),
+        ("fnode_friction", {}),
+        ("mbdnode", {}),
+        ("fnode_bb", {}),
+        ("fnode_bb", {"mu": 0.3, "c01": 0.1}),  # friction under gravity's normal load
+    ],
+)
+def test_slider_crank_accelerations(preset, params, rng):
     """q'' satisfies Φ_q q'' = γ, the crank partition is never singular, and the power balance
     holds: d/dt(energy) equals the power of dampers, inputs and (for μ > 0) Coulomb friction."""
-    system = problems.get("slider_crank", preset)
+    system = problems.get("slider_crank", preset, **params)
     p = system.params
     z = np.stack([rng.uniform(0, 2 * np.pi, 20), rng.normal(0, 2, 20)], axis=-1)
     x = system.recover(z)
@@ -300,13 +314,18 @@ def test_slider_crank_accelerations(preset, rng):
         np.einsum("nij,nj->ni", system.phi_q(q), qdd), system.gamma(q, qd), atol=1e-10
     )
     mass = system.mass_matrix(q)
-    power = np.einsum("ni,ij,nj->n", qd, mass, qdd) + p["k"] * (q[:, 6] - p["x3_rest"]) * qd[:, 6]
     v3, w1, w2 = qd[:, 6], qd[:, 2], qd[:, 5]
+    power = (
+        np.einsum("ni,ij,nj->n", qd, mass, qdd)
+        + p["k"] * (q[:, 6] - p["x3_rest"]) * v3
+        + p["k_wall"] * (p["x3_max"] - q[:, 6]) * v3
+        + p["g"] * (p["m1"] * qd[:, 1] + p["m2"] * qd[:, 4] + p["m3"] * qd[:, 7])
+    )
     applied = (
         u[:, 0] * w1
         + u[:, 1] * v3
         - p["c01"] * w1**2
-        - p["c12"] * (w1 - w2) ** 2
+        - p["c12"] * (w1 - w2) * (w1 - p["damper_reaction"] * w2)
         - p["c_slide"] * v3**2
         - p["mu"] * np.abs(lam[:, 6]) * np.tanh(v3 / p["eps"]) * v3
     )

@@ -211,3 +211,17 @@ def test_a_collocation_row_reads_the_result_file(tmp_path):
     ]
     assert lines[0][2] == "no stored run"
     assert "θ0 = 1 fixed" in lines[2][-1]
+
+
+def test_a_row_may_score_a_column_subset(tmp_path):
+    table = Table(
+        "c",
+        "C",
+        "compare",
+        (Row("crank", "run-c", {"fnode": 0.17}, metric="independent_full_mse"),),
+        methods=("fnode",),
+    )
+    row = {"method": "fnode", "status": "success", "full_mse": 9.0, "test_mse": 9.0}
+    _store(tmp_path, "run-c", [{**row, "independent_full_mse": 0.34, "independent_test_mse": 0.5}])
+    cells = _lines(render_table(table, tmp_path))[("crank", "fnode")]
+    assert cells[3:6] == ["3.4e-1", "2", "5.0e-1"]
