@@ -313,7 +313,10 @@ def _train_collocation(argv: Sequence[str] | None) -> int:
         return fail(prog, str(exc), args.debug)
     record = RunRecord(out.path, run_id)
     record.update(
-        command=command_line("scripts/train_collocation.py", argv), machine=machine.describe()
+        command=command_line("scripts/train_collocation.py", argv),
+        machine=machine.describe(),
+        load_at_start=machine.load_average(),
+        created=datetime.datetime.now().strftime("%Y-%m-%dT%H:%M:%S"),
     )
     code = EXIT_FAILED
     try:

@@ -28,3 +28,12 @@ def describe(gpu: str | None = None) -> str:
         f"{platform.system()} {platform.machine()}"
     )
     return f"{text}, GPU {gpu}" if gpu else text
+
+
+def load_average() -> float | None:
+    """The 1-minute load average (runnable processes), None where the system has none. Recorded
+    at the start of a run: above the number of cores, its times were shared."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None

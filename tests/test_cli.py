@@ -234,6 +234,8 @@ def test_tiny_run_writes_an_honest_result(tiny):
     assert result["problem"] == "vdp"
     assert result["command"].startswith("python scripts/train_collocation.py vdp ")
     assert "cores" in result["machine"]
+    assert result["load_at_start"] is None or result["load_at_start"] >= 0
+    assert result["created"][:2] == "20"
     settings = result["settings"]
     assert (settings["intervals"], settings["stages"], settings["max_iter"]) == (20, 3, 30)
     assert settings["jit"] is False and settings["print_level"] == 0

@@ -327,5 +327,6 @@ def _meta(cfg: CompareConfig, system: Any, split: Any) -> dict[str, Any]:
         "python": platform.python_version(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "machine": machine.describe(gpu),
+        "load_at_start": machine.load_average(),
         "command": cfg.command,
     }

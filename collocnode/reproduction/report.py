@@ -42,7 +42,12 @@ class StoredRun:
 
     @property
     def created(self) -> str | None:
-        return self.data.get("meta", {}).get("created")
+        return self.data.get("meta", self.data).get("created")
+
+    @property
+    def load(self) -> float | None:
+        """The 1-minute load average when the run started (None if not recorded)."""
+        return self.data.get("meta", self.data).get("load_at_start")
 
     def method_row(self, method: str) -> Mapping[str, Any] | None:
         for row in self.data.get("rows", ()):
@@ -230,6 +235,7 @@ def _runs_list(rows: Sequence[Row], runs: Mapping[str, StoredRun | None]) -> lis
             out.append(f"- `{name}`: not stored.")
             continue
         when = f", {run.created}" if run.created else ""
+        when += f", load {run.load:g} at start" if run.load is not None else ""
         out.append(
             f"- `{name}`: `{run.command or 'command not recorded'}` "
             f"({run.machine or 'machine not recorded'}{when})"

@@ -67,6 +67,7 @@ def test_quick_run_writes_valid_json_and_markdown(tmp_path):
     assert report["meta"]["command"].startswith("python scripts/compare.py vdp ")
     assert "--set fnode.targets=fd" in report["meta"]["command"]
     assert "cores" in report["meta"]["machine"]
+    assert report["meta"]["load_at_start"] is None or report["meta"]["load_at_start"] >= 0
     md = (out / "compare.md").read_text()
     assert "| method | status |" in md and "| fnode | success |" in md
     assert "not applicable" in md

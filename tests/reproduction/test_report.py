@@ -64,6 +64,7 @@ def test_a_row_shows_the_paper_ours_and_their_ratio(tmp_path):
         ],
         machine="some CPU, 2 cores",
         created="2026-11-23T06:00:00",
+        load_at_start=1.5,
     )
     text = render_table(TABLE, tmp_path)
     rows = _lines(text)
@@ -79,7 +80,8 @@ def test_a_row_shows_the_paper_ours_and_their_ratio(tmp_path):
     # a missing run is said to be missing, with the reason the row is not like for like
     b = rows[("system B", "fnode")]
     assert b[3] == "no stored run" and b[9] == "a different initial state"
-    assert "`run-a`: `python scripts/compare.py x` (some CPU, 2 cores, 2026-11-23T06:00:00)" in text
+    run_a = "`run-a`: `python scripts/compare.py x` (some CPU, 2 cores, 2026-11-23T06:00:00, load"
+    assert f"{run_a} 1.5 at start)" in text
     assert "`run-b`: not stored." in text
 
 
