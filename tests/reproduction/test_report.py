@@ -227,3 +227,24 @@ def test_a_row_may_score_a_column_subset(tmp_path):
     _store(tmp_path, "run-c", [{**row, "independent_full_mse": 0.34, "independent_test_mse": 0.5}])
     cells = _lines(render_table(table, tmp_path))[("crank", "fnode")]
     assert cells[3:6] == ["3.4e-1", "2", "5.0e-1"]
+
+
+def test_every_published_row_names_registered_methods_problems_and_presets():
+    from collocnode import problems
+    from collocnode.compare import registry
+
+    for table in TABLES:
+        if table.kind == "compare":
+            assert set(table.methods) <= set(registry.available()), table.key
+            for row in table.rows:
+                assert set(row.published) <= set(table.methods), row.system
+    # the problem and preset of every comparison run of reproduce.sh exist
+    script = (ROOT / "benchmarks" / "reproduce.sh").read_text().replace("\\\n", " ")
+    pattern = (
+        r"^\s*(?:compare_\w+ [\w.-]+|run [\w.-]+ python scripts/compare\.py) (\w+)"
+        r"(?:[^\n]*?--preset (\w+))?"
+    )
+    runs = re.findall(pattern, script, flags=re.M)
+    assert len(runs) >= 12
+    for problem, preset in runs:
+        problems.get(problem, preset or None)
