@@ -271,7 +271,9 @@ def _run_as_tasks(
     executor: Executor | None,
     threads: int | None,
 ) -> CompareReport:
-    settings = {"config": asdict(cfg) | {"methods": None}, "torch": report.meta.get("torch")}
+    # the command line is a record of the run, not a setting: a rerun with --resume matches
+    config = asdict(cfg) | {"methods": None, "command": None}
+    settings = {"config": config, "torch": report.meta.get("torch")}
     tasks = [Task(name, (name, cfg), settings={"method": name, **settings}) for name in cfg.methods]
     rows: dict[str, MethodRow] = {}
 
