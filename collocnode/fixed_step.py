@@ -63,6 +63,15 @@ class Integrator:
     def step(self, f: Field, t: float, x: Any, h: float, n_coords: int = 0) -> Any:
         raise NotImplementedError
 
+    def _split(self, x: Any, n_coords: int) -> tuple[Any, Any]:
+        """``(q, q')`` of a second-order state ``[q, q']``; a ValueError otherwise."""
+        if n_coords <= 0 or 2 * n_coords != x.shape[-1]:
+            raise ValueError(
+                f"{self.name} needs a second-order state [q, q'] with n_coords = n_states / 2, "
+                f"got n_coords={n_coords} for {x.shape[-1]} states"
+            )
+        return x[..., :n_coords], x[..., n_coords:]
+
 
 class _Euler(Integrator):
     def step(self, f: Field, t: float, x: Any, h: float, n_coords: int = 0) -> Any:
@@ -95,12 +104,7 @@ class _RK4MBDNODECode(Integrator):
     """
 
     def step(self, f: Field, t: float, x: Any, h: float, n_coords: int = 0) -> Any:
-        if n_coords <= 0 or 2 * n_coords != x.shape[-1]:
-            raise ValueError(
-                f"{self.name} needs a second-order state [q, q'] with n_coords = n_states / 2, "
-                f"got n_coords={n_coords} for {x.shape[-1]} states"
-            )
-        q, v = x[..., :n_coords], x[..., n_coords:]
+        q, v = self._split(x, n_coords)
         a1 = f(t, x)[..., n_coords:]
         v2 = v + 0.5 * h * a1
         a2 = f(t + 0.5 * h, _cat(q + 0.5 * h * v, v2))[..., n_coords:]
@@ -120,12 +124,7 @@ class _Leapfrog(Integrator):
     """
 
     def step(self, f: Field, t: float, x: Any, h: float, n_coords: int = 0) -> Any:
-        if n_coords <= 0 or 2 * n_coords != x.shape[-1]:
-            raise ValueError(
-                f"leapfrog needs a second-order state [q, q'] with n_coords = n_states / 2, "
-                f"got n_coords={n_coords} for {x.shape[-1]} states"
-            )
-        q, p = x[..., :n_coords], x[..., n_coords:]
+        q, p = self._split(x, n_coords)
         a0 = f(t, x)[..., n_coords:]
         p_half = p + 0.5 * h * a0
         q1 = q + h * p_half

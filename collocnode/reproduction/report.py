@@ -31,23 +31,26 @@ class StoredRun:
     data: Mapping[str, Any]
 
     @property
+    def meta(self) -> Mapping[str, Any]:
+        """The run's record: ``compare.json``'s ``meta``, or the top level of the other files."""
+        return self.data.get("meta", self.data)
+
+    @property
     def command(self) -> str | None:
-        meta = self.data.get("meta", self.data)
-        return meta.get("command")
+        return self.meta.get("command")
 
     @property
     def machine(self) -> str | None:
-        meta = self.data.get("meta", self.data)
-        return meta.get("machine")
+        return self.meta.get("machine")
 
     @property
     def created(self) -> str | None:
-        return self.data.get("meta", self.data).get("created")
+        return self.meta.get("created")
 
     @property
     def load(self) -> float | None:
         """The 1-minute load average when the run started (None if not recorded)."""
-        return self.data.get("meta", self.data).get("load_at_start")
+        return self.meta.get("load_at_start")
 
     def method_row(self, method: str) -> Mapping[str, Any] | None:
         for row in self.data.get("rows", ()):
@@ -72,29 +75,29 @@ def load_run(root: Path, name: str) -> StoredRun | None:
     return None
 
 
-def _num(x: Any, digits: int = 2) -> str:
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "–"
-    if isinstance(x, int):
-        return str(x)
-    x = float(x)
-    if x != 0 and (abs(x) < 1e-2 or abs(x) >= 1e4):
-        mantissa, _, exponent = f"{x:.{digits - 1}e}".partition("e")
-        return f"{mantissa}e{int(exponent)}"  # 1.3e-6, as the papers print it
-    return f"{x:.{digits}g}" if abs(x) < 1 else f"{x:.{digits + 1}g}"
-
-
-def _as_printed(x: float | None) -> str:
-    """A published number as the paper prints it."""
-    return "–" if x is None else f"{x:g}"
-
-
 def _sci(x: Any) -> str:
     """An error in the papers' notation, two significant digits: ``8.0e-1``, ``2.2e0``."""
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "–"
     mantissa, _, exponent = f"{float(x):.1e}".partition("e")
     return f"{mantissa}e{int(exponent)}"
+
+
+def _num(x: Any) -> str:
+    """Two significant digits; the papers' notation below 1e-2 and from 1e4 on."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "–"
+    if isinstance(x, int):
+        return str(x)
+    x = float(x)
+    if x != 0 and (abs(x) < 1e-2 or abs(x) >= 1e4):
+        return _sci(x)
+    return f"{x:.2g}" if abs(x) < 1 else f"{x:.3g}"
+
+
+def _as_printed(x: float | None) -> str:
+    """A published number as the paper prints it."""
+    return "–" if x is None else f"{x:g}"
 
 
 def _seconds(x: Any) -> str:
