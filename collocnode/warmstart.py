@@ -54,6 +54,8 @@ from .training import TrainingProblem
 from .transcription.ipopt import IpoptOptions
 
 METHODS = ("spline", "kernel", "fft")
+HESSIANS = ("exact", "gauss-newton")
+_KERNEL_PATIENCE = 3
 
 
 # ---- smoothing -----------------------------------------------------------------------------------
@@ -135,22 +137,31 @@ def _local_quadratic(t: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray, n
 
 
 def _kernel(t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    # Bandwidths from just above the smallest one that keeps every local fit determined (three
-    # samples inside the one-sided window at the ends) to a quarter of the span; GCV picks one
-    # per column, as the smoothing spline does.
+    # Bandwidths grow by 25 % a step from just above the smallest one that keeps every local fit
+    # determined (three samples inside the one-sided window at the ends) up to a quarter of the
+    # span; GCV picks one per column, as the smoothing spline does. The scan stops once every
+    # column's GCV has risen _KERNEL_PATIENCE steps in a row: the score rises steadily past its
+    # minimum, and the wide windows are the costly ones (memory and time grow with the window:
+    # the whole scan of 42 000 quarter-vehicle samples did not fit in 24 GiB).
     span = t[-1] - t[0]
     h_min = 2.05 * float(np.max(np.diff(t)))
-    candidates = np.geomspace(h_min, max(h_min * 1.01, 0.25 * span), 24)
+    steps = max(2, int(np.ceil(np.log(max(0.25 * span / h_min, 1.01)) / np.log(1.25))) + 1)
     best = [(np.inf, None, None)] * y.shape[1]
-    for h in candidates:
+    previous = np.full(y.shape[1], np.inf)
+    rising = np.zeros(y.shape[1], dtype=int)
+    for h in h_min * 1.25 ** np.arange(steps):
         idx, rows, diag = _local_quadratic(t, h)
         denom = (1.0 - np.mean(diag)) ** 2
         for k in range(y.shape[1]):
             win = y[idx, k]  # (n, K)
             fit = np.einsum("nk,nk->n", rows[:, 0], win)
             gcv = np.mean((y[:, k] - fit) ** 2) / denom if denom > 0 else np.inf
+            rising[k] = rising[k] + 1 if gcv > previous[k] else 0
+            previous[k] = gcv
             if gcv < best[k][0]:
                 best[k] = (gcv, fit, np.einsum("nk,nk->n", rows[:, 1], win))
+        if np.all(rising >= _KERNEL_PATIENCE):
+            break
     return np.column_stack([b[1] for b in best]), np.column_stack([b[2] for b in best])
 
 
@@ -199,6 +210,8 @@ def fit_initial_guess(
     seed: int | None = None,
     ipopt: IpoptOptions | None = None,
     jit: bool = False,
+    stride: int = 1,
+    hessian: str = "exact",
 ) -> WarmStart:
     """Smooth the data, regress the model on the derivative estimates, and build the
     warm-started training problem.
@@ -212,6 +225,10 @@ def fit_initial_guess(
         ipopt: IPOPT settings of the regression (default: tol 1e-8, 500 iterations, silent).
         jit: compile the per-sample gradient and Hessian to C (cached on disk like the NLP's
             node functions, :mod:`collocnode.transcription.jit`; needs gcc).
+        stride: regress on every ``stride``-th sample (the smoothing still sees all of them,
+            and the trapezoid weights of the kept samples span the same horizon).
+        hessian: "exact" (the Hessian of (*)) or "gauss-newton" (2 Σ w_i J_iᵀ J_i of the
+            scaled residuals: positive semidefinite, no second derivatives of the model).
 
     Returns:
         A :class:`WarmStart`; its ``problem`` is ready for :func:`collocnode.solve`. A
@@ -221,6 +238,8 @@ def fit_initial_guess(
     if not isinstance(problem, TrainingProblem):
         raise TypeError(f"problem must be a TrainingProblem, got {problem!r}")
     v.choice("smoothing method", method, METHODS)
+    v.choice("hessian", hessian, HESSIANS)
+    stride = v.positive_int("stride", stride)
     ipopt = _default_ipopt() if ipopt is None else ipopt
     if not isinstance(ipopt, IpoptOptions):
         raise TypeError(f"ipopt must be an IpoptOptions, got {ipopt!r}")
@@ -239,7 +258,9 @@ def fit_initial_guess(
             "'constant'; give a state guess for them (e.g. a simulation of a simpler model)"
         )
     # every trajectory's samples enter the regression, each with its own quadrature weights
-    samples = [_samples(problem, k, observed, method) for k in range(problem.n_trajectories)]
+    samples = [
+        _samples(problem, k, observed, method, stride) for k in range(problem.n_trajectories)
+    ]
     t_smooth = time.perf_counter() - t_start
 
     p0 = problem.params_guess
@@ -249,7 +270,7 @@ def fit_initial_guess(
     stacked = _Samples(
         **{f.name: np.concatenate([getattr(s, f.name) for s in samples]) for f in fields(_Samples)}
     )
-    p, res = _regress(problem, stacked, p0, ipopt, jit)
+    p, res = _regress(problem, stacked, p0, ipopt, jit, hessian)
 
     guesses = [CubicSpline(s.t, s.x, axis=0) for s in samples]
     warm = replace(
@@ -280,9 +301,11 @@ class _Samples:
     w: np.ndarray
 
 
-def _samples(problem: TrainingProblem, k: int, observed: list[int], method: str) -> _Samples:
+def _samples(
+    problem: TrainingProblem, k: int, observed: list[int], method: str, stride: int
+) -> _Samples:
     """Smoothed states, derivative targets, inputs and weights of trajectory ``k`` over its
-    training horizon."""
+    training horizon, at every ``stride``-th sample (the last one always kept)."""
     model = problem.model
     data = problem.trajectories[k]
     if k == 0:
@@ -290,13 +313,18 @@ def _samples(problem: TrainingProblem, k: int, observed: list[int], method: str)
     t = data.t
     x_est = np.empty((t.size, model.n_states))
     xdot = np.full((t.size, model.n_states), np.nan)
-    if len(observed) < model.n_states:
+    # states taken from the data are smoothed (the regression's inputs carry no noise then);
+    # the others come from the problem's own state guess
+    smoothed = list(range(model.n_states)) if _guess_is_data(problem, k) else observed
+    if len(smoothed) < model.n_states:
         x_est[:] = problem.to_dop().state_guess(t, segment=k)
-    if observed:
-        x_est[:, observed], xdot[:, observed] = smooth_samples(t, data.x[:, observed], method)
+    if smoothed:
+        x_est[:, smoothed], xdot[:, smoothed] = smooth_samples(t, data.x[:, smoothed], method)
     targets = np.column_stack(
         [xdot[:, i] if kind == "x" else data.y[:, i] for kind, i in problem.columns]
     )
+    keep = np.unique(np.r_[np.arange(0, t.size, stride), t.size - 1])
+    t, x_est, targets = t[keep], x_est[keep], targets[keep]
     u_fn = problem.input_function(k)
     u = u_fn(t) if u_fn is not None else np.zeros((t.size, 0))
     # trapezoid weights: (*) approximates an integral over the horizon like the NLP's loss
@@ -313,10 +341,14 @@ def warm_start(
     seed: int | None = None,
     ipopt: IpoptOptions | None = None,
     jit: bool = False,
+    stride: int = 1,
+    hessian: str = "exact",
 ) -> TrainingProblem:
     """``problem`` with ``params_guess`` from the derivative regression and ``state_guess`` from
     the smoothed data (see :func:`fit_initial_guess` for the arguments and the details)."""
-    return fit_initial_guess(problem, method, seed=seed, ipopt=ipopt, jit=jit).problem
+    return fit_initial_guess(
+        problem, method, seed=seed, ipopt=ipopt, jit=jit, stride=stride, hessian=hessian
+    ).problem
 
 
 def _regress(
@@ -325,6 +357,7 @@ def _regress(
     p0: np.ndarray,
     ipopt: IpoptOptions,
     jit: bool,
+    hessian: str,
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """Solve (*) of the module docstring from p0; returns p and the solver record.
 
@@ -344,8 +377,13 @@ def _regress(
     qs, ws = ca.SX.sym("q", n_fit), ca.SX.sym("w")
     xdot, y = model.symbolic(xs, ps, us, ts)
     q = ca.vertcat(*[xdot[i] if kind == "x" else y[i] for kind, i in problem.columns])
-    loss = ws * ca.sumsqr((q - qs) / problem.scales())
-    hess, grad = ca.hessian(loss, ps)
+    residual = (q - qs) / problem.scales()
+    loss = ws * ca.sumsqr(residual)
+    if hessian == "gauss-newton":
+        jac = ca.jacobian(residual, ps)
+        grad, hess = 2 * ws * ca.mtimes(jac.T, residual), 2 * ws * ca.mtimes(jac.T, jac)
+    else:
+        hess, grad = ca.hessian(loss, ps)
     p = ca.MX.sym("p", npar)
     data = (ca.DM(x.T), p, ca.DM(u.T), ca.DM(t[None, :]), ca.DM(targets.T), ca.DM(w))
 
@@ -408,6 +446,13 @@ def _regress(
         "iterations": int(stats.get("iter_count", 0)),
         "objective": objective,
     }
+
+
+def _guess_is_data(problem: TrainingProblem, k: int) -> bool:
+    guess = problem.state_guess
+    if not isinstance(guess, str) and not callable(guess) and not isinstance(guess, Trajectory):
+        guess = list(guess)[k]
+    return isinstance(guess, str) and guess == "data"
 
 
 def _is_constant(state_guess: Any) -> bool:
