@@ -257,6 +257,25 @@ def test_regression_keeps_block_constraints_and_bounds():
     np.testing.assert_allclose(at_origin, 0.0, atol=1e-7)
 
 
+def test_stop_rtol_ends_a_creeping_regression_early_and_says_so():
+    """On a plateau the objective-change stop saves iterations at a price in objective (here
+    15x: a too loose ``stop_rtol`` stops on a plateau, which is why it is off by default)."""
+    system = problems.get("vdp")
+    data = system.generate(seed=0, noise=0.1).train
+    nets = [MLP((2, 8, 8, 1), "sigmoid") for _ in range(2)]
+    constraints = (BlockConstraint("f0", at=[0.0, 0.0]), BlockConstraint("f1", at=[0.0, 0.0]))
+    problem = TrainingProblem(
+        NeuralODE(nets), data, regularization=1e-6, block_constraints=constraints
+    )
+    full = fit_initial_guess(problem, "kernel", seed=0, hessian="gauss-newton")
+    early = fit_initial_guess(problem, "kernel", seed=0, hessian="gauss-newton", stop_rtol=1e-3)
+    assert early.status == SolverStatus.ACCEPTABLE
+    assert early.iterations < full.iterations / 2
+    assert early.objective > full.objective
+    with pytest.raises(ValueError, match="stop_rtol"):
+        fit_initial_guess(problem, stop_rtol=0.0)
+
+
 def test_warm_started_training_needs_fewer_iterations_than_cold():
     """The claim of docs/collocation_extensions.md, on a small mesh (fixed seeds)."""
     system = problems.get("vdp")

@@ -65,20 +65,26 @@ class QVMCollocation(Collocation):
         params: Mapping[str, float] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The rollout ``(n, 5)`` and the model's x' along it ``(n, 5)`` (x'[:, 2:4] are its
-        outputs a_b, a_w). Integrated as the experiment does (RK4, two steps per sample)."""
+        outputs a_b, a_w). Integrated as the experiment does (RK4, two steps per sample). A
+        four-state model (``road_as_input``) gets the road height as an input: x0's z_r plus the
+        integral of the road velocity; it is the rollout's fifth column."""
         import casadi as ca
 
         t, x0 = self._check_predict_args(t, x0)
         inputs = _road_velocity(self.system, t, u)
         model, p = self.solution.model, self.solution.p
+        if model.n_states == 4:
+            inputs = _with_road_height(inputs, t, float(x0[4]))
         try:
-            x = simulate(model, p, t, x0, inputs=inputs, method="rk4").x
+            x = simulate(model, p, t, x0[: model.n_states], inputs=inputs, method="rk4").x
         except SimulationError as exc:
             step = int(np.searchsorted(t, exc.t_fail))
             raise DivergenceError(step, float(t[min(step, t.size - 1)]), why=str(exc)) from None
         us = np.asarray(inputs(t), dtype=float).reshape(t.size, model.n_inputs)
-        xdot = model.function.map(t.size)(x.T, ca.DM(p), us.T, t[None, :])[0]
-        return x, np.asarray(xdot).T
+        xdot = np.asarray(model.function.map(t.size)(x.T, ca.DM(p), us.T, t[None, :])[0]).T
+        if model.n_states == 4:  # the road height and its rate, as the five-state model has them
+            x, xdot = np.column_stack([x, us[:, 0]]), np.column_stack([xdot, us[:, 1]])
+        return x, xdot
 
     def predict(
         self,
@@ -89,6 +95,23 @@ class QVMCollocation(Collocation):
         params: Mapping[str, float] | None = None,
     ) -> np.ndarray:
         return self.predict_with_derivatives(t, x0, u, params=params)[0]
+
+
+def _with_road_height(
+    velocity: Callable[[np.ndarray], np.ndarray], t: np.ndarray, z0: float
+) -> Callable[[np.ndarray], np.ndarray]:
+    """``u(t) -> (n, 2)``: the road height z0 + ∫ ż_r (the exact integral of the velocity's
+    linear interpolant on ``t``) and the velocity itself."""
+    from scipy.interpolate import make_interp_spline
+
+    height = make_interp_spline(t, velocity(t)[:, 0], k=1).antiderivative()
+    t0 = float(t[0])
+
+    def u(tt: np.ndarray) -> np.ndarray:
+        tt = np.atleast_1d(np.asarray(tt, dtype=float))
+        return np.column_stack([z0 + height(tt) - height(t0), velocity(tt)[:, 0]])
+
+    return u
 
 
 def _road_velocity(system: Any, t: np.ndarray, u: Any) -> Callable[[np.ndarray], np.ndarray]:

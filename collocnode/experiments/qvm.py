@@ -33,12 +33,17 @@ class QVMOptions:
     trajectory (the recipe scales the number of intervals with it) for quick runs. ``recipe``
     holds the strategy, the blocks and the collocation settings (printing one line per IPOPT
     iteration), reached by their own names (``--strategy``, ``--hidden``, ``--max-wall-time``).
+    Like the paper (§4.1.3: "terminated early if no further significant improvement in
+    objective"), each phase stops when its objective moved by less than 1e-4 (relative) over
+    10 iterations (``--stagnation-window 0`` turns the rule off).
     """
 
     noise: float = 0.02
     seed: int = 0
     duration: float = 42.0
-    recipe: QVMRecipe = field(default_factory=lambda: replace_flat(QVMRecipe(), print_level=5))
+    recipe: QVMRecipe = field(
+        default_factory=lambda: replace_flat(QVMRecipe(), print_level=5, stagnation_window=10)
+    )
 
     def __post_init__(self) -> None:
         v.nonnegative_float("noise", self.noise)
@@ -87,9 +92,9 @@ def evaluate(
     ):
         truth = system.simulate(obs.t, np.zeros(5), road=road)
         try:
-            sim = simulate(
-                sol.model, sol.p, obs.t, np.zeros(5), inputs=road_inputs(road), method="rk4"
-            )
+            model = sol.model
+            x0 = np.zeros(model.n_states)
+            sim = simulate(model, sol.p, obs.t, x0, inputs=road_inputs(road, model), method="rk4")
             err_obs = sim.y - obs.y
             out[f"{label}_rmse"] = float(np.sqrt(np.mean((sim.y - truth.y) ** 2)))
             out[f"{label}_rmse_observed"] = float(np.sqrt(np.mean(err_obs**2)))
@@ -121,6 +126,8 @@ def _phase_report(trained: TrainedModel) -> dict[str, Any]:
             "iterations": phase.iterations,
             "wall_time_s": phase.timings,
         }
+    if "regression" in trained.notes:
+        report["regression"] = trained.notes["regression"]
     report["simulate_s"] = trained.times.get("simulate")
     report["simulation_ok"] = trained.notes.get("simulation_ok")
     report["final"] = {
@@ -140,7 +147,7 @@ def run(opts: QVMOptions, record: RunRecord) -> dict[str, Any]:
     trained = opts.recipe.train(system, split.train, seed=opts.seed)
     sol = trained.solution
     record.trained(sol)
-    if trained.phases:
+    if trained.phases or trained.notes:
         record.update(phases=_phase_report(trained), wall_time_s=trained.wall_times())
     record.save_trained(sol)  # the trained model is safe before the evaluation starts
     record.enter("evaluation")

@@ -197,6 +197,9 @@ class SystemRecipe:
             problem = warm_start(problem, seed=seed, jit=settings.jit)
             times["warm_start"] = time.perf_counter() - start
         sol = solve(
-            problem, settings.algorithm(max_wall_time=max_wall_time), seed=seed, callback=callback
+            problem,
+            settings.algorithm(max_wall_time=max_wall_time),
+            seed=seed,
+            callback=settings.callback(settings.stopping_rule(), callback),
         )
         return TrainedModel(system=system, solution=sol, layout=layout, times=times)

@@ -11,6 +11,15 @@ replaced by two surrogate blocks inside the known linear physics; the loss is th
        model over the full horizon, and use its states and weights as the initial guess of the
        full problem;
 * III: rational Chebyshev surrogates (eq. 19) instead of networks, initialised as in I.
+* W:   warm-started (ours, not the paper's): smooth the noisy observed states, regress the blocks
+       on the observed accelerations at them through the known physics (eq. 15, with the
+       F(0) = 0 constraints of eq. 17; :func:`collocnode.warmstart.fit_initial_guess`), then
+       polish weights and states with the full problem, started from the smoothed states.
+
+Formulation: by default the road height z_r is a fifth state (z_r' = u, the road velocity); with
+``road_as_input=True`` the model has the paper's four states [z_b, z_w, v_b, v_w] (eq. 14) and the
+road height and velocity are both known inputs, u = [z_r, ż_r]. Same data, same loss (eq. 16);
+the four-state NLP drops one state per node and its couplings to the weights.
 
 Block scaling (our choice; the paper does not say): each block sees its input divided by the
 standard deviation of that input in the (noisy) training states and its output is multiplied by
@@ -24,7 +33,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -39,9 +48,9 @@ from ..solve import solve
 from ..status import SolverStatus
 from ..training import BlockConstraint, TrainingProblem, TrainingSolution
 from .base import TrainedModel, widths
-from .settings import CollocationSettings
+from .settings import CollocationSettings, RegressionSettings
 
-STRATEGIES = ("I", "II", "III")
+STRATEGIES = ("I", "II", "III", "W")
 #: statuses of the pre-training that end strategy II there: Ctrl-C and the user's callback
 _ENDS_THE_STRATEGY = (
     SolverStatus.INTERRUPTED,
@@ -56,11 +65,13 @@ class QVMRecipe:
     """The paper's quarter-vehicle training (§4.1.2); the defaults are its settings.
 
     Attributes:
-        strategy: "I", "II" or "III" (see the module docstring).
+        strategy: "I", "II", "III" or "W" (see the module docstring).
         pretrain_fraction: share of the data of strategy II's first phase.
         hidden: hidden-layer widths of each network (an int ``h``: two layers of ``h``).
         activation: the networks' activation (C²).
         rational_degree: degree of numerator and denominator of strategy III's blocks.
+        regression: strategy W's regression (smoother, sample stride, Hessian, stop).
+        road_as_input: the paper's four-state formulation (module docstring).
         collocation: mesh and solver settings; ``intervals`` count per 42 s of data and are
             scaled to the data's horizon, ``max_iter`` limits each phase, ``max_wall_time`` the
             whole strategy (the phases share it), ``regularization=None`` means λ = 0.
@@ -74,6 +85,8 @@ class QVMRecipe:
     hidden: int | tuple[int, ...] = 5
     activation: str = "squareplus"
     rational_degree: int = 7
+    regression: RegressionSettings = field(default_factory=RegressionSettings)
+    road_as_input: bool = False
     collocation: CollocationSettings = field(
         default_factory=lambda: CollocationSettings(
             intervals=2500, stages=5, tol=1e-7, max_iter=150, jit=True
@@ -90,6 +103,10 @@ class QVMRecipe:
         v.nonnegative_int("rational_degree", self.rational_degree)
         if not isinstance(self.collocation, CollocationSettings):
             raise TypeError(f"collocation must be a CollocationSettings, got {self.collocation!r}")
+        if not isinstance(self.road_as_input, (bool, np.bool_)):
+            raise TypeError(f"road_as_input must be True or False, got {self.road_as_input!r}")
+        if not isinstance(self.regression, RegressionSettings):
+            raise TypeError(f"regression must be a RegressionSettings, got {self.regression!r}")
         if self.collocation.intervals is None:
             raise ValueError("collocation.intervals must be given for the quarter vehicle")
 
@@ -122,15 +139,18 @@ class QVMRecipe:
         state_guess: Any,
         params_guess: np.ndarray | None,
     ) -> TrainingProblem:
-        """The training problem of eq. 16-17 on ``data`` with the given initial guess."""
+        """The training problem of eq. 16-17 on ``data`` (the system's five states; the
+        model's own are taken from them) with the given initial guess."""
+        if isinstance(state_guess, Trajectory):
+            state_guess = model_trajectory(model, state_guess)
         return TrainingProblem(
             model,
-            data,
+            model_trajectory(model, data),
             fit="outputs",
             scale="std",
             regularization=self.regularization,
-            initial_state=np.zeros(5),
-            inputs=road_inputs(road),
+            initial_state=np.zeros(model.n_states),
+            inputs=road_inputs(road, model),
             block_constraints=(BlockConstraint("friction", 0.0), BlockConstraint("spring", 0.0)),
             state_guess=state_guess,
             params_guess=params_guess,
@@ -149,7 +169,9 @@ class QVMRecipe:
         ``system.road``; the mesh is scaled to its horizon. ``max_wall_time`` [s] caps the
         whole strategy (default: the settings' own). ``callback`` is the IPOPT iteration
         callback of :func:`collocnode.solve`, passed to every phase (each phase is a solve
-        of its own: ``on_start`` and ``on_end`` run once per phase)."""
+        of its own: ``on_start`` and ``on_end`` run once per phase); the settings' stagnation
+        rule, when on, runs beside it in every phase, and a pre-training it stops goes on to
+        the full problem (a stop by ``callback`` ends the strategy)."""
         if not isinstance(data, Trajectory):
             if len(data) != 1:
                 raise ValueError(f"the quarter vehicle trains on one trajectory, got {len(data)}")
@@ -158,7 +180,7 @@ class QVMRecipe:
         cap = settings.max_wall_time if max_wall_time is None else max_wall_time
         n = data.n_samples
         friction, spring = self.blocks(system, data)
-        model = hybrid_model(system, friction, spring)
+        model = hybrid_model(system, friction, spring, self.road_as_input)
         road = system.road
         intervals = max(1, round(settings.intervals * float(data.t[-1] - data.t[0]) / HORIZON_S))
         # one clock for the whole strategy: the phases share the wall-time cap
@@ -174,35 +196,68 @@ class QVMRecipe:
         zero = lambda d: 0.0 * np.asarray(d)  # noqa: E731 - the linear model (eq. 14)
         linear_states = system.simulate(data.t, np.zeros(5), road=road, friction=zero, spring=zero)
         layout = StateLayout.for_system(system)
-        if self.strategy != "II":
+
+        def phase(problem: TrainingProblem, n_intervals: int) -> tuple[TrainingSolution, bool]:
+            """One solve with the stagnation rule beside the user's callback; also whether
+            the rule (not the user) stopped it."""
+            rule = settings.stopping_rule()
             sol = solve(
-                self.problem(model, data, road, linear_states, p0),
-                settings.algorithm(intervals, remaining()),
-                callback=callback,
+                problem,
+                settings.algorithm(n_intervals, remaining()),
+                callback=settings.callback(rule, callback),
             )
+            by_rule = sol.status == SolverStatus.STOPPED and rule is not None and bool(rule.reason)
+            return sol, by_rule
+
+        if self.strategy == "W":
+            problem = self.problem(model, data, road, "data", p0)
+            t_fit = time.perf_counter()
+            fit = self.regression.fit(
+                problem, seed=seed, jit=settings.jit, max_wall_time=remaining()
+            )
+            t_fit = time.perf_counter() - t_fit
+            sol, _ = phase(fit.problem, intervals)
+            return TrainedModel(
+                system=system,
+                solution=sol,
+                layout=layout,
+                times={"warm_start": t_fit},
+                notes={
+                    "regression": {
+                        "status": fit.status.value,
+                        "iterations": fit.iterations,
+                        "objective": fit.objective,
+                        "samples": int(fit.t.size),
+                        "wall_time_s": fit.timings,
+                    }
+                },
+            )
+        if self.strategy != "II":
+            sol, _ = phase(self.problem(model, data, road, linear_states, p0), intervals)
             return TrainedModel(system=system, solution=sol, layout=layout)
         n_pre = round((n - 1) * self.pretrain_fraction) + 1
-        pre = solve(
+        pre, pre_by_rule = phase(
             self.problem(model, data.head(n_pre), road, linear_states, p0),
-            settings.algorithm(max(1, round(intervals * self.pretrain_fraction)), remaining()),
-            callback=callback,
+            max(1, round(intervals * self.pretrain_fraction)),
         )
-        if pre.status in _ENDS_THE_STRATEGY:  # the user asked to stop: no second phase
+        if pre.status in _ENDS_THE_STRATEGY and not pre_by_rule:
+            # the user asked to stop: no second phase
             return TrainedModel(system=system, solution=pre, layout=layout)
         t_sim = time.perf_counter()
         try:
             state_guess: Any = simulate(
-                model, pre.p, data.t, np.zeros(5), inputs=road_inputs(road), method="rk4"
+                model,
+                pre.p,
+                data.t,
+                np.zeros(model.n_states),
+                inputs=road_inputs(road, model),
+                method="rk4",
             )
             sim_ok = True
         except SimulationError:
             state_guess, sim_ok = linear_states, False  # fall back to strategy I's guess
         t_sim = time.perf_counter() - t_sim
-        sol = solve(
-            self.problem(model, data, road, state_guess, pre.p),
-            settings.algorithm(intervals, remaining()),
-            callback=callback,
-        )
+        sol, _ = phase(self.problem(model, data, road, state_guess, pre.p), intervals)
         return TrainedModel(
             system=system,
             solution=sol,
@@ -213,33 +268,54 @@ class QVMRecipe:
         )
 
 
-def hybrid_model(system: Any, friction: Block, spring: Block) -> HybridModel:
-    """The neural QVM: eq. 15 with F_fr = friction(Δv_s) and F_pr = spring(Δz_s)."""
+def hybrid_model(
+    system: Any, friction: Block, spring: Block, road_as_input: bool = False
+) -> HybridModel:
+    """The neural QVM: eq. 15 with F_fr = friction(Δv_s) and F_pr = spring(Δz_s); five states
+    with input ż_r, or (``road_as_input``) four states with inputs [z_r, ż_r]."""
+    import casadi as ca
 
-    def forces(x, nets):
-        dz, dv = system.relative_motion(x)
-        return nets["friction"](dv), nets["spring"](dz)
+    def physics(x, u, nets):
+        # the five states of the system's eq. 15, the road height from the state or the input
+        full = ca.vertcat(x, u[0]) if road_as_input else x
+        dz, dv = system.relative_motion(full)
+        return system.physics_rhs(full, u[-1], nets["friction"](dv), nets["spring"](dz))
 
     def rhs(x, u, t, nets, params):
-        return system.physics_rhs(x, u[0], *forces(x, nets))[0]
+        xdot = physics(x, u, nets)[0]
+        return xdot[:4] if road_as_input else xdot
 
     def outputs(x, u, t, nets, params):
-        return system.physics_rhs(x, u[0], *forces(x, nets))[1]
+        return physics(x, u, nets)[1]
 
+    kwargs: dict[str, Any] = {"system": system, "friction": friction, "spring": spring}
+    if road_as_input:  # recorded only when set: files of the five-state model stay as they were
+        kwargs["road_as_input"] = True
     return HybridModel(
-        n_states=5,
+        n_states=4 if road_as_input else 5,
         blocks={"friction": friction, "spring": spring},
         rhs=rhs,
         outputs=outputs,
         n_outputs=2,
-        n_inputs=1,
-        state_names=system.state_names,
-        input_names=system.input_names,
+        n_inputs=2 if road_as_input else 1,
+        state_names=system.state_names[:4] if road_as_input else system.state_names,
+        input_names=("z_r", *system.input_names) if road_as_input else system.input_names,
         output_names=("a_b", "a_w"),
-        recipe=(
-            "collocnode.recipes.qvm:hybrid_model",
-            {"system": system, "friction": friction, "spring": spring},
-        ),
+        recipe=("collocnode.recipes.qvm:hybrid_model", kwargs),
+    )
+
+
+def model_trajectory(model: HybridModel, data: Trajectory) -> Trajectory:
+    """``data`` (the system's five states) in the model's states: without the road height
+    for the four-state model (it is an input there)."""
+    if model.n_states == data.x.shape[1]:
+        return data
+    return replace(
+        data,
+        x=data.x[:, : model.n_states],
+        state_names=data.state_names[: model.n_states],
+        u=None,
+        input_names=(),
     )
 
 
@@ -250,7 +326,18 @@ def input_spread(data: Trajectory) -> tuple[float, float]:
     return float(np.std(dv)), float(np.std(dz))
 
 
-def road_inputs(road: Any):
+def road_inputs(road: Any, model: HybridModel | None = None):
+    """The known inputs of ``model`` on ``road`` as ``u(t: (n,)) -> (n, n_inputs)``: the road
+    velocity [m/s], with the road height [m] before it for the four-state model (relative to
+    its height at t = 0, as the system's state z_r)."""
+    if model is not None and model.n_inputs == 2:
+        z0 = float(road.elevation(0.0))
+
+        def height_and_velocity(t: Any) -> np.ndarray:
+            t = np.asarray(t, dtype=float)
+            return np.stack([road.elevation(t) - z0, road.velocity(t)], axis=-1)
+
+        return height_and_velocity
     return lambda t: road.velocity(np.asarray(t, dtype=float))[..., None]
 
 

@@ -7,12 +7,16 @@ and the comparison's options embed the recipe, so no settings field is declared 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from .. import _validation as v
+from ..callbacks import CallbackList, StopOnStagnation
 from ..transcription import IpoptOptions, RadauIIA
 from ..transcription.hessian import HESSIAN_NAMES, hessian_from_name
 from ..transcription.radau import MAX_STAGES
+from ..warmstart import HESSIANS, METHODS, WarmStart, fit_initial_guess
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,12 @@ class CollocationSettings:
         mumps_ordering: MUMPS's fill-reducing ordering of the KKT matrix.
         print_level: IPOPT's output level (0 silent, 5 one line per iteration).
         max_wall_time: wall-time cap of the whole training [s], or None.
+        stagnation_window: > 0 stops each phase once its objective moved by less than
+            ``stagnation_rtol`` (relative) over this many iterations
+            (:class:`~collocnode.callbacks.StopOnStagnation`, the quarter-vehicle paper's
+            "terminated early if no further significant improvement in objective"); the status
+            is then "stopped_by_callback", never "success". 0 (the default): off.
+        stagnation_rtol: the relative change of that rule.
     """
 
     intervals: int | None = None
@@ -48,6 +58,8 @@ class CollocationSettings:
     mumps_ordering: str = "auto"
     print_level: int = 0
     max_wall_time: float | None = None
+    stagnation_window: int = 0
+    stagnation_rtol: float = 1e-4
 
     def __post_init__(self) -> None:
         if self.intervals is not None:
@@ -57,6 +69,12 @@ class CollocationSettings:
         if self.regularization is not None:
             v.nonnegative_float("regularization", self.regularization)
         v.choice("hessian", self.hessian, HESSIAN_NAMES)
+        v.positive_float("stagnation_rtol", self.stagnation_rtol)
+        if v.nonnegative_int("stagnation_window", self.stagnation_window) > self.max_iter:
+            raise ValueError(
+                f"stagnation_window = {self.stagnation_window} is longer than max_iter = "
+                f"{self.max_iter}: the objective could never be seen to stagnate"
+            )
         # mesh size, stages, tol, max_iter, jit, backend, ordering, print level, wall time
         self.algorithm(self.intervals or 1)
 
@@ -85,3 +103,64 @@ class CollocationSettings:
         if self.spectral:
             return RadauIIA.spectral(self.spectral, jit=self.jit, ipopt=ipopt, hessian=hessian)
         return RadauIIA(n, self.stages, jit=self.jit, ipopt=ipopt, hessian=hessian)
+
+    def stopping_rule(self) -> StopOnStagnation | None:
+        """A fresh stagnation rule of these settings, or None when it is off."""
+        if not self.stagnation_window:
+            return None
+        return StopOnStagnation(self.stagnation_rtol, self.stagnation_window)
+
+    def callback(
+        self, rule: StopOnStagnation | None, user: Callable[[Any], Any] | None
+    ) -> Callable[[Any], Any] | None:
+        """The IPOPT callback of one phase: the stopping ``rule`` and the ``user``'s callback,
+        either of which may be None."""
+        parts = [c for c in (rule, user) if c is not None]
+        return None if not parts else parts[0] if len(parts) == 1 else CallbackList(parts)
+
+
+@dataclass(frozen=True)
+class RegressionSettings:
+    """The first phase of a warm-started strategy: the regression of
+    :func:`collocnode.warmstart.fit_initial_guess` (its arguments, with defaults measured on
+    the quarter vehicle; docs/collocation_extensions.md).
+
+    Attributes:
+        smoothing: the smoother of the data ("kernel", "spline", "fft").
+        stride: regress on every ``stride``-th sample.
+        regression_hessian: "gauss-newton" or "exact".
+        regression_max_iter: IPOPT's iteration limit of the regression.
+        regression_rtol: stop the regression when its objective stagnates at this relative
+            change (``stop_rtol``); None: run to tolerance 1e-8.
+    """
+
+    smoothing: str = "kernel"
+    stride: int = 10
+    regression_hessian: str = "gauss-newton"
+    regression_max_iter: int = 500
+    regression_rtol: float | None = 1e-4
+
+    def __post_init__(self) -> None:
+        v.choice("smoothing", self.smoothing, METHODS)
+        v.positive_int("stride", self.stride)
+        v.choice("regression_hessian", self.regression_hessian, HESSIANS)
+        v.positive_int("regression_max_iter", self.regression_max_iter)
+        if self.regression_rtol is not None:
+            v.positive_float("regression_rtol", self.regression_rtol)
+
+    def fit(self, problem: Any, *, seed: int, jit: bool, max_wall_time: float | None) -> WarmStart:
+        """:func:`collocnode.warmstart.fit_initial_guess` of ``problem`` with these settings;
+        returns its report (``problem`` warm-started)."""
+        ipopt = IpoptOptions(
+            tol=1e-8, max_iter=self.regression_max_iter, print_level=0, max_wall_time=max_wall_time
+        )
+        return fit_initial_guess(
+            problem,
+            self.smoothing,
+            seed=seed,
+            ipopt=ipopt,
+            jit=jit,
+            stride=self.stride,
+            hessian=self.regression_hessian,
+            stop_rtol=self.regression_rtol,
+        )

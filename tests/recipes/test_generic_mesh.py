@@ -31,3 +31,20 @@ def test_default_mesh_has_one_interval_per_sample_up_to_the_cap(monkeypatch, n_s
     with pytest.raises(_Stop):
         SystemRecipe(hidden=(3,)).train(problems.get("smsd"), data)
     assert seen["intervals"] == intervals
+
+
+def test_the_generic_recipe_applies_the_settings_stagnation_rule():
+    """``stagnation_window`` is a field of every recipe's settings, so the generic recipe
+    (Van der Pol's too) stops by it as the quarter vehicle's does."""
+    from collocnode.options import replace_flat
+    from collocnode.status import SolverStatus
+
+    system = problems.get("smsd")
+    data = system.generate(n_steps=41, n_train=41).train
+    recipe = replace_flat(
+        SystemRecipe(hidden=(3,)), intervals=20, max_iter=60, stagnation_window=2,
+        stagnation_rtol=1.0,
+    )  # fmt: skip
+    trained = recipe.train(system, data, seed=0)
+    assert trained.solution.status == SolverStatus.STOPPED
+    assert "stagnated" in trained.solution.message

@@ -1,0 +1,148 @@
+#!/usr/bin/env python
+"""Quarter-vehicle timing benchmark (Langenkamp et al. §4.1, Table 1): every training strategy,
+several runs each, with phase times, iterations, IPOPT's time per iteration and the quality
+figures of the issue's targets.
+
+Each run generates the preset's noisy data (42 s at 1 kHz, 2 % noise; ``--duration`` shortens
+it), trains with the recipe of ``scripts/train_collocation.py qvm`` (the paper's settings:
+2500 intervals per 42 s x 5 stages, at most 150 iterations per phase, the stagnation rule of
+§4.1.3 on) and evaluates it as the experiment does: the learned friction and spring against the
+truth over ±2σ of the training inputs (largest error / range of the true curve) and the
+unseen-road acceleration RMSE over the noise floor (the true model against the same noisy
+observations). One untimed warm-up run per strategy fills the JIT cache first.
+
+    python benchmarks/qvm_timing.py [--strategies W,III,II,I] [--repeats 3] [--duration 42]
+        [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from typing import Any
+
+from collocnode.experiments.qvm import QVMOptions, evaluate, generate
+from collocnode.machine import describe, load_average
+from collocnode.options import replace_flat
+
+PHASES = ("build", "ipopt", "callbacks", "warm_start", "simulate", "total")
+
+
+def one_run(opts: QVMOptions) -> dict[str, Any]:
+    """Train once with ``opts`` and return the row of the benchmark."""
+    system, split = generate(opts)
+    start = time.perf_counter()
+    trained = opts.recipe.train(system, split.train, seed=opts.seed)
+    wall = time.perf_counter() - start
+    sol = trained.solution
+    metrics, _ = evaluate(sol, system, split)
+    times = trained.wall_times()
+    ipopt_iterations = trained.iterations
+    char = metrics["characteristic"]
+    return {
+        "strategy": opts.recipe.strategy,
+        "status": sol.status.value,
+        "message": getattr(sol, "message", ""),
+        "phases": {name: phase.status.value for name, phase in trained.phases.items()},
+        "iterations": ipopt_iterations,
+        "regression": trained.notes.get("regression"),
+        **{f"{k}_s": times.get(k, 0.0) for k in PHASES},
+        "wall_s": wall,
+        "ipopt_per_iteration_s": times["ipopt"] / max(ipopt_iterations, 1),
+        "objective": sol.objective,
+        "test_rmse_ratio": metrics.get("test_rmse_ratio"),
+        "friction_error": char["friction"]["max_rel_range"],
+        "spring_error": char["spring"]["max_rel_range"],
+        "simulation_error": metrics["simulation_error"],
+    }
+
+
+def median_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Medians of the numeric fields over the runs (None where a run has none)."""
+    out: dict[str, Any] = {"strategy": rows[0]["strategy"], "runs": len(rows)}
+    for key, value in rows[0].items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            values = [r[key] for r in rows if r[key] is not None]
+            out[key] = statistics.median(values) if values else None
+    out["statuses"] = sorted({r["status"] for r in rows})
+    return out
+
+
+def table(medians: list[dict[str, Any]]) -> str:
+    cols = (
+        ("strategy", "strategy", "{}"),
+        ("total_s", "total [s]", "{:.1f}"),
+        ("warm_start_s", "regression [s]", "{:.1f}"),
+        ("build_s", "build [s]", "{:.1f}"),
+        ("ipopt_s", "IPOPT [s]", "{:.1f}"),
+        ("iterations", "iterations", "{:.0f}"),
+        ("ipopt_per_iteration_s", "IPOPT / it. [s]", "{:.2f}"),
+        ("test_rmse_ratio", "test RMSE / floor", "{:.3f}"),
+        ("friction_error", "friction err.", "{:.1%}"),
+        ("spring_error", "spring err.", "{:.1%}"),
+        ("statuses", "status", "{}"),
+    )
+    lines = [
+        "| " + " | ".join(h for _, h, _ in cols) + " |",
+        "|" + "---|" * len(cols),
+    ]
+    for m in medians:
+        cells = []
+        for key, _, fmt in cols:
+            value = m.get(key)
+            if key == "statuses":
+                value = ", ".join(value)
+            cells.append("–" if value is None else fmt.format(value))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--strategies", default="W,III,II,I")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--duration", type=float, default=42.0, help="seconds of road (≤ 42)")
+    ap.add_argument("--stagnation-window", type=int, default=10, help="0: the rule off")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args(argv)
+    strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
+    report: dict[str, Any] = {
+        "machine": describe(),
+        "load_at_start": load_average(),
+        "settings": vars(args),
+        "strategies": {},
+    }
+    medians = []
+    for strategy in strategies:
+        base = QVMOptions(duration=args.duration, seed=args.seed)
+        recipe = replace_flat(
+            base.recipe,
+            strategy=strategy,
+            print_level=0,
+            stagnation_window=args.stagnation_window,
+        )
+        opts = replace_flat(base, recipe=recipe)
+        one_run(opts)  # warm-up: the JIT cache and the libraries
+        rows = []
+        for k in range(args.repeats):
+            rows.append(one_run(opts))
+            r = rows[-1]
+            print(
+                f"{strategy} run {k + 1}: {r['total_s']:.1f} s, {r['iterations']} it, "
+                f"{r['status']}, ratio {r['test_rmse_ratio']}, friction "
+                f"{r['friction_error']:.3f}, spring {r['spring_error']:.3f}",
+                flush=True,
+            )
+        medians.append(median_row(rows))
+        report["strategies"][strategy] = {"median": medians[-1], "runs": rows}
+        if args.json:  # written after every strategy: a long run keeps what it finished
+            with open(args.json, "w") as fh:
+                json.dump(report, fh, indent=1, default=str)
+    print(table(medians))
+
+
+if __name__ == "__main__":
+    main()

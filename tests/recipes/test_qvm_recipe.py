@@ -1,0 +1,137 @@
+"""The quarter-vehicle recipe's strategies: the warm-started one against a cold start, the
+stagnation rule in every phase, and the settings' errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from collocnode.experiments.qvm import QVMOptions, evaluate, generate
+from collocnode.options import replace_flat
+from collocnode.recipes.qvm import QVMRecipe
+from collocnode.recipes.settings import CollocationSettings, RegressionSettings
+from collocnode.status import SolverStatus
+
+
+@pytest.fixture(scope="module")
+def one_second():
+    """1 s of the preset's noisy data (1001 samples) and the unseen road."""
+    return generate(QVMOptions(duration=1.0))
+
+
+def _recipe(strategy: str, **changes) -> QVMRecipe:
+    # 60 intervals x 3 stages over the 1 s, no gcc: seconds per solve
+    return replace_flat(QVMRecipe(strategy=strategy), jit=False, print_level=0, stages=3, **changes)
+
+
+def test_warm_started_strategy_beats_a_cold_start_at_the_same_iteration_budget(one_second):
+    system, split = one_second
+    cold = _recipe("I", max_iter=15).train(system, split.train, seed=0)
+    warm = _recipe("W", max_iter=15).train(system, split.train, seed=0)
+    regression = warm.notes["regression"]
+    assert regression["samples"] == 101  # every 10th of 1001 samples
+    assert regression["iterations"] > 0 and np.isfinite(regression["objective"])
+    # the regression's time is part of the strategy's total
+    assert warm.total_s == pytest.approx(warm.solution.timings["total"] + warm.times["warm_start"])
+    assert warm.solution.objective < cold.solution.objective / 3
+    cold_m, _ = evaluate(cold.solution, system, split)
+    warm_m, _ = evaluate(warm.solution, system, split)
+    for block in ("friction", "spring"):
+        err = warm_m["characteristic"][block]["max_rel_range"]
+        assert err < cold_m["characteristic"][block]["max_rel_range"]
+    assert warm_m["test_rmse_ratio"] < cold_m["test_rmse_ratio"] / 2
+
+
+def test_the_stagnation_rule_stops_each_phase_and_pretraining_goes_on(one_second):
+    system, split = one_second
+    # rtol = 1 makes every window of 3 iterations "stagnant" once the objective settles
+    recipe = _recipe("II", max_iter=100, stagnation_window=3, stagnation_rtol=1.0)
+    trained = recipe.train(system, split.train, seed=0)
+    pre = trained.phases["pretrain"]
+    assert pre.status == SolverStatus.STOPPED and "stagnated" in pre.message
+    assert pre.iterations < 100
+    assert trained.solution.status == SolverStatus.STOPPED
+    assert "stagnated" in trained.solution.message
+    assert not trained.solution.status.ok
+
+
+def test_a_users_stop_still_ends_strategy_two_with_the_rule_on(one_second):
+    system, split = one_second
+    recipe = _recipe("II", max_iter=20, stagnation_window=10)
+    trained = recipe.train(system, split.train, seed=0, callback=lambda s: s.iteration == 2)
+    assert trained.phases == {} and trained.solution.status == SolverStatus.STOPPED
+
+
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda: QVMRecipe(strategy="IV"), "strategy.*'IV'"),
+        (lambda: CollocationSettings(max_iter=5, stagnation_window=10), "stagnation_window = 10"),
+        (lambda: CollocationSettings(stagnation_window=-1), "stagnation_window"),
+        (lambda: CollocationSettings(stagnation_rtol=0.0), "stagnation_rtol"),
+        (lambda: RegressionSettings(smoothing="loess"), "smoothing.*'loess'"),
+        (lambda: RegressionSettings(stride=0), "stride"),
+        (lambda: RegressionSettings(regression_hessian="bfgs"), "regression_hessian"),
+        (lambda: RegressionSettings(regression_rtol=-1.0), "regression_rtol"),
+        (lambda: QVMRecipe(regression={"stride": 5}), "RegressionSettings"),
+    ],
+)
+def test_settings_errors_name_the_field_and_value(make, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        make()
+
+
+@pytest.mark.parametrize("strategy", ["I", "II", "W"])
+def test_the_four_state_formulation_fits_the_same_data_as_the_five_state_one(one_second, strategy):
+    """Road height and velocity as inputs (eq. 14's four states): the same loss on the same
+    data, and at the same iteration budget the four-state fit is not worse."""
+    system, split = one_second
+    five = _recipe(strategy, max_iter=15).train(system, split.train, seed=0)
+    four = _recipe(strategy, max_iter=15, road_as_input=True).train(system, split.train, seed=0)
+    model = four.solution.model
+    assert (model.n_states, model.n_inputs) == (4, 2)
+    assert model.input_names == ("z_r", *system.input_names)
+    # the exact road height can only help: no worse than the five-state fit at the same budget
+    assert four.solution.objective < 1.15 * five.solution.objective
+    metrics, _ = evaluate(four.solution, system, split)
+    assert metrics["simulation_error"] is None and metrics["test_rmse_ratio"] < 10
+
+
+def test_the_four_state_model_sees_the_road_height_of_the_system(one_second):
+    """The four-state right-hand side with u = [z_r(t), ż_r(t)] equals the five-state one with
+    z_r as a state, at the same forces (random network weights)."""
+    import casadi as ca
+
+    from collocnode.recipes.qvm import hybrid_model, road_inputs
+
+    system, split = one_second
+    recipe = QVMRecipe()
+    five = hybrid_model(system, *recipe.blocks(system, split.train))
+    four = hybrid_model(system, *recipe.blocks(system, split.train), road_as_input=True)
+    p = five.init_params(np.random.default_rng(3))
+    t = split.train.t[::50]
+    x = split.train.x[::50]
+    u5, u4 = road_inputs(system.road, five)(t), road_inputs(system.road, four)(t)
+    truth = system.simulate(t, np.zeros(5), road=system.road).x
+    np.testing.assert_allclose(u4[:, 0], truth[:, 4], rtol=0, atol=1e-12)
+    for k in range(t.size):
+        x5 = np.r_[x[k, :4], u4[k, 0]]
+        d5, y5 = (np.asarray(a).ravel() for a in five.function(x5, p, u5[k], t[k]))
+        d4, y4 = (np.asarray(a).ravel() for a in four.function(x[k, :4], p, u4[k], t[k]))
+        np.testing.assert_allclose(d4, d5[:4], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(y4, y5, rtol=1e-12, atol=1e-12)
+    assert isinstance(five.function, ca.Function)
+
+
+def test_a_four_state_model_saves_and_loads_as_four_states(one_second, tmp_path):
+    from collocnode.recipes.qvm import hybrid_model
+    from collocnode.serialize import load_model, save_model
+
+    system, split = one_second
+    model = hybrid_model(system, *QVMRecipe().blocks(system, split.train), road_as_input=True)
+    p = model.init_params(np.random.default_rng(0))
+    loaded = load_model(save_model(tmp_path / "four.npz", model, p))
+    assert (loaded.model.n_states, loaded.model.n_inputs) == (4, 2)
+    x, u = np.array([1e-3, -2e-3, 0.1, -0.2]), np.array([5e-3, 0.3])
+    for a, b in zip(loaded.model.function(x, p, u, 0.0), model.function(x, p, u, 0.0), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
