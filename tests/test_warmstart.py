@@ -77,6 +77,19 @@ def test_kernel_bandwidth_scan_stops_at_the_same_choice_as_the_whole_scan(monkey
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("h", [0.0128, 0.05, 0.3])
+def test_uniform_sampling_fast_path_equals_the_general_smoother(h):
+    """One interior row and mirrored end rows give the per-sample rows' fit and rate."""
+    from collocnode.warmstart import _UniformWindows, _Windows
+
+    t = np.linspace(0.0, 5.0, 801)
+    y = np.sin(3 * t) + 0.05 * np.random.default_rng(0).standard_normal(t.size)
+    fast, general = _UniformWindows(t.size, t[1] - t[0], h), _Windows(t, h)
+    for a, b in zip(fast.apply(y), general.apply(y), strict=True):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-10)
+    assert fast.mean_diag == pytest.approx(general.mean_diag, abs=1e-14)
+
+
 def test_smooth_accepts_a_trajectory_and_one_dimensional_samples():
     t = np.linspace(0.0, 5.0, 101)
     xs, d = smooth(Trajectory(t, signal(t)))
