@@ -11,8 +11,12 @@ truth over ±2σ of the training inputs (largest error / range of the true curve
 unseen-road acceleration RMSE over the noise floor (the true model against the same noisy
 observations). One untimed warm-up run per strategy fills the JIT cache first.
 
-    python benchmarks/qvm_timing.py [--strategies W,III,II,I] [--repeats 3] [--duration 42]
-        [--json out.json]
+``--formulations five,four`` runs each strategy with the road height as a fifth state (the
+reference) and as a known input (the paper's four states, ``--road-as-input``), and the table
+gives the four-state IPOPT time per iteration over the five-state one of the same run.
+
+    python benchmarks/qvm_timing.py [--strategies W,III,II,I] [--formulations five,four]
+        [--repeats 3] [--duration 42] [--json out.json]
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ def one_run(opts: QVMOptions) -> dict[str, Any]:
     char = metrics["characteristic"]
     return {
         "strategy": opts.recipe.strategy,
+        "formulation": "four" if opts.recipe.road_as_input else "five",
         "status": sol.status.value,
         "message": getattr(sol, "message", ""),
         "phases": {name: phase.status.value for name, phase in trained.phases.items()},
@@ -61,7 +66,11 @@ def one_run(opts: QVMOptions) -> dict[str, Any]:
 
 def median_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Medians of the numeric fields over the runs (None where a run has none)."""
-    out: dict[str, Any] = {"strategy": rows[0]["strategy"], "runs": len(rows)}
+    out: dict[str, Any] = {
+        "strategy": rows[0]["strategy"],
+        "formulation": rows[0]["formulation"],
+        "runs": len(rows),
+    }
     for key, value in rows[0].items():
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             values = [r[key] for r in rows if r[key] is not None]
@@ -71,14 +80,23 @@ def median_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def table(medians: list[dict[str, Any]]) -> str:
+    # the four-state time per iteration over the five-state one of the same strategy
+    per_it = {(m["strategy"], m["formulation"]): m["ipopt_per_iteration_s"] for m in medians}
+    for m in medians:
+        five = per_it.get((m["strategy"], "five"))
+        m["per_iteration_ratio"] = (
+            m["ipopt_per_iteration_s"] / five if five and m["formulation"] == "four" else None
+        )
     cols = (
         ("strategy", "strategy", "{}"),
+        ("formulation", "states", "{}"),
         ("total_s", "total [s]", "{:.1f}"),
         ("warm_start_s", "regression [s]", "{:.1f}"),
         ("build_s", "build [s]", "{:.1f}"),
         ("ipopt_s", "IPOPT [s]", "{:.1f}"),
         ("iterations", "iterations", "{:.0f}"),
         ("ipopt_per_iteration_s", "IPOPT / it. [s]", "{:.2f}"),
+        ("per_iteration_ratio", "vs five", "{:.2f}"),
         ("test_rmse_ratio", "test RMSE / floor", "{:.3f}"),
         ("friction_error", "friction err.", "{:.1%}"),
         ("spring_error", "spring err.", "{:.1%}"),
@@ -102,6 +120,7 @@ def table(medians: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--strategies", default="W,III,II,I")
+    ap.add_argument("--formulations", default="five", help="five, four or five,four")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--duration", type=float, default=42.0, help="seconds of road (≤ 42)")
     ap.add_argument("--stagnation-window", type=int, default=10, help="0: the rule off")
@@ -109,6 +128,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
+    formulations = [f.strip() for f in args.formulations.split(",") if f.strip()]
+    for f in formulations:
+        if f not in ("five", "four"):
+            ap.error(f"--formulations: 'five' or 'four', got {f!r}")
     report: dict[str, Any] = {
         "machine": describe(),
         "load_at_start": load_average(),
@@ -116,13 +139,14 @@ def main(argv: list[str] | None = None) -> None:
         "strategies": {},
     }
     medians = []
-    for strategy in strategies:
+    for strategy, formulation in ((s, f) for s in strategies for f in formulations):
         base = QVMOptions(duration=args.duration, seed=args.seed)
         recipe = replace_flat(
             base.recipe,
             strategy=strategy,
             print_level=0,
             stagnation_window=args.stagnation_window,
+            road_as_input=formulation == "four",
         )
         opts = replace_flat(base, recipe=recipe)
         one_run(opts)  # warm-up: the JIT cache and the libraries
@@ -131,13 +155,14 @@ def main(argv: list[str] | None = None) -> None:
             rows.append(one_run(opts))
             r = rows[-1]
             print(
-                f"{strategy} run {k + 1}: {r['total_s']:.1f} s, {r['iterations']} it, "
-                f"{r['status']}, ratio {r['test_rmse_ratio']}, friction "
+                f"{strategy} ({formulation} states) run {k + 1}: {r['total_s']:.1f} s, "
+                f"{r['iterations']} it, {r['status']}, ratio {r['test_rmse_ratio']}, friction "
                 f"{r['friction_error']:.3f}, spring {r['spring_error']:.3f}",
                 flush=True,
             )
         medians.append(median_row(rows))
-        report["strategies"][strategy] = {"median": medians[-1], "runs": rows}
+        key = f"{strategy}/{formulation}"
+        report["strategies"][key] = {"median": medians[-1], "runs": rows}
         if args.json:  # written after every strategy: a long run keeps what it finished
             with open(args.json, "w") as fh:
                 json.dump(report, fh, indent=1, default=str)

@@ -34,15 +34,19 @@ class QVMOptions:
     holds the strategy, the blocks and the collocation settings (printing one line per IPOPT
     iteration), reached by their own names (``--strategy``, ``--hidden``, ``--max-wall-time``).
     Like the paper (§4.1.3: "terminated early if no further significant improvement in
-    objective"), each phase stops when its objective moved by less than 1e-4 (relative) over
-    10 iterations (``--stagnation-window 0`` turns the rule off).
+    objective"), each phase stops when its objective moved by less than 1e-3 (relative) over
+    10 iterations (``--stagnation-window 0`` turns the rule off). The paper gives no threshold;
+    warm-started (strategy W) on 42 s, the full problem's objective still creeps by 3-5e-4 per
+    10 iterations after its 10th while the quality figures stay put, so 1e-4 never stops it.
     """
 
     noise: float = 0.02
     seed: int = 0
     duration: float = 42.0
     recipe: QVMRecipe = field(
-        default_factory=lambda: replace_flat(QVMRecipe(), print_level=5, stagnation_window=10)
+        default_factory=lambda: replace_flat(
+            QVMRecipe(), print_level=5, stagnation_window=10, stagnation_rtol=1e-3
+        )
     )
 
     def __post_init__(self) -> None:

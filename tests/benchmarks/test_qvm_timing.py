@@ -29,5 +29,7 @@ def test_a_tiny_run_gives_every_column_and_the_table_shows_it():
     med = bench.median_row([row, other])
     assert med["total_s"] == row["total_s"] + 1.0 and med["runs"] == 2
     assert med["statuses"] == sorted({row["status"], "success"})
-    text = bench.table([med])
-    assert text.splitlines()[2].startswith("| W | ")
+    four = {**med, "formulation": "four", "ipopt_per_iteration_s": med["ipopt_per_iteration_s"] / 2}
+    text = bench.table([med, four])
+    assert text.splitlines()[2].startswith("| W | five | ")
+    assert "| W | four | " in text and four["per_iteration_ratio"] == 0.5
