@@ -193,8 +193,6 @@ class QVMRecipe:
             return max(cap - (time.perf_counter() - start), 1e-3)
 
         p0 = model.init_params(np.random.default_rng(seed))
-        zero = lambda d: 0.0 * np.asarray(d)  # noqa: E731 - the linear model (eq. 14)
-        linear_states = system.simulate(data.t, np.zeros(5), road=road, friction=zero, spring=zero)
         layout = StateLayout.for_system(system)
 
         def phase(problem: TrainingProblem, n_intervals: int) -> tuple[TrainingSolution, bool]:
@@ -232,6 +230,9 @@ class QVMRecipe:
                     }
                 },
             )
+        # strategies I-III start the node states from the linear model (eq. 14)
+        zero = lambda d: 0.0 * np.asarray(d)  # noqa: E731
+        linear_states = system.simulate(data.t, np.zeros(5), road=road, friction=zero, spring=zero)
         if self.strategy != "II":
             sol, _ = phase(self.problem(model, data, road, linear_states, p0), intervals)
             return TrainedModel(system=system, solution=sol, layout=layout)
