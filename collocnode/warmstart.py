@@ -114,9 +114,9 @@ def _spline(t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _quadratic_rows(d: np.ndarray, h: float) -> np.ndarray:
-    """The rows (..., 2, K) that map samples at offsets ``d`` (..., K) [s] from t_i (0 outside
-    the window, marked by ``weight == 0``) to the local quadratic's value and first derivative
-    at t_i, with Epanechnikov weights of bandwidth ``h``."""
+    """The rows (..., 2, K) that map samples at offsets ``d`` (..., K) [s] from t_i to the local
+    quadratic's value and first derivative at t_i, with Epanechnikov weights of bandwidth ``h``
+    (an offset of ±h or more has weight 0, so its entries are 0: padding)."""
     u = d / h
     weight = np.where(np.abs(u) < 1.0, 0.75 * (1.0 - u * u), 0.0)
     V = np.stack([np.ones_like(d), d, d * d], axis=-1)  # (..., K, 3)
@@ -134,11 +134,9 @@ class _Windows:
         hi = np.searchsorted(t, t + h, side="left")
         width = int(np.max(hi - lo))
         idx = lo[:, None] + np.arange(width)[None, :]
-        outside = idx >= hi[:, None]
         self.idx = np.minimum(idx, n - 1)
-        d = np.where(outside, np.inf, t[self.idx] - t[:, None])  # inf: zero weight
-        self.rows = _quadratic_rows(np.where(np.isinf(d), h, d), h)
-        self.rows[np.broadcast_to(outside[:, None, :], self.rows.shape)] = 0.0
+        # padding past a window's end at offset h: zero weight
+        self.rows = _quadratic_rows(np.where(idx >= hi[:, None], h, t[self.idx] - t[:, None]), h)
         self.mean_diag = float(np.mean(self.rows[np.arange(n), 0, np.arange(n) - lo]))
 
     def apply(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -154,14 +152,13 @@ class _UniformWindows:
     mirror images of each other. Memory O(w²) instead of O(n w)."""
 
     def __init__(self, n: int, dt: float, h: float) -> None:
-        w = int(np.ceil(h / dt - 1e-9)) - 1  # samples strictly closer than h
+        w = _half_width(h, dt)
         self.n, self.w = n, w
         self.interior = _quadratic_rows(np.arange(-w, w + 1) * dt, h)  # (2, 2w + 1)
         # the left end: sample i < w sees samples 0 .. i + w
         offsets = (np.arange(2 * w)[None, :] - np.arange(w)[:, None]) * dt
         valid = np.arange(2 * w)[None, :] <= np.arange(w)[:, None] + w
-        rows = _quadratic_rows(np.where(valid, offsets, h), h)
-        self.left = np.where(valid[:, None, :], rows, 0.0)  # (w, 2, 2w)
+        self.left = _quadratic_rows(np.where(valid, offsets, h), h)  # (w, 2, 2w), padded
         diag_left = self.left[np.arange(w), 0, np.arange(w)]
         self.mean_diag = float((2 * diag_left.sum() + (n - 2 * w) * self.interior[0, w]) / n)
 
@@ -178,11 +175,17 @@ class _UniformWindows:
         return value, rate
 
 
+def _half_width(h: float, dt: float) -> int:
+    """Samples on each side strictly closer than ``h`` on a uniform grid of step ``dt``."""
+    return int(np.ceil(h / dt - 1e-9)) - 1
+
+
 def _windows(t: np.ndarray, h: float) -> _Windows | _UniformWindows:
     dt = (t[-1] - t[0]) / (t.size - 1)
-    w = int(np.ceil(h / dt - 1e-9)) - 1
     uniform = np.max(np.abs(np.diff(t) - dt)) <= 1e-9 * dt
-    return _UniformWindows(t.size, dt, h) if uniform and t.size > 4 * w else _Windows(t, h)
+    if uniform and t.size > 4 * _half_width(h, dt):
+        return _UniformWindows(t.size, dt, h)
+    return _Windows(t, h)
 
 
 def _kernel(t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -387,7 +390,7 @@ def _samples(
     xdot = np.full((t.size, model.n_states), np.nan)
     # states taken from the data are smoothed (the regression's inputs carry no noise then);
     # the others come from the problem's own state guess
-    smoothed = list(range(model.n_states)) if _guess_is_data(problem, k) else observed
+    smoothed = list(range(model.n_states)) if _is_data(problem.state_guess_of(k)) else observed
     if len(smoothed) < model.n_states:
         x_est[:] = problem.to_dop().state_guess(t, segment=k)
     if smoothed:
@@ -528,11 +531,8 @@ def _regress(
     }
 
 
-def _guess_is_data(problem: TrainingProblem, k: int) -> bool:
-    guess = problem.state_guess
-    if not isinstance(guess, str) and not callable(guess) and not isinstance(guess, Trajectory):
-        guess = list(guess)[k]
-    return isinstance(guess, str) and guess == "data"
+def _is_data(state_guess: Any) -> bool:
+    return isinstance(state_guess, str) and state_guess == "data"
 
 
 def _is_constant(state_guess: Any) -> bool:

@@ -401,10 +401,16 @@ class TrainingProblem:
 
         return states
 
-    def _state_guess(self, k: int) -> Any:
-        sg, d = self.state_guess, self.trajectories[k]
+    def state_guess_of(self, k: int) -> Any:
+        """The state guess given for trajectory ``k``: ``state_guess`` itself, or its k-th entry
+        when it is a sequence of guesses."""
+        sg = self.state_guess
         if not isinstance(sg, str) and not callable(sg) and not isinstance(sg, Trajectory):
             sg = list(sg)[k]
+        return sg
+
+    def _state_guess(self, k: int) -> Any:
+        sg, d = self.state_guess_of(k), self.trajectories[k]
         if isinstance(sg, Trajectory):
             return Inputs.from_samples(sg.t, sg.x, "linear")
         if callable(sg):
