@@ -31,6 +31,7 @@ unobservable from accelerations).
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -330,16 +331,32 @@ def input_spread(data: Trajectory) -> tuple[float, float]:
 def road_inputs(road: Any, model: HybridModel | None = None):
     """The known inputs of ``model`` on ``road`` as ``u(t: (n,)) -> (n, n_inputs)``: the road
     velocity [m/s], with the road height [m] before it for the four-state model (relative to
-    its height at t = 0, as the system's state z_r)."""
-    if model is not None and model.n_inputs == 2:
-        z0 = float(road.elevation(0.0))
+    its height at t = 0, as the system's state z_r).
 
-        def height_and_velocity(t: Any) -> np.ndarray:
-            t = np.asarray(t, dtype=float)
+    One time at a time (an adaptive integrator's right-hand side, ~10⁵ calls) goes through the
+    road's piecewise Chebyshev re-expansion (:meth:`ISO8608Road.scalar_evaluator`, a few µs
+    instead of a sum over ~10³ harmonics, equal to round-off), built at the first such call;
+    arrays of times through the exact sums."""
+    four = model is not None and model.n_inputs == 2
+    z0 = float(road.elevation(0.0)) if four else 0.0
+
+    @functools.cache
+    def evaluators() -> tuple[Any, ...]:
+        return tuple(road.scalar_evaluator(d) for d in ((0, 1) if four else (1,)))
+
+    def inputs(t: Any) -> np.ndarray:
+        t = np.asarray(t, dtype=float)
+        if t.size == 1 and hasattr(road, "scalar_evaluator"):
+            tt = float(t.reshape(-1)[0])
+            row = [e(tt) for e in evaluators()]
+            if four:
+                row[0] -= z0
+            return np.array(row).reshape((*t.shape, len(row)))
+        if four:
             return np.stack([road.elevation(t) - z0, road.velocity(t)], axis=-1)
+        return road.velocity(t)[..., None]
 
-        return height_and_velocity
-    return lambda t: road.velocity(np.asarray(t, dtype=float))[..., None]
+    return inputs
 
 
 def characteristic_errors(

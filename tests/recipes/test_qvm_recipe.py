@@ -123,6 +123,21 @@ def test_the_four_state_model_sees_the_road_height_of_the_system(one_second):
     assert isinstance(five.function, ca.Function)
 
 
+@pytest.mark.parametrize("road_as_input", [False, True])
+def test_road_inputs_one_time_at_a_time_equal_the_exact_sums(one_second, road_as_input):
+    """An integrator's one-time calls go through the road's Chebyshev re-expansion; they agree
+    with the exact harmonic sums of the array path to round-off, in shape too."""
+    from collocnode.recipes.qvm import hybrid_model, road_inputs
+
+    system, split = one_second
+    model = hybrid_model(system, *QVMRecipe().blocks(system, split.train), road_as_input)
+    u = road_inputs(system.road, model)
+    t = np.random.default_rng(0).uniform(0.0, system.road.horizon, 50)
+    one_at_a_time = np.concatenate([u(np.atleast_1d(tk)) for tk in t])
+    np.testing.assert_allclose(one_at_a_time, u(t), rtol=0, atol=1e-12)
+    assert u(np.array(0.5)).shape == (model.n_inputs,)
+
+
 def test_a_four_state_model_saves_and_loads_as_four_states(one_second, tmp_path):
     from collocnode.recipes.qvm import hybrid_model
     from collocnode.serialize import load_model, save_model
