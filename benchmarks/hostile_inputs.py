@@ -642,6 +642,13 @@ def network_cases(s: Suite) -> None:
         lambda v: RationalChebyshev(positive_denominator=v),
         (*BOOL_BAD, 1),
     )
+    s.sweep(R, "fixed_theta0", lambda v: RationalChebyshev(fixed_theta0=v), (*BOOL_BAD, 1))
+    s.ok(
+        R,
+        "eq. 19 as written",
+        lambda: RationalChebyshev(fixed_theta0=False),
+        lambda r: r.n_params == 16,
+    )
     s.ok(R, "degrees 0, 0", lambda: RationalChebyshev(0, 0), lambda r: r.n_params == 1)
     s.ok(R, "input_scale=2 (int)", lambda: RationalChebyshev(input_scale=2))
 
@@ -1478,6 +1485,7 @@ def recipe_cases(s: Suite) -> None:
     s.sweep(Q, "pretrain_fraction", lambda v: QVMRecipe(pretrain_fraction=v), (0.0, 1.0, 1.5, NAN))
     s.sweep(Q, "hidden", lambda v: QVMRecipe(hidden=v), (0, "5"))
     s.sweep(Q, "rational_degree", lambda v: QVMRecipe(rational_degree=v), (-1, 2.5))
+    s.sweep(Q, "rational_form", lambda v: QVMRecipe(rational_form=v), ("eq19", None))
     s.bad(
         Q,
         "collocation without intervals",

@@ -32,6 +32,8 @@ for s in II III I; do
   run "gdopt-table1-$s" python scripts/train_collocation.py qvm --strategy "$s" \
     --out "$out/gdopt-table1-$s"
 done
+run gdopt-table1-III-paper python scripts/train_collocation.py qvm --strategy III \
+  --rational-form paper --out "$out/gdopt-table1-III-paper"
 run compare-vdp python scripts/compare.py vdp --methods collocation,node --budget 120 --set node.epochs=100000 \
   --out "$out/compare-vdp" --no-progress
 # FNODE Table 13: every method at the FNODE paper's settings (its Tables 3-8), with collocation.

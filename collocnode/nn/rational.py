@@ -22,24 +22,27 @@ def chebyshev_basis(s: Any, degree: int, zeros: Any = None) -> list[Any]:
 
 @dataclass(frozen=True)
 class RationalChebyshev(Block):
-    """F(x) = output_scale · Σ_{k=0}^{N} ω_k T_k(s) / (1 + Σ_{k=1}^{D} θ_k T_k(s)),
+    """F(x) = output_scale · Σ_{k=0}^{N} ω_k T_k(s) / (θ_0 + Σ_{k=1}^{D} θ_k T_k(s)),
     s = (x − input_shift) / input_scale   (paper eq. 19, one input, one output).
 
     The Chebyshev polynomials are meant for s ∈ [−1, 1], so the block's ``domain`` is
     ``input_shift ± input_scale``; choose the scale to cover the inputs the block will see.
 
-    Deviation from the paper: eq. 19 leaves θ_0 free (2·(N + 1) = 16 parameters per block for
-    N = D = 7); here θ_0 = 1 is fixed. Multiplying all ω and θ by one constant leaves eq. 19
-    unchanged, so with θ_0 free the NLP has a one-dimensional family of optima and a singular
-    Hessian; fixing θ_0 removes exactly that freedom (15 parameters per block).
+    Two deviations from the paper, each with a switch; ``fixed_theta0=False,
+    positive_denominator=False`` gives eq. 19 exactly (2·(N + 1) = 16 parameters per block for
+    N = D = 7, the paper's 32 for the quarter vehicle's two blocks):
 
-    Second deviation (``positive_denominator``, default on): the denominator is written
-    1 + (Σ_{k=1}^{D} θ_k T_k(s))², a Chebyshev rational function of the same family that cannot
-    vanish. With the plain 1 + Σ θ_k T_k the iterates of the quarter-vehicle training pushed the
-    denominator through zero (a pole inside the data range, dual infeasibility 1e8, IPOPT's
-    regularization exploding); ``positive_denominator=False`` gives eq. 19 exactly.
+    * ``fixed_theta0`` (default on): θ_0 = 1. Multiplying all ω and θ by one constant leaves
+      eq. 19 unchanged, so with θ_0 free the NLP has a one-dimensional family of optima and a
+      singular Hessian; fixing θ_0 removes exactly that freedom (N + 1 + D parameters).
+    * ``positive_denominator`` (default on): the denominator is written θ_0² + (Σ_{k=1}^{D} θ_k
+      T_k(s))², a Chebyshev rational function of the same family that cannot vanish while
+      θ_0 ≠ 0. With the plain θ_0 + Σ θ_k T_k the iterates of the quarter-vehicle training can
+      push the denominator through zero (a pole inside the data range).
 
-    Parameters: ``[ω_0..ω_N, θ_1..θ_D]``, initialised N(0, init_scale²).
+    Parameters: ``[ω_0..ω_N, θ_1..θ_D]``, or ``[ω_0..ω_N, θ_0..θ_D]`` with ``fixed_theta0=False``;
+    initialised N(0, init_scale²), θ_0 at 1 + N(0, init_scale²) so the denominator starts away
+    from zero.
     """
 
     num_degree: int = 7
@@ -49,6 +52,7 @@ class RationalChebyshev(Block):
     output_scale: float = 1.0
     init_scale: float = 0.1
     positive_denominator: bool = True
+    fixed_theta0: bool = True
 
     def __post_init__(self) -> None:
         v.nonnegative_int("num_degree", self.num_degree)
@@ -58,10 +62,9 @@ class RationalChebyshev(Block):
         if v.finite_float("output_scale", self.output_scale) == 0:
             raise ValueError("output_scale must be non-zero, got 0.0")
         v.nonnegative_float("init_scale", self.init_scale)
-        if not isinstance(self.positive_denominator, (bool, np.bool_)):
-            raise TypeError(
-                f"positive_denominator must be True or False, got {self.positive_denominator!r:.60}"
-            )
+        for name in ("positive_denominator", "fixed_theta0"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r:.60}")
         # every degree costs one weight and one term of the symbolic recurrence
         v.fits_in_memory(
             f"RationalChebyshev degrees ({self.num_degree}, {self.den_degree})",
@@ -74,7 +77,7 @@ class RationalChebyshev(Block):
 
     @property
     def n_params(self) -> int:
-        return self.num_degree + 1 + self.den_degree
+        return self.num_degree + 1 + self.den_degree + (0 if self.fixed_theta0 else 1)
 
     @property
     def domain(self) -> tuple[float, float]:
@@ -84,8 +87,10 @@ class RationalChebyshev(Block):
         n, d = self.num_degree, self.den_degree
         T = chebyshev_basis(s, max(n, d))
         num = sum(w[k] * T[k] for k in range(n + 1))
-        q = sum(w[n + k] * T[k] for k in range(1, d + 1))
-        den = 1.0 + q * q if self.positive_denominator else 1.0 + q
+        # θ_k is w[n + k] with θ_0 free, w[n + k] for k >= 1 after the fixed θ_0 = 1 otherwise
+        theta0, first = (1.0, n) if self.fixed_theta0 else (w[n + 1], n + 1)
+        q = sum(w[first + k] * T[k] for k in range(1, d + 1))
+        den = theta0 * theta0 + q * q if self.positive_denominator else theta0 + q
         return self.output_scale * num / den
 
     def casadi(self, x: Any, w: Any) -> Any:
@@ -105,7 +110,10 @@ class RationalChebyshev(Block):
     def init_weights(self, rng: np.random.Generator | int | None = None) -> np.ndarray:
         rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         # θ random too: at θ = 0 the pole-free denominator 1 + q² has zero slope in θ (a saddle)
-        return self.init_scale * rng.standard_normal(self.n_params)
+        w = self.init_scale * rng.standard_normal(self.n_params)
+        if not self.fixed_theta0:
+            w[self.num_degree + 1] += 1.0  # θ_0 near 1: the denominator starts away from zero
+        return w
 
     def torch_module(
         self, weights: np.ndarray | None = None, dtype: Any = None, device: Any = None

@@ -10,7 +10,9 @@ replaced by two surrogate blocks inside the known linear physics; the loss is th
 * II:  train on the first eighth of the data (same strategy as I), simulate the trained hybrid
        model over the full horizon, and use its states and weights as the initial guess of the
        full problem;
-* III: rational Chebyshev surrogates (eq. 19) instead of networks, initialised as in I.
+* III: rational Chebyshev surrogates (eq. 19) instead of networks, initialised as in I; by
+       default in a pole-free form (θ_0 = 1, squared denominator), with
+       ``rational_form="paper"`` as eq. 19 writes it (θ_0 free, 32 parameters).
 * W:   warm-started (ours, not the paper's): smooth the noisy observed states, regress the blocks
        on the observed accelerations at them through the known physics (eq. 15, with the
        F(0) = 0 constraints of eq. 17; :func:`collocnode.warmstart.fit_initial_guess`), then
@@ -52,6 +54,9 @@ from .base import TrainedModel, widths
 from .settings import CollocationSettings, RegressionSettings
 
 STRATEGIES = ("I", "II", "III", "W")
+#: strategy III's blocks: "pole-free" (θ_0 = 1, denominator θ_0² + q²) or "paper" (eq. 19 as
+#: written: θ_0 free, denominator θ_0 + q); see :class:`collocnode.nn.RationalChebyshev`
+RATIONAL_FORMS = ("pole-free", "paper")
 #: statuses of the pre-training that end strategy II there: Ctrl-C and the user's callback
 _ENDS_THE_STRATEGY = (
     SolverStatus.INTERRUPTED,
@@ -71,6 +76,7 @@ class QVMRecipe:
         hidden: hidden-layer widths of each network (an int ``h``: two layers of ``h``).
         activation: the networks' activation (C²).
         rational_degree: degree of numerator and denominator of strategy III's blocks.
+        rational_form: strategy III's form of eq. 19, one of :data:`RATIONAL_FORMS`.
         regression: strategy W's regression (smoother, sample stride, Hessian, stop).
         road_as_input: the paper's four-state formulation (module docstring).
         collocation: mesh and solver settings; ``intervals`` count per 42 s of data and are
@@ -86,6 +92,7 @@ class QVMRecipe:
     hidden: int | tuple[int, ...] = 5
     activation: str = "squareplus"
     rational_degree: int = 7
+    rational_form: str = "pole-free"
     regression: RegressionSettings = field(default_factory=RegressionSettings)
     road_as_input: bool = False
     collocation: CollocationSettings = field(
@@ -102,6 +109,7 @@ class QVMRecipe:
         object.__setattr__(self, "hidden", widths("hidden", self.hidden))
         require_c2(self.activation)
         v.nonnegative_int("rational_degree", self.rational_degree)
+        v.choice("rational_form", self.rational_form, RATIONAL_FORMS)
         if not isinstance(self.collocation, CollocationSettings):
             raise TypeError(f"collocation must be a CollocationSettings, got {self.collocation!r}")
         if not isinstance(self.road_as_input, (bool, np.bool_)):
@@ -121,10 +129,12 @@ class QVMRecipe:
         f_dv, f_dz = system.params["d_s"] * s_dv, system.params["c_s"] * s_dz
         if self.strategy == "III":
             d = self.rational_degree
+            paper = self.rational_form == "paper"
+            form = {"fixed_theta0": not paper, "positive_denominator": not paper}
             # Chebyshev polynomials live on [-1, 1]: cover ±4σ of the training inputs
             return (
-                RationalChebyshev(d, d, input_scale=4 * s_dv, output_scale=f_dv),
-                RationalChebyshev(d, d, input_scale=4 * s_dz, output_scale=f_dz),
+                RationalChebyshev(d, d, input_scale=4 * s_dv, output_scale=f_dv, **form),
+                RationalChebyshev(d, d, input_scale=4 * s_dz, output_scale=f_dz, **form),
             )
         h = self.hidden
         return (

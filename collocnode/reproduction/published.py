@@ -217,6 +217,11 @@ GDOPT_TABLE1 = Table(
             _frozen(total_s=35.0),
             note="ours: θ0 = 1 fixed and a squared denominator (30 parameters); eq. 19 has 32",
         ),
+        Row(
+            "strategy III, eq. 19 as written (θ0 free, 32 parameters)",
+            "gdopt-table1-III-paper",
+            _frozen(total_s=35.0),
+        ),
     ),
     columns=(
         ("unseen-road a RMSE / noise floor", "test_rmse_ratio"),

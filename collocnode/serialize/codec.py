@@ -247,7 +247,7 @@ def _mlp_weights(fields: dict[str, Any], where: str) -> int:
 
 def _rational_weights(fields: dict[str, Any], where: str) -> int:
     num, den = fields.get("num_degree", 7), fields.get("den_degree", 7)
-    return max(num, 0) + 1 + max(den, 0)
+    return max(num, 0) + 1 + max(den, 0) + (0 if fields.get("fixed_theta0", True) else 1)
 
 
 _BLOCK_WEIGHTS: dict[str, Callable[[dict[str, Any], str], int]] = {

@@ -74,6 +74,7 @@ def test_a_users_stop_still_ends_strategy_two_with_the_rule_on(one_second):
         (lambda: RegressionSettings(regression_hessian="bfgs"), "regression_hessian"),
         (lambda: RegressionSettings(regression_rtol=-1.0), "regression_rtol"),
         (lambda: QVMRecipe(regression={"stride": 5}), "RegressionSettings"),
+        (lambda: QVMRecipe(rational_form="eq19"), "rational_form.*'eq19'"),
     ],
 )
 def test_settings_errors_name_the_field_and_value(make, match):
