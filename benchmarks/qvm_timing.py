@@ -22,8 +22,8 @@ reference) and as a known input (the paper's four states, ``--road-as-input``), 
 gives the four-state IPOPT time per iteration over the five-state one of the same run.
 
     python benchmarks/qvm_timing.py [--strategies W,III,II,I] [--formulations five,four]
-        [--repeats 3] [--warm-ups 1] [--duration 42] [--rational-form pole-free|paper]
-        [--mumps-ordering auto|metis|...] [--json out.json]
+        [--repeats 3] [--warm-ups 1] [--duration 42] [--max-iter 150]
+        [--rational-form pole-free|paper] [--mumps-ordering auto|metis|...|trial] [--json out.json]
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from collocnode.experiments.qvm import QVMOptions, evaluate, generate
 from collocnode.machine import describe, load_average
 from collocnode.options import replace_flat
 
-PHASES = ("build", "ipopt", "callbacks", "warm_start", "simulate", "total")
+PHASES = ("build", "ordering_trial", "ipopt", "callbacks", "warm_start", "simulate", "total")
 
 
 def strategy_label(recipe: Any) -> str:
@@ -70,6 +70,8 @@ def one_run(opts: QVMOptions) -> dict[str, Any]:
         "wall_s": wall,
         # the consistency check after the last solve (strategy II checks its pre-training too)
         "check_s": sol.consistency.wall_time_s if sol.consistency is not None else None,
+        # --mumps-ordering trial: IPOPT s per iteration of each ordering tried (last solve)
+        "ordering_trial": dict(sol.ordering_trial),
         "ipopt_per_iteration_s": times["ipopt"] / max(ipopt_iterations, 1),
         "objective": sol.objective,
         "test_rmse_ratio": metrics.get("test_rmse_ratio"),
@@ -109,6 +111,7 @@ def table(medians: list[dict[str, Any]]) -> str:
         ("total_s", "phases [s]", "{:.1f}"),
         ("warm_start_s", "regression [s]", "{:.1f}"),
         ("build_s", "build [s]", "{:.1f}"),
+        ("ordering_trial_s", "ordering trial [s]", "{:.1f}"),
         ("ipopt_s", "IPOPT [s]", "{:.1f}"),
         ("check_s", "check [s]", "{:.1f}"),
         ("iterations", "iterations", "{:.0f}"),
@@ -142,7 +145,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--warm-ups", type=int, default=1, help="untimed runs before each strategy")
     ap.add_argument("--duration", type=float, default=42.0, help="seconds of road (≤ 42)")
     ap.add_argument("--stagnation-window", type=int, default=10, help="0: the rule off")
-    ap.add_argument("--mumps-ordering", default="auto", help="auto, metis, amd, amf, ...")
+    ap.add_argument("--max-iter", type=int, default=150, help="IPOPT iterations per phase")
+    ap.add_argument("--mumps-ordering", default="auto", help="auto, metis, amd, ... or trial")
     ap.add_argument(
         "--rational-form",
         default="pole-free",
@@ -173,6 +177,7 @@ def main(argv: list[str] | None = None) -> None:
             road_as_input=formulation == "four",
             rational_form=args.rational_form,
             mumps_ordering=args.mumps_ordering,
+            max_iter=args.max_iter,
         )
         opts = replace_flat(base, recipe=recipe)
         for _ in range(args.warm_ups):  # the JIT cache and the libraries

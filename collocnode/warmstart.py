@@ -316,6 +316,11 @@ def fit_initial_guess(
     ipopt = _default_ipopt() if ipopt is None else ipopt
     if not isinstance(ipopt, IpoptOptions):
         raise TypeError(f"ipopt must be an IpoptOptions, got {ipopt!r}")
+    if not isinstance(ipopt.mumps_ordering, str):
+        raise ValueError(
+            f"ipopt.mumps_ordering of the regression must name one ordering, got "
+            f"{ipopt.mumps_ordering!r} (an ordering trial is for the collocation solve)"
+        )
     if stop_rtol is not None:
         ipopt = replace(ipopt, extra={**ipopt.extra, **_stagnation_options(stop_rtol)})
     if problem.mask is not None:

@@ -200,6 +200,8 @@ def test_stride_keeps_every_kth_sample_and_the_whole_horizon():
         fit_initial_guess(problem, stride=0)
     with pytest.raises(ValueError, match="hessian"):
         fit_initial_guess(problem, hessian="bfgs")
+    with pytest.raises(ValueError, match=r"ipopt.mumps_ordering of the regression.*OrderingTrial"):
+        fit_initial_guess(problem, ipopt=IpoptOptions(mumps_ordering="trial"))
 
 
 def test_warm_start_sets_smoothed_states_and_regressed_weights():

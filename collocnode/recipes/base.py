@@ -65,7 +65,8 @@ class TrainedModel:
     def wall_times(self) -> dict[str, float]:
         """Per-phase wall times summed over the phases, plus the work between them [s]."""
         sols = [*self.phases.values(), self.solution]
-        out = {k: sum(s.timings[k] for s in sols) for k in ("build", "ipopt", "callbacks")}
+        keys = ("build", "ipopt", "callbacks", "ordering_trial")
+        out = {k: sum(s.timings.get(k, 0.0) for s in sols) for k in keys}
         return out | dict(self.times) | {"total": self.total_s}
 
     def simulate(

@@ -35,7 +35,9 @@ class CollocationSettings:
         hessian: "exact", "limited-memory" (IPOPT's L-BFGS) or a partial quasi-Newton update of
             the parameter blocks: "sr1", "bfgs" (H_pp) and "sr1-xp", "bfgs-xp" (H_xp too).
         backend: "casadi" or "cyipopt".
-        mumps_ordering: MUMPS's fill-reducing ordering of the KKT matrix.
+        mumps_ordering: MUMPS's fill-reducing ordering of the KKT matrix, or "trial": chosen
+            per solve by a short timed trial of "auto" and "metis"
+            (:class:`~collocnode.OrderingTrial`).
         print_level: IPOPT's output level (0 silent, 5 one line per iteration).
         max_wall_time: wall-time cap of the whole training [s], or None.
         stagnation_window: > 0 stops each phase once its objective moved by less than

@@ -4,7 +4,7 @@ from .adaptive import AdaptiveRefinement, AdaptiveSolution
 from .algorithm import RadauIIA
 from .driver import solve_dop
 from .hessian import PartialQuasiNewton
-from .ipopt_options import IpoptOptions
+from .ipopt_options import IpoptOptions, OrderingTrial
 from .mesh import Mesh
 from .nlp import StructuredNLP
 from .problem import Constraint, DynamicOptimizationProblem, Inputs
@@ -23,6 +23,7 @@ __all__ = [
     "Inputs",
     "IpoptOptions",
     "Mesh",
+    "OrderingTrial",
     "PartialQuasiNewton",
     "RadauIIA",
     "RadauTable",

@@ -61,7 +61,7 @@ def solve_collocation(
         return _solve(dop, alg, meshes, None)
     runner.start(
         RunInfo(
-            max_iterations=int(alg.ipopt.ipopt_dict()["max_iter"]),
+            max_iterations=int(alg.ipopt.extra.get("max_iter", alg.ipopt.max_iter)),
             n_states=dop.n_states,
             n_params=dop.n_params,
         )
@@ -144,6 +144,7 @@ def package(
             "ipopt": res.t_ipopt,
             "callbacks": res.t_callbacks,
             **({"user_callback": res.t_user_callback} if user_callback else {}),
+            **({"ordering_trial": res.t_ordering_trial} if res.ordering_trial else {}),
             "total": t_total,
         },
         size=nlp.size,
@@ -153,6 +154,7 @@ def package(
         non_finite_evaluations=res.non_finite_evaluations,
         tf=tf,
         segment_unknowns=nlp.segment_unknowns(res.z),
+        ordering_trial=dict(res.ordering_trial),
     )
 
 

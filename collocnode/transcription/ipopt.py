@@ -16,7 +16,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from .ipopt_options import (
     MUMPS_ORDERINGS,
     REASON_PRINT_LEVEL,
     IpoptOptions,
+    OrderingTrial,
     failure_reason,
 )
 from .iteration import CallbackRunner, IterationState
@@ -57,6 +58,10 @@ class IpoptResult:
     message: str = ""
     non_finite_evaluations: int = 0  # callback evaluations that returned NaN or Inf
     t_user_callback: float = 0.0  # time spent in the user's iteration callback
+    # an ordering trial (OrderingTrial): IPOPT seconds per iteration of each ordering tried
+    # (inf where its trial failed) and the trial's wall time; empty / 0 without one
+    ordering_trial: dict[str, float] = field(default_factory=dict)
+    t_ordering_trial: float = 0.0
 
 
 class _Interrupt:
@@ -160,6 +165,8 @@ def solve_ipopt(
     (its errors, read from a temporary ``output_file`` unless ``extra`` names one).
     """
     check_hessian(hessian)
+    if isinstance(options.mumps_ordering, OrderingTrial):
+        return _solve_with_ordering_trial(nlp, z0, options, hessian, callback)
     evaluate: Any = None
     if isinstance(hessian, PartialQuasiNewton):
         evaluate = PartialQuasiNewtonHessian(nlp, hessian)
@@ -187,6 +194,53 @@ def solve_ipopt(
             reason = failure_reason(log.read_text()) if log is not None and log.exists() else ""
             result.message = f"IPOPT: {reason}" if reason else ""
     return result
+
+
+def _solve_with_ordering_trial(
+    nlp: StructuredNLP,
+    z0: np.ndarray,
+    options: IpoptOptions,
+    hessian: Hessian,
+    callback: CallbackRunner | None,
+) -> IpoptResult:
+    """:class:`OrderingTrial`: a few silent iterations with each ordering, then the solve with
+    the fastest per iteration; Ctrl-C during the trial ends it with that trial's result."""
+    trial = options.mumps_ordering
+    assert isinstance(trial, OrderingTrial)
+    start = time.perf_counter()
+
+    def remaining() -> float | None:
+        if options.max_wall_time is None:
+            return None
+        return max(options.max_wall_time - (time.perf_counter() - start), 1e-3)
+
+    per_iteration: dict[str, float] = {}
+    for name in trial.orderings:
+        short = replace(
+            options,
+            mumps_ordering=name,
+            max_iter=min(trial.iterations, options.max_iter),
+            print_level=0,
+            max_wall_time=remaining(),
+        )
+        res = solve_ipopt(nlp, z0, short, hessian)
+        if res.status == SolverStatus.INTERRUPTED:
+            res.ordering_trial, res.t_ordering_trial = per_iteration, time.perf_counter() - start
+            return res
+        failed = res.status in (SolverStatus.EVALUATION_ERROR, SolverStatus.FAILED)
+        per_iteration[name] = np.inf if failed else res.t_ipopt / max(res.iterations, 1)
+    chosen = min(per_iteration, key=per_iteration.__getitem__)
+    t_trial = time.perf_counter() - start
+    res = solve_ipopt(
+        nlp,
+        z0,
+        replace(options, mumps_ordering=chosen, max_wall_time=remaining()),
+        hessian,
+        callback,
+    )
+    res.ordering_trial, res.t_ordering_trial = per_iteration, t_trial
+    res.t_total += t_trial
+    return res
 
 
 # statuses whose message is collocnode's own (IPOPT's log has no reason to add)

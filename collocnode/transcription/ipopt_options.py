@@ -28,8 +28,45 @@ from .. import _validation as v
 BACKENDS = ("casadi", "cyipopt")
 # MUMPS fill-reducing orderings (IPOPT option mumps_pivot_order)
 MUMPS_ORDERINGS = {"amd": 0, "amf": 2, "scotch": 3, "pord": 4, "metis": 5, "qamd": 6, "auto": 7}
+#: ``mumps_ordering`` value that chooses among :attr:`OrderingTrial.orderings` per problem
+TRIAL = "trial"
 # IPOPT's file output level J_SUMMARY: errors, warnings and the final summary with its EXIT line
 REASON_PRINT_LEVEL = 3
+
+
+@dataclass(frozen=True)
+class OrderingTrial:
+    """MUMPS's ordering chosen per problem by a short timed trial (``IpoptOptions(mumps_ordering=
+    OrderingTrial(...))``, or ``"trial"`` for these defaults).
+
+    Before the solve, IPOPT runs ``iterations`` iterations from the initial guess once with each
+    of ``orderings``, without the user's callback; the solve then starts again from the initial
+    guess with the ordering of the least IPOPT time per iteration (the symbolic analysis, paid
+    once per solve, included). The trial's wall time counts against ``max_wall_time`` and is
+    reported in the solution's ``timings["ordering_trial"]``, the time per iteration of each
+    ordering in ``Solution.ordering_trial``. No ordering wins everywhere on these arrowhead KKT
+    systems (docs/performance.md); the first iterations are cheap where the problem is small,
+    and where it is large a trial costs ``len(orderings) x iterations`` iterations.
+
+    Args:
+        orderings: the candidates, names of :data:`MUMPS_ORDERINGS`, at least two, distinct.
+        iterations: IPOPT iterations of each trial (>= 1).
+    """
+
+    orderings: tuple[str, ...] = ("auto", "metis")
+    iterations: int = 2
+
+    def __post_init__(self) -> None:
+        if isinstance(self.orderings, str) or not isinstance(self.orderings, (tuple, list)):
+            raise TypeError(f"orderings must be a tuple of names, got {self.orderings!r:.60}")
+        for name in self.orderings:
+            v.choice("orderings", name, MUMPS_ORDERINGS)
+        if len(set(self.orderings)) < 2 or len(set(self.orderings)) != len(self.orderings):
+            raise ValueError(
+                f"orderings must name at least two distinct orderings, got {self.orderings!r}"
+            )
+        object.__setattr__(self, "orderings", tuple(self.orderings))
+        v.positive_int("iterations", self.iterations)
 
 
 @dataclass(frozen=True)
@@ -44,7 +81,8 @@ class IpoptOptions:
         linear_solver: IPOPT's sparse symmetric solver ("mumps" ships with both backends; others
             are checked to be available in the backend's IPOPT build).
         mumps_ordering: MUMPS's fill-reducing ordering ("auto", "metis", "amd", "amf", "scotch",
-            "pord", "qamd"); it decides the cost of every KKT factorization on these arrowhead
+            "pord", "qamd"), or an :class:`OrderingTrial` ("trial": its defaults) that picks
+            one per problem; it decides the cost of every KKT factorization on these arrowhead
             systems, and no choice wins everywhere: METIS was 2x faster than "auto" on the
             global Van der Pol variant but slower on the quarter-vehicle strategy II problems
             (docs/performance.md).
@@ -63,7 +101,7 @@ class IpoptOptions:
     max_iter: int = 3000
     mu_strategy: str = "adaptive"
     linear_solver: str = "mumps"
-    mumps_ordering: str = "auto"
+    mumps_ordering: str | OrderingTrial = "auto"
     mumps_scaling: bool = False
     print_level: int = 5
     max_wall_time: float | None = None
@@ -75,7 +113,10 @@ class IpoptOptions:
         v.positive_int("max_iter", self.max_iter)
         v.choice("mu_strategy", self.mu_strategy, ("adaptive", "monotone"))
         v.choice("backend", self.backend, BACKENDS)
-        v.choice("mumps_ordering", self.mumps_ordering, MUMPS_ORDERINGS)
+        if self.mumps_ordering == TRIAL:
+            object.__setattr__(self, "mumps_ordering", OrderingTrial())
+        elif not isinstance(self.mumps_ordering, OrderingTrial):
+            v.choice("mumps_ordering", self.mumps_ordering, (*MUMPS_ORDERINGS, TRIAL))
         if not isinstance(self.mumps_scaling, (bool, np.bool_)):
             raise TypeError(f"mumps_scaling must be True or False, got {self.mumps_scaling!r}")
         object.__setattr__(self, "mumps_scaling", bool(self.mumps_scaling))
@@ -99,7 +140,10 @@ class IpoptOptions:
             check_linear_solver(self.backend, solver, self.extra)
 
     def ipopt_dict(self) -> dict[str, Any]:
-        """The options as IPOPT takes them (name -> value), ``extra`` last."""
+        """The options as IPOPT takes them (name -> value), ``extra`` last. An ordering trial
+        must have been resolved to one ordering first (``solve_ipopt`` does)."""
+        if isinstance(self.mumps_ordering, OrderingTrial):
+            raise ValueError("an ordering trial has no single mumps_pivot_order; run its trial")
         opts: dict[str, Any] = {
             "tol": self.tol,
             "max_iter": self.max_iter,

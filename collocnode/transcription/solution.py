@@ -32,7 +32,8 @@ class Solution:
         history: per iteration (wall time since the IPOPT start [s], iteration, objective,
             primal infeasibility, dual infeasibility).
         timings: wall times [s]: ``build`` (transcription, JIT), ``ipopt`` (IPOPT's own work),
-            ``callbacks`` (function and derivative evaluations), ``total``.
+            ``callbacks`` (function and derivative evaluations), ``ordering_trial`` (only with
+            an :class:`~.ipopt_options.OrderingTrial`: its trial runs), ``total``.
         size: NLP size (variables, constraints, Jacobian and Hessian nonzeros).
         problem: the solved problem.
         meshes, segment_states: per trajectory (segment) its mesh and node states (n_nodes_s,
@@ -43,6 +44,9 @@ class Solution:
             it).
         segment_unknowns: per segment all node unknowns [x, z, u_c] (n_nodes_s, node_width);
             read the controls and algebraic states through :meth:`controls` / :meth:`algebraic`.
+        ordering_trial: with an :class:`~.ipopt_options.OrderingTrial`, IPOPT's seconds per
+            iteration of each MUMPS ordering tried (inf where its trial failed); the solve ran
+            with the least. Empty otherwise.
     """
 
     status: SolverStatus
@@ -63,6 +67,7 @@ class Solution:
     non_finite_evaluations: int = 0
     tf: float | None = None
     segment_unknowns: list[np.ndarray] = field(default_factory=list, repr=False)
+    ordering_trial: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.meshes:
@@ -138,6 +143,11 @@ class Solution:
             "non_finite_evaluations": self.non_finite_evaluations,
             "tf": self.tf,
             "wall_time_s": dict(self.timings),
+            **(
+                {"ordering_trial_s_per_iteration": dict(self.ordering_trial)}
+                if self.ordering_trial
+                else {}
+            ),
             "n_variables": self.size.n_variables,
             "n_constraints": self.size.n_constraints,
             "nnz_jacobian": self.size.nnz_jacobian,
@@ -159,11 +169,21 @@ class Solution:
             (
                 "wall time [s]",
                 f"total {t['total']:.2f} = build {t['build']:.2f} + "
-                f"IPOPT {t['ipopt']:.2f} + callbacks {t['callbacks']:.2f}",
+                f"IPOPT {t['ipopt']:.2f} + callbacks {t['callbacks']:.2f}"
+                + (f" + ordering trial {t['ordering_trial']:.2f}" if "ordering_trial" in t else ""),
             ),
             ("NLP", f"{self.size.n_variables} variables, {self.size.n_constraints} constraints"),
             ("nonzeros", f"Jacobian {self.size.nnz_jacobian}, Hessian {self.size.nnz_hessian}"),
         ]
+        if self.ordering_trial:
+            chosen = min(self.ordering_trial, key=self.ordering_trial.__getitem__)
+            tried = ", ".join(f"{k} {s:.3g}" for k, s in self.ordering_trial.items())
+            rows.append(
+                (
+                    "MUMPS ordering",
+                    f"{chosen} (IPOPT s per iteration in the trial: {tried})",
+                )
+            )
         if self.non_finite_evaluations:
             rows.append(("NaN/Inf evaluations", str(self.non_finite_evaluations)))
         if self.message:
