@@ -891,6 +891,7 @@ def transcription_cases(s: Suite) -> None:
         Inputs,
         IpoptOptions,
         Mesh,
+        OrderingTrial,
         PartialQuasiNewton,
         RadauIIA,
         solve,
@@ -1067,6 +1068,15 @@ def transcription_cases(s: Suite) -> None:
     s.sweep(O, "mu_strategy", lambda v: IpoptOptions(mu_strategy=v), CHOICE_BAD)
     s.sweep(O, "linear_solver", lambda v: IpoptOptions(linear_solver=v), ("ma57", "bogus", 5, None))
     s.sweep(O, "mumps_ordering", lambda v: IpoptOptions(mumps_ordering=v), CHOICE_BAD)
+    T = "OrderingTrial"
+    s.sweep(
+        T,
+        "orderings",
+        lambda v: OrderingTrial(orderings=v),
+        (("metis",), ("metis", "metis"), ("metis", "nd"), "metis", None, ()),
+    )
+    s.sweep(T, "iterations", lambda v: OrderingTrial(iterations=v), POS_INT_BAD)
+    s.ok(T, "three orderings", lambda: OrderingTrial(("auto", "metis", "amd"), 1))
     s.sweep(O, "mumps_scaling", lambda v: IpoptOptions(mumps_scaling=v), (*BOOL_BAD, 1, 0))
     s.sweep(O, "print_level", lambda v: IpoptOptions(print_level=v), (-1, 13, 2.5, "5", True))
     s.sweep(O, "max_wall_time", lambda v: IpoptOptions(max_wall_time=v), (0.0, -1.0, NAN, "10"))

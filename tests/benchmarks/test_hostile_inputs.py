@@ -138,9 +138,9 @@ def test_the_cases_cover_every_public_constructor_and_entry_point():
     wanted = {
         "Trajectory", "MLP", "RationalChebyshev", "HybridModel", "NeuralODE", "Parameter",
         "TrainingProblem", "DynamicOptimizationProblem", "Constraint", "Inputs", "Mesh",
-        "RadauIIA", "IpoptOptions", "PartialQuasiNewton", "AdaptiveRefinement", "solve",
-        "simulate", "TrainingSolution.simulate", "problems.get", "save_model", "load_model",
-        "SystemRecipe", "compare.make_trainer", "train_collocation.py", "compare.py",
+        "RadauIIA", "IpoptOptions", "OrderingTrial", "PartialQuasiNewton", "AdaptiveRefinement",
+        "solve", "simulate", "TrainingSolution.simulate", "problems.get", "save_model",
+        "load_model", "SystemRecipe", "compare.make_trainer", "train_collocation.py", "compare.py",
     }  # fmt: skip
     assert wanted <= targets, wanted - targets
     assert len(cases) >= 300
