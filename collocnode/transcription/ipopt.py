@@ -196,6 +196,10 @@ def solve_ipopt(
     return result
 
 
+# options of a trial run that ``extra`` may not override
+_TRIAL_LIMITS = ("max_iter", "print_level", "max_wall_time")
+
+
 def _solve_with_ordering_trial(
     nlp: StructuredNLP,
     z0: np.ndarray,
@@ -222,6 +226,8 @@ def _solve_with_ordering_trial(
             max_iter=min(trial.iterations, options.max_iter),
             print_level=0,
             max_wall_time=remaining(),
+            # ``extra`` comes last in IPOPT's options: it must not lift the trial's limits
+            extra={k: v for k, v in options.extra.items() if k not in _TRIAL_LIMITS},
         )
         res = solve_ipopt(nlp, z0, short, hessian)
         if res.status == SolverStatus.INTERRUPTED:

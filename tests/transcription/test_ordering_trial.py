@@ -89,3 +89,29 @@ def test_bad_trials_name_the_field_and_value(make, error, match):
 def test_a_trial_has_no_single_ipopt_option():
     with pytest.raises(ValueError, match="ordering trial"):
         IpoptOptions(mumps_ordering="trial").ipopt_dict()
+
+
+def test_extra_options_do_not_lift_the_trials_iteration_limit(monkeypatch):
+    """``extra`` comes last in IPOPT's options; an iteration limit there still leaves the trial
+    runs at the trial's own."""
+    import importlib
+
+    ipopt_module = importlib.import_module("collocnode.transcription.ipopt")
+    limits = []
+    real = ipopt_module.solve_ipopt
+
+    def spy(nlp, z0, options, *args, **kwargs):
+        if isinstance(options.mumps_ordering, str):
+            limits.append(options.ipopt_dict()["max_iter"])
+        return real(nlp, z0, options, *args, **kwargs)
+
+    monkeypatch.setattr(ipopt_module, "solve_ipopt", spy)
+    ipopt = IpoptOptions(mumps_ordering="trial", print_level=0, extra={"max_iter": 50})
+    spy(*_nlp_and_guess(), ipopt)
+    assert limits == [2, 2, 50]  # two trial runs, then the solve
+
+
+def _nlp_and_guess():
+    from collocnode.transcription.collocation import build_nlp
+
+    return build_nlp(estimation(), RadauIIA(40, 3))
