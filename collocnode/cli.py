@@ -390,6 +390,13 @@ def _compare_parser() -> OneLineParser:
         "default 0.02)",
     )
     p.add_argument("--eval-every", type=float, default=None, help="test-error curve cadence [s]")
+    p.add_argument(
+        "--eval-at",
+        default="",
+        metavar="T1,T2,...",
+        help="training times [s] at which to evaluate the test error as well, e.g. 1x and 20x "
+        "collocation's training time",
+    )
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     p.add_argument(
         "--set",
@@ -408,6 +415,17 @@ def command_line(script: str, argv: Sequence[str]) -> str:
     import shlex
 
     return shlex.join(["python", script, *argv])
+
+
+def _times(flag: str, text: str) -> tuple[float, ...]:
+    """``"180,3600"`` -> (180.0, 3600.0); the values are checked by the config."""
+    out = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        try:
+            out.append(float(item))
+        except ValueError:
+            raise ValueError(f"{flag} expects comma-separated seconds, got {text!r}") from None
+    return tuple(out)
 
 
 def method_overrides(items: Sequence[str]) -> dict[str, dict[str, object]]:
@@ -471,6 +489,7 @@ def _compare(argv: Sequence[str] | None) -> int:
             seed=args.seed,
             noise=args.noise,
             eval_every_s=args.eval_every,
+            eval_at_s=_times("--eval-at", args.eval_at),
             threads=args.threads,
             options=options,
             command=command_line("scripts/compare.py", argv),

@@ -241,6 +241,8 @@ def test_compare_runs_methods_as_tasks_and_resumes(tmp_path, capsys):
         (["--workers", "0"], "--workers must be a positive integer"),
         (["--resume", "--out", "{tmp}/x"], "--resume needs --out"),
         (["--scheduler", "tcp://127.0.0.1:9"], "cannot be reached"),
+        (["--eval-at", "60,1x"], "--eval-at expects comma-separated seconds, got '60,1x'"),
+        (["--eval-at", "60,-1"], "eval_at_s"),
     ],
 )
 def test_compare_bad_scale_out_settings_are_one_line(tmp_path, capsys, extra, match):

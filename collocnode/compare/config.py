@@ -31,6 +31,9 @@ class CompareConfig:
             store the ``curve`` of (train time, test error) per method (default when
             collocation runs beside other methods, as ``time_to_target_s`` needs the curves:
             1 s, or the scenario's cadence, e.g. 5 s / 60 s for a quick / full QVM run).
+        eval_at_s: training times [s] at which to evaluate the test error as well (each at
+            the first epoch or iteration that ends at or after it; e.g. 1× and 20× another
+            method's training time); a curve is stored when this or ``eval_every_s`` is set.
         threads: torch CPU threads (None: torch's default; a scenario may set it, e.g. 1 for
             a quick QVM run).
         options: extra option overrides per method name.
@@ -48,6 +51,7 @@ class CompareConfig:
     seed: int = 0
     noise: float | None = None
     eval_every_s: float | None = None
+    eval_at_s: tuple[float, ...] = ()
     threads: int | None = None
     options: dict[str, dict[str, Any]] = field(default_factory=dict)
     command: str | None = None
@@ -72,14 +76,22 @@ class CompareConfig:
         v.nonnegative_int("seed", self.seed)
         if self.noise is not None:
             v.nonnegative_float("noise", self.noise)
+        at = (self.eval_at_s,) if isinstance(self.eval_at_s, (int, float)) else self.eval_at_s
+        at = tuple(v.positive_float("eval_at_s", t) for t in at)
+        object.__setattr__(self, "eval_at_s", tuple(sorted(at)))
         if self.eval_every_s is not None:
             v.positive_float("eval_every_s", self.eval_every_s)
-        elif "collocation" in methods and len(methods) > 1:
+        elif not at and "collocation" in methods and len(methods) > 1:
             # the time-to-target column needs every other method's error-vs-time curve
             every = scenario_for(self.problem).curve_every(self.quick)
             object.__setattr__(self, "eval_every_s", every)
         if self.threads is not None:
             v.positive_int("threads", self.threads)
+
+    @property
+    def records_curve(self) -> bool:
+        """Whether the test error is evaluated during training (a cadence or set times)."""
+        return self.eval_every_s is not None or bool(self.eval_at_s)
 
     def method_options(self, name: str) -> dict[str, Any]:
         """The option overrides of method ``name``: device, seed and epochs of the run, then

@@ -94,7 +94,7 @@ def run_method(
             return row
         row.options = _jsonable_options(trainer.options)
         curve = _train(trainer, row, system, split, cfg, evaluation, progress)
-        if cfg.eval_every_s is not None:
+        if cfg.records_curve:
             row.curve = curve
         score = evaluation.score(trainer)
         row.record_score(score)
@@ -122,12 +122,14 @@ def _train(
     progress: bool,
 ) -> list[tuple[float, float | None]]:
     """Fit ``trainer`` and fill the training fields of ``row``; returns the error-vs-time
-    curve (empty unless ``cfg.eval_every_s``)."""
+    curve (empty unless ``cfg.records_curve``): a point at the first callback after each
+    ``cfg.eval_every_s`` since the last point and after each time of ``cfg.eval_at_s``."""
     curve: list[tuple[float, float | None]] = []
     bar = _bar(row.method, trainer.options.epochs, progress)
     last_eval = -math.inf
+    pending = list(cfg.eval_at_s)  # sorted by CompareConfig
 
-    curves = cfg.eval_every_s is not None and trainer.predicts_while_fitting
+    curves = cfg.records_curve and trainer.predicts_while_fitting
 
     def callback(p: Progress) -> None:
         # p follows the callback protocol of collocnode.callbacks (a collocation solve passes
@@ -136,7 +138,13 @@ def _train(
         if bar is not None:
             bar.update(1)
             bar.set_postfix(loss=f"{p.objective:.3g}")
-        if curves and p.elapsed_s - last_eval >= cfg.eval_every_s:
+        if not curves:
+            return
+        due_at = bool(pending) and p.elapsed_s >= pending[0]
+        while pending and p.elapsed_s >= pending[0]:
+            pending.pop(0)
+        due_every = cfg.eval_every_s is not None and p.elapsed_s - last_eval >= cfg.eval_every_s
+        if due_at or due_every:
             last_eval = p.elapsed_s
             curve.append((p.elapsed_s, evaluation.curve_value(trainer)))
 

@@ -163,7 +163,27 @@ def test_error_curve_and_markdown():
     assert md.count("\n| fnode |") == 1
 
 
+@pytest.mark.parametrize(
+    ("at", "points"), [((1e-9,), 1), ((1e-9, 2e-9), 1), ((1e9,), 0), ((1e-9, 1e9), 1)]
+)
+def test_error_curve_at_set_times(at, points):
+    # each time is evaluated once, at the first epoch ending after it; times already passed
+    # together give one point, times never reached none
+    cfg = CompareConfig("vdp", ("fnode",), quick=True, epochs=3, device="cpu", eval_at_s=at)
+    curve = run(cfg, None, progress=False)["rows"][0]["curve"]
+    assert len(curve) == points
+    assert all(t >= at[0] and err > 0 for t, err in curve)
+
+
+def test_set_times_replace_the_default_cadence():
+    assert CompareConfig("vdp", ("collocation", "fnode")).eval_every_s is not None
+    cfg = CompareConfig("vdp", ("collocation", "fnode"), eval_at_s=(30.0, 3.0))
+    assert cfg.eval_every_s is None and cfg.eval_at_s == (3.0, 30.0) and cfg.records_curve
+
+
 def test_config_validation_names_the_field():
+    with pytest.raises(ValueError, match="eval_at_s"):
+        CompareConfig("vdp", ("fnode",), eval_at_s=(1.0, -2.0))
     with pytest.raises(ValueError, match="method"):
         CompareConfig("vdp", ())
     with pytest.raises(ValueError, match="budget_s"):
