@@ -36,7 +36,9 @@ def available_threads() -> int:
 def limit_threads(n: int) -> Iterator[int]:
     """Run the body with at most ``n`` threads: collocnode's node maps
     (:func:`available_threads`), the BLAS and OpenMP pools of loaded libraries (threadpoolctl)
-    and, when torch is loaded, torch's intra-op pool. Restores the previous limits on exit."""
+    and torch's intra-op pool, also when torch is first imported inside the body (a task that
+    imports it lazily would otherwise start one thread per core). Restores the previous limits
+    on exit."""
     global _budget
     n = v.positive_int("threads", n)
     from threadpoolctl import threadpool_limits
@@ -49,8 +51,25 @@ def limit_threads(n: int) -> Iterator[int]:
             torch_threads = torch.get_num_threads()
             torch.set_num_threads(n)
             stack.callback(torch.set_num_threads, torch_threads)
+        else:
+            # torch (and any OpenMP library loaded later) sizes its pool from this at import
+            stack.enter_context(_environment("OMP_NUM_THREADS", str(n)))
         _budget = n
         try:
             yield n
         finally:
             _budget = previous
+
+
+@contextmanager
+def _environment(name: str, value: str) -> Iterator[None]:
+    """Set environment variable ``name`` for the body; restore it (or its absence) after."""
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before

@@ -29,6 +29,12 @@ def square(arg: dict) -> dict:
     return {"x": x, "square": x * x, "curve": np.arange(3.0) * x, "threads": available_threads()}
 
 
+def torch_threads(arg: object) -> dict:
+    import torch  # first imported here, inside the task, as the comparison's methods do
+
+    return {"torch": torch.get_num_threads(), "budget": available_threads()}
+
+
 def tasks(n: int, **extra: object) -> list[Task]:
     return [Task(f"x={k}", {"x": k, **extra}, settings={"power": 2}) for k in range(n)]
 
@@ -129,6 +135,13 @@ def test_limit_threads_sets_and_restores_the_budget():
         assert available_threads() == 1
         assert all(p["num_threads"] == 1 for p in threadpool_info())
     assert available_threads() == before == cores()
+
+
+@pytest.mark.torch
+def test_a_task_that_imports_torch_gets_its_share_of_threads():
+    # fresh worker processes: torch is first imported inside the task, after the limit is set
+    out = run_tasks(torch_threads, [Task("a", 0), Task("b", 1)], workers=2, threads=1)
+    assert [o.result for o in out] == [{"torch": 1, "budget": 1}] * 2
 
 
 # ---- a real Dask cluster (the conftest's ``cluster``) -------------------------------------------
