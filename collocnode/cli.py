@@ -142,6 +142,10 @@ class OutputDirectory:
         if resume:  # the earlier run's stored tasks are read back from the new directory
             shutil.copytree(target, self.path, dirs_exist_ok=True, symlinks=True)
 
+    def discard(self) -> None:
+        """Remove the run's directory; the target stays as it was."""
+        shutil.rmtree(self.path, ignore_errors=True)
+
     def finish(self) -> Path:
         """Rename the run's directory to the target (replacing it with ``overwrite``); if
         another run took the target meanwhile, the files stay where they are, and that path is
@@ -522,6 +526,7 @@ def _compare(argv: Sequence[str] | None) -> int:
         return fail(prog, str(exc), args.debug)
 
     from .compare.harness import run
+    from .tasks import StoredTaskMismatch
 
     try:
         report = run(
@@ -536,6 +541,9 @@ def _compare(argv: Sequence[str] | None) -> int:
         where = out.finish()
         print(f"{prog}: interrupted; finished methods are in {where}", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except StoredTaskMismatch as exc:  # --resume with other settings: the run stays as it was
+        out.discard()
+        return fail(prog, str(exc), args.debug)
     finally:
         if executor is not None:
             executor.shutdown()

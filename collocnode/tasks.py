@@ -83,6 +83,11 @@ class TaskOutcome:
         return self.attempts == 0
 
 
+class StoredTaskMismatch(ValueError):
+    """A stored task was made with other settings than the task of this run (a rerun into the
+    same directory with other options): it is refused, not reused."""
+
+
 class TaskStore:
     """A directory of finished tasks: ``<key>.json`` (the result's JSON values, the task's
     settings and status) and ``<key>.npz`` (its arrays).
@@ -107,7 +112,7 @@ class TaskStore:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"stored task {str(path)!r} cannot be read: {exc}") from None
         if stored_settings != jsonable(task.settings):
-            raise ValueError(
+            raise StoredTaskMismatch(
                 f"stored task {str(path)!r} was made with other settings ({stored_settings}) "
                 f"than this run's ({jsonable(task.settings)}); use another output directory"
             )

@@ -232,6 +232,21 @@ def test_compare_runs_methods_as_tasks_and_resumes(tmp_path, capsys):
     again = json.loads((out / "compare.json").read_text())
     for a, b in zip(first["rows"], again["rows"], strict=True):
         assert a["train_time_s"] == b["train_time_s"] and a["test_mse"] == b["test_mse"]
+    # a method added with options of its own trains; the stored ones are still reused
+    more = [*args, "--resume", "--methods", "fnode,node,lstm", "--set", "lstm.layers=1"]
+    assert compare(more) == 0
+    added = json.loads((out / "compare.json").read_text())["rows"]
+    assert [r["method"] for r in added] == ["fnode", "node", "lstm"]
+    assert added[0]["train_time_s"] == first["rows"][0]["train_time_s"]
+    assert added[2]["test_mse"] is not None and added[2]["options"]["layers"] == 1
+    # other options of a stored method are other settings: refused, not silently reused
+    capsys.readouterr()
+    assert compare([*args, "--resume", "--set", "fnode.lr=0.5"]) == 2
+    line = _stderr_line(capsys)
+    assert "fnode.json" in line and "made with other settings" in line
+    # the refused rerun leaves the stored run as it was and no half-written directory
+    assert json.loads((out / "compare.json").read_text())["rows"] == added
+    assert [p.name for p in tmp_path.iterdir()] == ["cmp"]
 
 
 @pytest.mark.torch

@@ -279,10 +279,23 @@ def _run_as_tasks(
     executor: Executor | None,
     threads: int | None,
 ) -> CompareReport:
-    # the command line is a record of the run, not a setting: a rerun with --resume matches
+    # what a method's stored result depends on: the run's settings and the method's own
+    # options. The command line is a record, and the method list and the other methods'
+    # options are not its settings: a rerun with --resume that adds a method (with options of
+    # its own) reuses the stored ones.
     config = asdict(cfg) | {"methods": None, "command": None}
-    settings = {"config": config, "torch": report.meta.get("torch")}
-    tasks = [Task(name, (name, cfg), settings={"method": name, **settings}) for name in cfg.methods]
+    tasks = [
+        Task(
+            name,
+            (name, cfg),
+            settings={
+                "method": name,
+                "config": config | {"options": {k: o for k, o in cfg.options.items() if k == name}},
+                "torch": report.meta.get("torch"),
+            },
+        )
+        for name in cfg.methods
+    ]
     rows: dict[str, MethodRow] = {}
 
     def finished(outcome: TaskOutcome) -> None:
