@@ -341,6 +341,7 @@ def _meta(cfg: CompareConfig, system: Any, split: Any) -> dict[str, Any]:
         "noise": 0.0 if cfg.noise is None else cfg.noise,
         "epochs_override": cfg.epochs,
         "budget_s": cfg.budget_s,
+        "eval_at_s": list(cfg.eval_at_s),
         "device": str(device),
         "threads": torch.get_num_threads(),
         "n_train": split.train.n_samples,

@@ -69,7 +69,34 @@ def markdown(report: Mapping[str, Any]) -> str:
         cells = [_fmt(row.get(c)) for c, _ in columns]
         lines.append("| " + " | ".join([*cells, note.replace("|", "/").replace("\n", " ")]) + " |")
     lines += ["", f"{scenario.errors_label}: {meta['mse']}.", ""]
-    return "\n".join(lines)
+    return "\n".join(lines + _at_set_times(report))
+
+
+def _at_set_times(report: Mapping[str, Any]) -> list[str]:
+    """A table of each curve's test error at the run's set training times (``--eval-at``):
+    the first evaluation at or after each time, then the trained model's."""
+    meta = report["meta"]
+    times = meta.get("eval_at_s") or []
+    rows = [r for r in report["rows"] if r.get("curve") is not None]
+    if not times or not rows:
+        return []
+    metric = meta.get("target_metric", "test_mse")
+    lines = [
+        f"`{metric}` at set training times: the first evaluation at or after each (the "
+        "training time it was taken at), and the trained model's at the end of training; "
+        "– where training ended first.",
+        "",
+        "| method | " + " | ".join(f"{t:g} s" for t in times) + " | end of training |",
+        "|" + "---|" * (len(times) + 2),
+    ]
+    for r in rows:
+        cells = []
+        for t in times:
+            point = next(((s, e) for s, e in r["curve"] if s >= t and e is not None), None)
+            cells.append("–" if point is None else f"{_fmt(point[1])} ({_fmt(point[0])} s)")
+        cells.append(f"{_fmt(r.get(metric))} ({_fmt(r.get('train_time_s'))} s)")
+        lines.append(f"| {r['method']} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
 
 
 def write_report(report: Mapping[str, Any], out_dir: str | os.PathLike[str]) -> tuple[Path, Path]:

@@ -170,9 +170,20 @@ def test_error_curve_at_set_times(at, points):
     # each time is evaluated once, at the first epoch ending after it; times already passed
     # together give one point, times never reached none
     cfg = CompareConfig("vdp", ("fnode",), quick=True, epochs=3, device="cpu", eval_at_s=at)
-    curve = run(cfg, None, progress=False)["rows"][0]["curve"]
+    report = run(cfg, None, progress=False)
+    curve = report["rows"][0]["curve"]
     assert len(curve) == points
     assert all(t >= at[0] and err > 0 for t, err in curve)
+    # compare.md: one cell per set time, the point taken at or after it, "–" if none
+    lines = [line for line in markdown(report).splitlines() if line.startswith("| fnode | ")]
+    assert len(lines) == 2  # the main table's row, then the set-times table's
+    cells = lines[1].strip("| ").split(" | ")[1:]
+    assert len(cells) == len(at) + 1
+    if points:
+        t, err = curve[0]
+        assert cells[0] == f"{err:.3g} ({t:.3g} s)"
+    if at[-1] > 1:  # never reached in a 3-epoch quick run
+        assert cells[-2] == "–"
 
 
 def test_set_times_replace_the_default_cadence():
