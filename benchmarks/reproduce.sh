@@ -87,6 +87,19 @@ run compare-qvm-node-20x python scripts/compare.py qvm --quick --methods colloca
   --eval-every 20 --set node.epochs=100000 --set node.shooting=1000 --set node.batch_size=3 \
   --set "node.hidden=(128, 128)" --set node.lr_decay=1.0 --set node.normalize=True \
   --set node.predict_rtol=1e-7 --set node.predict_atol=1e-7 --out "$out/compare-qvm-node-20x" --no-progress
+# The full quarter-vehicle comparison (docs/compare_qvm.md): collocation's strategy W alone on one core;
+# its training time (135 s when measured) sets the PyTorch methods' budget, 20x = 2700 s, with
+# test-road errors at 1x, 5x and 10x; they run two at a time, one torch thread each; then
+# collocation is added to the same run (the stored methods are reused, it trains alone).
+QVM_W=(--set collocation.strategy=W --set collocation.road_as_input=True
+  --set collocation.stagnation_window=10 --set collocation.stagnation_rtol=1e-3)
+QVM_BUDGET=(--budget 2700 --eval-at 135,675,1350 --threads 1 --workers 2 --no-progress)
+run compare-qvm-collocation env OMP_NUM_THREADS=1 taskset -c 0 python scripts/compare.py qvm \
+  --methods collocation "${QVM_W[@]}" --no-progress --out "$out/compare-qvm-collocation"
+run compare-qvm python scripts/compare.py qvm --methods node,fnode,mbdnode,mnn,snde \
+  "${QVM_BUDGET[@]}" --out "$out/compare-qvm"
+run compare-qvm python scripts/compare.py qvm --methods collocation,node,fnode,mbdnode,mnn,snde \
+  "${QVM_W[@]}" "${QVM_BUDGET[@]}" --resume --out "$out/compare-qvm"
 for w in 5 32; do
   run "quasi-newton-width$w" python benchmarks/quasi_newton_vdp.py --widths "$w"
 done
