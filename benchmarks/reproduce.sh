@@ -117,6 +117,8 @@ run admm-trajectories python benchmarks/admm_consensus.py trajectories --rounds 
   --json "$out/admm_trajectories.json"
 run admm-windows python benchmarks/admm_consensus.py windows --rounds 60 --repeats 3 \
   --json "$out/admm_windows.json"
+run admm-accelerated python benchmarks/admm_consensus.py trajectories --rounds 60 --repeats 3 \
+  --workers 2 --acceleration --json "$out/admm_accelerated.json"
 run admm-warm-start python benchmarks/admm_consensus.py trajectories --trajectories 8 --held-out 8 \
   --blocks 2 --rounds 40 --repeats 3 --json "$out/admm_warm.json"
 run admm-cold-start python benchmarks/admm_consensus.py trajectories --trajectories 8 --held-out 8 \
