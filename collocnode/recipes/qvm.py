@@ -33,7 +33,6 @@ unobservable from accelerations).
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -145,23 +144,37 @@ class QVMRecipe:
     def problem(
         self,
         model: HybridModel,
-        data: Trajectory,
+        data: Trajectory | Sequence[Trajectory],
         road: Any,
         state_guess: Any,
         params_guess: np.ndarray | None,
     ) -> TrainingProblem:
         """The training problem of eq. 16-17 on ``data`` (the system's five states; the
-        model's own are taken from them) with the given initial guess."""
+        model's own are taken from them) with the given initial guess. ``data`` may be several
+        trajectories, each from rest on its own road: ``road`` is then a sequence of as many
+        roads (one problem over a fleet of drives)."""
         if isinstance(state_guess, Trajectory):
             state_guess = model_trajectory(model, state_guess)
+        if isinstance(data, Trajectory):
+            fitted: Any = model_trajectory(model, data)
+            inputs: Any = road_inputs(road, model)
+        else:
+            roads = list(road) if isinstance(road, Sequence) else [road]
+            if len(roads) != len(data):
+                raise ValueError(
+                    f"road: one road per trajectory, got {len(roads)} roads for {len(data)} "
+                    "trajectories"
+                )
+            fitted = [model_trajectory(model, d) for d in data]
+            inputs = [road_inputs(r, model) for r in roads]
         return TrainingProblem(
             model,
-            model_trajectory(model, data),
+            fitted,
             fit="outputs",
             scale="std",
             regularization=self.regularization,
             initial_state=np.zeros(model.n_states),
-            inputs=road_inputs(road, model),
+            inputs=inputs,
             block_constraints=(BlockConstraint("friction", 0.0), BlockConstraint("spring", 0.0)),
             state_guess=state_guess,
             params_guess=params_guess,
@@ -338,35 +351,46 @@ def input_spread(data: Trajectory) -> tuple[float, float]:
     return float(np.std(dv)), float(np.std(dz))
 
 
-def road_inputs(road: Any, model: HybridModel | None = None):
+def road_inputs(road: Any, model: HybridModel | None = None) -> RoadInputs:
     """The known inputs of ``model`` on ``road`` as ``u(t: (n,)) -> (n, n_inputs)``: the road
     velocity [m/s], with the road height [m] before it for the four-state model (relative to
-    its height at t = 0, as the system's state z_r).
+    its height at t = 0, as the system's state z_r). See :class:`RoadInputs`."""
+    return RoadInputs(road, model is not None and model.n_inputs == 2)
+
+
+class RoadInputs:
+    """A road's known inputs as a function of time (:func:`road_inputs`).
 
     One time at a time (an adaptive integrator's right-hand side, ~10⁵ calls) goes through the
     road's piecewise Chebyshev re-expansion (:meth:`ISO8608Road.scalar_evaluator`, a few µs
     instead of a sum over ~10³ harmonics, equal to round-off), built at the first such call;
-    arrays of times through the exact sums."""
-    four = model is not None and model.n_inputs == 2
-    z0 = float(road.elevation(0.0)) if four else 0.0
+    arrays of times through the exact sums. A plain object, so that a problem driven by it can
+    be pickled and sent to other processes (the blocks of :class:`~collocnode.ConsensusADMM`);
+    the re-expansion is not sent, each process builds its own."""
 
-    @functools.cache
-    def evaluators() -> tuple[Any, ...]:
-        return tuple(road.scalar_evaluator(d) for d in ((0, 1) if four else (1,)))
+    def __init__(self, road: Any, with_height: bool) -> None:
+        self.road = road
+        self.with_height = with_height
+        self._z0 = float(road.elevation(0.0)) if with_height else 0.0
+        self._evaluators: tuple[Any, ...] | None = None
 
-    def inputs(t: Any) -> np.ndarray:
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_evaluators": None}
+
+    def __call__(self, t: Any) -> np.ndarray:
         t = np.asarray(t, dtype=float)
-        if t.size == 1 and hasattr(road, "scalar_evaluator"):
+        if t.size == 1 and hasattr(self.road, "scalar_evaluator"):
+            if self._evaluators is None:
+                orders = (0, 1) if self.with_height else (1,)
+                self._evaluators = tuple(self.road.scalar_evaluator(d) for d in orders)
             tt = float(t.reshape(-1)[0])
-            row = [e(tt) for e in evaluators()]
-            if four:
-                row[0] -= z0
+            row = [e(tt) for e in self._evaluators]
+            if self.with_height:
+                row[0] -= self._z0
             return np.array(row).reshape((*t.shape, len(row)))
-        if four:
-            return np.stack([road.elevation(t) - z0, road.velocity(t)], axis=-1)
-        return road.velocity(t)[..., None]
-
-    return inputs
+        if self.with_height:
+            return np.stack([self.road.elevation(t) - self._z0, self.road.velocity(t)], axis=-1)
+        return self.road.velocity(t)[..., None]
 
 
 def characteristic_errors(

@@ -3,6 +3,8 @@ stagnation rule in every phase, and the settings' errors."""
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -137,6 +139,28 @@ def test_road_inputs_one_time_at_a_time_equal_the_exact_sums(one_second, road_as
     one_at_a_time = np.concatenate([u(np.atleast_1d(tk)) for tk in t])
     np.testing.assert_allclose(one_at_a_time, u(t), rtol=0, atol=1e-12)
     assert u(np.array(0.5)).shape == (model.n_inputs,)
+    # a problem driven by the road is sent to other processes (ADMM blocks on Dask workers)
+    copy = pickle.loads(pickle.dumps(u))
+    np.testing.assert_array_equal(copy(t), u(t))
+    np.testing.assert_array_equal(copy(np.array(t[0])), u(np.array(t[0])))
+
+
+def test_a_fleet_of_drives_is_one_problem_with_each_trajectory_on_its_own_road(one_second):
+    from collocnode.problems.road import ISO8608Road
+    from collocnode.recipes.qvm import hybrid_model
+
+    system, split = one_second
+    other = type(system)(road=ISO8608Road.paper_calibrated("D", seed=2))
+    data = [split.train, other.generate(seed=1, n_steps=split.train.n_samples).train]
+    recipe = QVMRecipe()
+    model = hybrid_model(system, *recipe.blocks(system, split.train), road_as_input=True)
+    problem = recipe.problem(model, data, [system.road, other.road], "data", None)
+    assert problem.n_trajectories == 2
+    t = split.train.t[::100]
+    for inputs, road in zip(problem.inputs, (system.road, other.road), strict=True):
+        np.testing.assert_array_equal(inputs(t)[:, 1], road.velocity(t))
+    with pytest.raises(ValueError, match="road: one road per trajectory, got 1 roads for 2"):
+        recipe.problem(model, data, system.road, "data", None)
 
 
 def test_a_four_state_model_saves_and_loads_as_four_states(one_second, tmp_path):
