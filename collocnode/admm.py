@@ -400,7 +400,14 @@ class _Actors:
             (b.dop, replace(alg.inner, threads=threads[w]), b.meshes, b.local)
             for b, w in zip(blocks, home, strict=True)
         ]
-        self._futures = [self._spawn(k, [w]) for k, w in enumerate(home)]
+        try:
+            self._futures = [self._spawn(k, [w]) for k, w in enumerate(home)]
+        except TypeError as exc:  # distributed: "Could not serialize object of type ..."
+            cause = exc.__cause__ or exc
+            raise ValueError(
+                "the problem cannot be sent to the workers: its model, data and inputs must "
+                f"pickle ({type(cause).__name__}: {cause})"
+            ) from exc
         self.actors = [f.result() for f in self._futures]
         self.build_s = [float(a.build_s) for a in self.actors]
         self.events: list[str] = []

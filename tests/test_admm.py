@@ -223,6 +223,35 @@ def test_workers_that_cannot_import_collocnode_are_refused_before_any_work(clust
             solve(decay_problem(4), admm(blocks=2, client=client))
 
 
+class _LockedInputs:
+    """Known inputs that cannot be sent to another process (they hold a lock)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.lock = threading.Lock()
+
+    def __call__(self, t):
+        return np.zeros((np.size(t), 1))
+
+
+def test_a_problem_that_cannot_be_sent_to_the_workers_is_named(cluster):
+    from distributed import Client
+
+    data = decay_problem(4).data
+    model = HybridModel(
+        n_states=1,
+        blocks={},
+        rhs=lambda x, u, t, b, p: ca.vertcat(-p["k"] * x[0] + u[0]),
+        parameters={"k": Parameter(0.5, fit=True)},
+        n_inputs=1,
+    )
+    problem = TrainingProblem(model, data, inputs=[_LockedInputs()] * 4)
+    with Client(cluster.scheduler_address) as client:
+        with pytest.raises(ValueError, match=r"cannot be sent to the workers.*TypeError.*lock"):
+            solve(problem, admm(blocks=2, client=client), check=False)
+
+
 def test_the_result_saves_and_loads_like_any_trained_model(tmp_path):
     from collocnode import NeuralODE
     from collocnode.nn import MLP
