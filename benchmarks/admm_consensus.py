@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import resource
 import statistics
 import time
 import warnings
@@ -49,14 +48,10 @@ from collocnode import (
     problems,
     solve,
 )
+from collocnode.machine import peak_memory_mb
 from collocnode.nn import MLP
 
 HORIZON = 7.0  # the Van der Pol preset's training window [s]
-
-
-def peak_rss_mb() -> float:
-    """This process's peak resident memory [MB] (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def setup(kind: str, seed: int, args: argparse.Namespace):
@@ -110,7 +105,7 @@ def monolithic(kind: str, seed: int, args: argparse.Namespace) -> dict:
         "objective": float(sol.objective),
         "held_out": held_out_error(sol, held),
         "iterations": int(sol.iterations),
-        "peak_mb": peak_rss_mb(),
+        "peak_mb": peak_memory_mb(),
     }
 
 
@@ -126,7 +121,7 @@ def admm(kind: str, seed: int, args: argparse.Namespace, workers: int) -> dict:
         Client(cluster) as client,
     ):
         client.run(__import__, "collocnode")
-        idle = client.run(peak_rss_mb)
+        idle = client.run(peak_memory_mb)
         alg = ConsensusADMM(
             inner(args, problem.horizon[1]),
             blocks=args.blocks,
@@ -140,7 +135,7 @@ def admm(kind: str, seed: int, args: argparse.Namespace, workers: int) -> dict:
         t = time.perf_counter()
         res = solve(problem, alg, seed=seed, check=False)
         wall = time.perf_counter() - t
-        peak = client.run(peak_rss_mb)
+        peak = client.run(peak_memory_mb)
     rounds = [r for r in res.rounds if r.round >= 0]
     return {
         "status": str(res.status),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import platform
+import sys
 from pathlib import Path
 
 
@@ -37,3 +38,22 @@ def load_average() -> float | None:
         return round(os.getloadavg()[0], 2)
     except (AttributeError, OSError):
         return None
+
+
+def peak_memory_mb() -> float:
+    """This process's peak resident memory [MB].
+
+    On Linux it is ``VmHWM`` of ``/proc/self/status``, which starts afresh in a new program.
+    ``getrusage``'s ``ru_maxrss`` does not: a process started by *spawn* (the default of
+    multiprocessing on macOS and of Dask's worker processes) reports at least its parent's
+    peak, so a worker started by a large process would seem as large. Elsewhere
+    ``ru_maxrss`` (KiB on Linux, bytes on macOS)."""
+    status = Path("/proc/self/status")
+    if status.is_file():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024  # kB
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 1024
