@@ -195,6 +195,13 @@ class ConsensusSolution:
         """Wall time of the build (the slowest block) and all rounds [s]."""
         return self.solution.timings["total"]
 
+    @property
+    def critical_path_s(self) -> float:
+        """The wall time with one worker per block, projected from the blocks' own times [s]:
+        the slowest build and, per round, the slowest block solve (the central updates and the
+        traffic left out). A projection only where the blocks did not share cores."""
+        return max(self.build_s) + sum(max(r.block_s) for r in self.rounds)
+
     def table(self) -> str:
         """The rounds as a text table."""
         head = f"{'round':>5} {'rho':>9} {'r':>9} {'eps_pri':>9} {'s':>9} {'eps_dual':>9} "

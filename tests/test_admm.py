@@ -163,6 +163,9 @@ def test_blocks_as_dask_actors_take_the_same_rounds_as_in_process(cluster):
         remote = solve(problem, admm(blocks=2, client=client), check=False)
     assert remote.converged
     assert len(remote.rounds) == len(local.rounds)
+    # the projection to one worker per block: the slowest build and block of every round
+    builds = max(remote.build_s)
+    assert builds < remote.critical_path_s <= builds + sum(sum(r.block_s) for r in remote.rounds)
     assert remote.p[0] == pytest.approx(local.p[0], rel=1e-10)
     for a, b in zip(remote.rounds, local.rounds, strict=True):
         assert a.primal_residual == pytest.approx(b.primal_residual, rel=1e-6, abs=1e-12)
