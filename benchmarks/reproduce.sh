@@ -123,5 +123,11 @@ run admm-warm-start python benchmarks/admm_consensus.py trajectories --trajector
   --blocks 2 --rounds 40 --repeats 3 --json "$out/admm_warm.json"
 run admm-cold-start python benchmarks/admm_consensus.py trajectories --trajectories 8 --held-out 8 \
   --blocks 2 --rounds 40 --repeats 3 --no-warm-start --json "$out/admm_cold.json"
+run admm-qvm-windows python benchmarks/admm_qvm.py windows --rounds 20 --workers 1,2,8 \
+  --json "$out/admm_qvm_windows.json"
+run admm-qvm-roads python benchmarks/admm_qvm.py roads --roads 8 --workers 8 --rounds 12 \
+  --json "$out/admm_qvm_roads.json"
+run admm-qvm-roads-single python benchmarks/admm_qvm.py roads --single-roads 8 --single-iterations 0 \
+  --workers 0 --json "$out/admm_qvm_roads_single.json"
 run compare-cart-pole-fnode-code python scripts/compare.py cart_pole --preset fnode_code --methods fnode \
   --seed 0 --out "$out/cp_code"
