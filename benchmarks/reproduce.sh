@@ -54,6 +54,21 @@ compare_fnode fnode-table13-tmsd tmsd
 compare_fnode fnode-table13-double_pendulum double_pendulum --preset fnode_code
 compare_fnode fnode-table13-cart_pole cart_pole --preset fnode_code
 compare_fnode fnode-table13-slider_crank slider_crank --preset fnode_bb
+# The FNODE authors' own code, run here with the commands of their run_experiments.sh (one fresh
+# copy of their folder per command, --device cpu). SBEL is a clone of
+# https://github.com/uwsbel/sbel-reproducibility; their code needs pandas, matplotlib, tqdm and
+# torchdiffeq. First release (the paper's systems): git -C "$SBEL" checkout 8d00a6c
+SBEL=${SBEL:-sbel-reproducibility}
+run fnode-table13-authors-code python benchmarks/authors_code_fnode.py "$SBEL/2025/FNODE" \
+  --timeout 1800 --out "$out/fnode-table13-authors-code"
+# their generated data against the presets of our rows (one epoch each; data_check.json)
+run fnode-table13-authors-data python benchmarks/authors_code_fnode.py "$SBEL/2025/FNODE" \
+  --runs fnode:Single_Mass_Spring_Damper,fnode:Triple_Mass_Spring_Damper,fnode:Cart_Pole,fnode:Double_Pendulum \
+  --data-only --out "$out/fnode-table13-authors-code"
+# ... and their later script's FNODE command for the single mass-spring-damper: git -C "$SBEL"
+# checkout cf9884a
+run fnode-table13-authors-code-2026 python benchmarks/authors_code_fnode.py "$SBEL/2025/FNODE" \
+  --runs fnode:Single_Mass_Spring_Damper --out "$out/fnode-table13-authors-code-2026"
 # MBD-NODE Table 4 at the MBD-NODE paper's settings (its Tables 6-12; LSTM of 3 layers as its code)
 compare_mbdnode() {
   local name=$1 problem=$2 node_epochs=$3 node_lr=$4 fcnn_decay=$5

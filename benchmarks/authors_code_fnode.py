@@ -1,0 +1,293 @@
+#!/usr/bin/env python
+"""The FNODE authors' released code, run here with their published commands (FNODE Table 13).
+
+Each run is one line of the authors' ``run_experiments.sh`` (the FNODE folder of the public
+repository ``uwsbel/sbel-reproducibility``), run unchanged apart from ``--device cpu``, in a fresh
+copy of their folder so that no run reads a dataset another run left behind. The script records
+the three errors their code logs (the MSE over the whole trajectory, over the training window and
+over the extrapolation window) and the run's wall time, and writes ``authors_code.json``, which
+``scripts/reproduction_report.py`` puts beside our rows of FNODE Table 13.
+
+    git clone https://github.com/uwsbel/sbel-reproducibility
+    pip install pandas matplotlib tqdm torchdiffeq   # what their code imports beyond torch
+    python benchmarks/authors_code_fnode.py sbel-reproducibility/2025/FNODE \\
+        --runs fnode:Single_Mass_Spring_Damper,fnode:Double_Pendulum --out runs/authors-fnode
+
+Their code is the authors' and is only run, never imported: this script reads their command lines
+and the numbers their logs print.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from collocnode import machine
+
+# main_<script>.py of the authors' folder -> the method name compare.py uses
+SCRIPTS = {
+    "fnode": "main_fnode.py",
+    "mbdnode": "main_mbdnode.py",
+    "lstm": "main_lstm.py",
+    "fcnn": "main_fcnn.py",
+}
+NEEDS = ("pandas", "matplotlib", "tqdm", "torchdiffeq")
+
+# the lines every one of the four scripts logs after its test rollout
+_FULL = re.compile(r"Overall MSE \([^)]*\): *([-+0-9.eEinfa]+)")
+_TRAIN = re.compile(r"Train Region MSE \([^)]*\): *([-+0-9.eEinfa]+)")
+_TEST = re.compile(r"Extrapolation Region MSE \([^)]*\): *([-+0-9.eEinfa]+)")
+
+
+@dataclass
+class AuthorsRun:
+    """One published command and what it printed here."""
+
+    method: str
+    test_case: str
+    command: str  # the line of run_experiments.sh, as published
+    status: str = "not run"  # success | failed (exit N) | timeout | no metrics
+    full_mse: float | None = None
+    train_mse: float | None = None
+    test_mse: float | None = None
+    wall_s: float | None = None
+    log_tail: str = ""
+    data: dict | None = None  # their generated data against our preset (see check_data)
+
+
+def published_commands(folder: Path) -> dict[tuple[str, str], str]:
+    """(method, test case) -> the line of ``run_experiments.sh`` that runs it (the first one)."""
+    script_file = folder / "run_experiments.sh"
+    if not script_file.is_file():
+        raise SystemExit(f"--code: {folder} has no run_experiments.sh; pass the FNODE folder")
+    by_script = {v: k for k, v in SCRIPTS.items()}
+    commands: dict[tuple[str, str], str] = {}
+    for line in script_file.read_text().splitlines():
+        words = line.split()
+        if len(words) < 2 or words[0] not in ("python", "python3") or words[1] not in by_script:
+            continue
+        match = re.search(r"--test_case\s+(\S+)", line)
+        if match:
+            commands.setdefault((by_script[words[1]], match.group(1)), " ".join(words))
+    return commands
+
+
+def _argv(command: str) -> list[str]:
+    """The command as an argument list for this interpreter; the one shell expression the
+    published file uses, ``$(python3 -c "print(1/3)")``, is evaluated here."""
+    command = re.sub(
+        r"\$\(python3? -c \"print\((\d+)/(\d+)\)\"\)",
+        lambda m: repr(int(m.group(1)) / int(m.group(2))),
+        command,
+    )
+    words = shlex.split(command)
+    return [sys.executable, *words[1:], "--device", "cpu"]
+
+
+# Test case -> (our problem, the preset that reproduces their data, the order of their bodies in
+# our coordinates, the sample times their integrator used): "steps" are k·dt (their time column
+# holds linspace(0, n·dt, n) instead), "labels" the times of their time column (solve_ivp
+# evaluated there).
+DATA_PRESETS = {
+    "Single_Mass_Spring_Damper": ("smsd", "mbdnode_cubic", (0,), "steps"),
+    "Triple_Mass_Spring_Damper": ("tmsd", "default", (0, 1, 2), "steps"),
+    "Cart_Pole": ("cart_pole", "fnode_code", (1, 0), "steps"),
+    "Double_Pendulum": ("double_pendulum", "mbdnode", (0, 1), "labels"),
+}
+
+
+def check_data(dataset: Path, case: str, command: str) -> dict | None:
+    """The largest difference between the states their code generated for ``case`` (its
+    ``s_full.csv``: per body, position then velocity) and our preset's ground truth on the same
+    sample times; None where their data are missing or no preset is listed."""
+    states, times = dataset / "s_full.csv", dataset / "t_full.csv"
+    if case not in DATA_PRESETS or not (states.is_file() and times.is_file()):
+        return None
+    from collocnode import problems
+
+    problem, preset, bodies, grid = DATA_PRESETS[case]
+    theirs = _csv_values(states)
+    t = _csv_values(times).reshape(-1)
+    if grid == "steps":
+        match = re.search(r"--data_dt\s+(\S+)", command)
+        t = t[0] + float(match.group(1) if match else 0.01) * np.arange(len(t))
+    q = theirs[:, [2 * b for b in bodies]]
+    v = theirs[:, [2 * b + 1 for b in bodies]]
+    ours = problems.get(problem, preset).simulate(t).x
+    return {
+        "problem": problem,
+        "preset": preset,
+        "samples": len(t),
+        "max_abs_diff": float(np.max(np.abs(ours - np.hstack([q, v])))),
+    }
+
+
+def _csv_values(path: Path) -> np.ndarray:
+    """A CSV of numbers with a header row, without a leading index column."""
+    with path.open() as f:
+        header = f.readline().strip().split(",")
+    values = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
+    return values[:, 1:] if header[0] in ("idx", "") else values
+
+
+def _last_float(pattern: re.Pattern[str], log: str) -> float | None:
+    found = pattern.findall(log)
+    return float(found[-1]) if found else None
+
+
+def run_one(
+    folder: Path,
+    run: AuthorsRun,
+    timeout_s: float,
+    threads: int,
+    keep: Path | None,
+    extra: tuple[str, ...] = (),
+) -> None:
+    """Runs ``run.command`` (with ``extra`` arguments appended) in a fresh copy of ``folder``
+    and fills in ``run``."""
+    with tempfile.TemporaryDirectory(prefix="authors-fnode-") as scratch:
+        work = Path(scratch) / "FNODE"
+        shutil.copytree(folder, work, ignore=shutil.ignore_patterns("dataset", "results", ".git"))
+        env = dict(
+            os.environ,
+            OMP_NUM_THREADS=str(threads),
+            MKL_NUM_THREADS=str(threads),
+            MPLBACKEND="Agg",
+            PYTHONUNBUFFERED="1",
+        )
+        start = time.perf_counter()
+        try:
+            proc = subprocess.run(
+                [*_argv(run.command), *extra],
+                cwd=work,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+            )
+            log, code = proc.stdout + proc.stderr, proc.returncode
+        except subprocess.TimeoutExpired as exc:
+            out = exc.stdout or b""
+            err = exc.stderr or b""
+            log = (out.decode() if isinstance(out, bytes) else out) + (
+                err.decode() if isinstance(err, bytes) else err
+            )
+            code = None
+        run.wall_s = round(time.perf_counter() - start, 1)
+        run.data = check_data(work / "dataset" / run.test_case, run.test_case, run.command)
+        run.full_mse = _last_float(_FULL, log)
+        run.train_mse = _last_float(_TRAIN, log)
+        run.test_mse = _last_float(_TEST, log)
+        if code is None:
+            run.status = "timeout"
+        elif code != 0:
+            run.status = f"failed (exit {code})"
+        else:
+            run.status = "success" if run.full_mse is not None else "no metrics"
+        tail = "\n".join(log.splitlines()[-15:]) if run.status != "success" else ""
+        run.log_tail = tail.replace(str(work), "FNODE")  # not this machine's scratch path
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+            (keep / f"{run.method}-{run.test_case}.log").write_text(log)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("code", type=Path, help="the FNODE folder of sbel-reproducibility")
+    parser.add_argument(
+        "--runs",
+        default="",
+        help="method:Test_Case,... (default: every line of their script for the four methods)",
+    )
+    parser.add_argument("--timeout", type=float, default=3600, help="per run [s]")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads per run")
+    parser.add_argument("--out", type=Path, required=True, help="writes authors_code.json here")
+    parser.add_argument(
+        "--data-only",
+        action="store_true",
+        help="train for one epoch only and compare the data their code generates with our "
+        "presets (data_check.json instead of authors_code.json)",
+    )
+    args = parser.parse_args(argv)
+
+    missing = [m for m in NEEDS if not _importable(m)]
+    if missing:
+        raise SystemExit(
+            f"the authors' code imports {', '.join(missing)}: pip install {' '.join(missing)}"
+        )
+    folder = args.code.resolve()
+    commands = published_commands(folder)
+    wanted = [tuple(r.split(":", 1)) for r in args.runs.split(",") if r] or list(commands)
+    wanted = list(dict.fromkeys(wanted))
+    for key in wanted:
+        if len(key) != 2 or key not in commands:
+            known = ", ".join(f"{m}:{c}" for m, c in commands)
+            raise SystemExit(f"--runs: {':'.join(key)!r} is not in run_experiments.sh ({known})")
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    out_file = args.out / ("data_check.json" if args.data_only else "authors_code.json")
+    extra = ("--epochs", "1") if args.data_only else ()  # argparse keeps the last value
+    record = {
+        "command": "python benchmarks/authors_code_fnode.py "
+        + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])),
+        "machine": machine.describe(),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "load_at_start": machine.load_average(),
+        "code_commit": _commit(folder),
+        "runs": [],
+    }
+    # entries of an earlier call into the same folder are kept unless run again
+    if out_file.is_file():
+        earlier = json.loads(out_file.read_text())
+        record["runs"] = [
+            e for e in earlier.get("runs", []) if (e["method"], e["test_case"]) not in wanted
+        ]
+        if record["runs"] and earlier.get("command") != record["command"]:
+            record["command"] = f"{earlier['command']} && {record['command']}"
+    for method, case in wanted:
+        run = AuthorsRun(method, case, commands[(method, case)])
+        print(f"== {method} {case}: {run.command}", flush=True)
+        run_one(folder, run, args.timeout, args.threads, args.out / "logs", extra)
+        print(
+            f"   {run.status}: full {run.full_mse}, train {run.train_mse}, test {run.test_mse}, "
+            f"{run.wall_s} s; data {run.data}",
+            flush=True,
+        )
+        record["runs"].append(asdict(run))
+        out_file.write_text(json.dumps(record, indent=2) + "\n")  # after each run: nothing lost
+    return 0
+
+
+def _importable(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+def _commit(folder: Path) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(folder), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

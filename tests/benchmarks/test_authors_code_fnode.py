@@ -1,0 +1,145 @@
+"""``benchmarks/authors_code_fnode.py``: the published commands are read from the authors'
+``run_experiments.sh``, each runs in a fresh copy of their folder, and the errors their logs print
+become the stored entries (here with stand-in scripts that print what theirs print)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+from load_benchmark import load_benchmark as _load
+
+SCRIPT = """\
+#!/bin/bash
+# a comment
+python3 main_fnode.py   --test_case Double_Pendulum --seed 42 --epochs 450
+python main_lstm.py --test_case Slider_Crank --train_ratio $(python3 -c "print(1/3)")
+python3 main_HNN.py --test_case Single_Mass_Spring
+python3 main_fnode.py --test_case Double_Pendulum --seed 7
+python3 main_fcnn.py --test_case Cart_Pole --fail
+python3 main_mbdnode.py --test_case Cart_Pole --sleep
+"""
+
+# prints what the authors' scripts log after their test rollout; checks it runs in a fresh copy
+FAKE = """\
+import os, sys, time
+assert not os.path.exists("dataset"), "a dataset was left behind"
+os.makedirs("dataset")
+if "--fail" in sys.argv:
+    print("failed in", os.getcwd())
+    sys.exit(3)
+if "--sleep" in sys.argv:
+    time.sleep(30)
+assert sys.argv[-2:] == ["--device", "cpu"], sys.argv
+print("Overall MSE (FNODE vs GT, 400 steps): 1.633759e-01")
+print("Train Region MSE (first 300 steps): 4.4e-04")
+print("Extrapolation Region MSE (steps 300 to 400): 6.52e-01")
+print("ratio", sys.argv[sys.argv.index("--train_ratio") + 1] if "--train_ratio" in sys.argv else "")
+"""
+
+
+@pytest.fixture
+def bench(monkeypatch):
+    module = _load("authors_code_fnode")
+    # the stand-ins need none of the packages the authors' code imports
+    monkeypatch.setattr(module, "_importable", lambda name: True)
+    return module
+
+
+@pytest.fixture
+def folder(tmp_path):
+    code = tmp_path / "FNODE"
+    code.mkdir()
+    (code / "run_experiments.sh").write_text(SCRIPT)
+    for name in ("main_fnode.py", "main_lstm.py", "main_fcnn.py", "main_mbdnode.py"):
+        (code / name).write_text(FAKE)
+    return code
+
+
+def test_the_first_published_line_of_each_method_and_case_is_kept(bench, folder):
+    commands = bench.published_commands(folder)
+    assert set(commands) == {
+        ("fnode", "Double_Pendulum"), ("lstm", "Slider_Crank"), ("fcnn", "Cart_Pole"),
+        ("mbdnode", "Cart_Pole"),
+    }  # fmt: skip
+    assert commands[("fnode", "Double_Pendulum")].endswith("--seed 42 --epochs 450")
+    # the one shell expression of their file is evaluated, and the device is the CPU
+    argv = bench._argv(commands[("lstm", "Slider_Crank")])
+    assert argv[0] == sys.executable and argv[1] == "main_lstm.py"
+    assert argv[argv.index("--train_ratio") + 1] == repr(1 / 3)
+    assert argv[-2:] == ["--device", "cpu"]
+
+
+def test_errors_failures_and_timeouts_are_recorded(bench, folder, tmp_path):
+    out = tmp_path / "out"
+    runs = "fnode:Double_Pendulum,lstm:Slider_Crank,fcnn:Cart_Pole,mbdnode:Cart_Pole"
+    assert bench.main([str(folder), "--runs", runs, "--timeout", "5", "--out", str(out)]) == 0
+    record = json.loads((out / "authors_code.json").read_text())
+    entries = {(r["method"], r["test_case"]): r for r in record["runs"]}
+    ok = entries[("fnode", "Double_Pendulum")]
+    assert ok["status"] == "success"
+    assert (ok["full_mse"], ok["train_mse"], ok["test_mse"]) == (0.1633759, 4.4e-4, 0.652)
+    assert entries[("lstm", "Slider_Crank")]["status"] == "success"  # a fresh copy each
+    failed = entries[("fcnn", "Cart_Pole")]
+    assert failed["status"] == "failed (exit 3)" and failed["full_mse"] is None
+    assert entries[("mbdnode", "Cart_Pole")]["status"] == "timeout"
+    assert failed["log_tail"] == "failed in FNODE"  # the scratch path is not stored
+    assert (out / "logs" / "fnode-Double_Pendulum.log").is_file()
+
+
+def test_a_run_not_in_their_script_is_refused_by_name(bench, folder, tmp_path):
+    with pytest.raises(SystemExit, match=r"--runs: 'fnode:Cart_Pole' is not in run_experiments"):
+        bench.main([str(folder), "--runs", "fnode:Cart_Pole", "--out", str(tmp_path / "o")])
+    with pytest.raises(SystemExit, match=r"has no run_experiments\.sh"):
+        bench.main([str(tmp_path), "--out", str(tmp_path / "o")])
+
+
+def test_the_authors_dependencies_are_named_when_missing(bench, folder, tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "_importable", lambda name: name != "tqdm")
+    with pytest.raises(SystemExit, match="pip install tqdm"):
+        bench.main([str(folder), "--out", str(tmp_path / "o")])
+
+
+def test_a_second_call_keeps_the_entries_it_does_not_rerun(bench, folder, tmp_path):
+    out = tmp_path / "out"
+    bench.main([str(folder), "--runs", "fnode:Double_Pendulum,fcnn:Cart_Pole", "--out", str(out)])
+    bench.main([str(folder), "--runs", "fcnn:Cart_Pole,lstm:Slider_Crank", "--out", str(out)])
+    record = json.loads((out / "authors_code.json").read_text())
+    keys = [(r["method"], r["test_case"]) for r in record["runs"]]
+    assert keys == [("fnode", "Double_Pendulum"), ("fcnn", "Cart_Pole"), ("lstm", "Slider_Crank")]
+    assert record["command"].count("authors_code_fnode.py") == 2
+
+
+# writes data as the authors' code does: per body (position, velocity), an index column, and a
+# time column of linspace(0, n·dt, n) although the samples are k·dt apart
+FAKE_DATA = """\
+import os, sys
+import numpy as np
+from collocnode import problems
+assert sys.argv[-2:] == ["--epochs", "1"], sys.argv
+t = np.arange(400) * 0.01
+x = problems.get("smsd", "mbdnode_cubic").simulate(t).x
+x[7, 1] += 1e-3
+os.makedirs("dataset/Single_Mass_Spring_Damper")
+np.savetxt("dataset/Single_Mass_Spring_Damper/s_full.csv",
+           np.column_stack([np.arange(400), x]), delimiter=",", header="idx,x,v", comments="")
+np.savetxt("dataset/Single_Mass_Spring_Damper/t_full.csv", np.linspace(0, 4, 400),
+           header="time", comments="")
+print("Overall MSE (FNODE vs GT, 400 steps): 2.0e-01")
+"""
+
+
+def test_their_data_are_compared_with_our_preset(bench, folder, tmp_path):
+    (folder / "run_experiments.sh").write_text(
+        "python3 main_fnode.py --test_case Single_Mass_Spring_Damper --seed 42\n"
+    )
+    (folder / "main_fnode.py").write_text(FAKE_DATA)
+    out = tmp_path / "out"
+    runs = ["--runs", "fnode:Single_Mass_Spring_Damper", "--data-only", "--out", str(out)]
+    bench.main([str(folder), *runs])
+    assert not (out / "authors_code.json").exists()
+    (entry,) = json.loads((out / "data_check.json").read_text())["runs"]
+    data = entry["data"]
+    assert (data["problem"], data["preset"], data["samples"]) == ("smsd", "mbdnode_cubic", 400)
+    assert data["max_abs_diff"] == pytest.approx(1e-3, rel=1e-6)
