@@ -108,10 +108,14 @@ DATA_PRESETS = {
 }
 
 
-def check_data(dataset: Path, case: str, command: str) -> dict | None:
-    """The largest difference between the states their code generated for ``case`` (its
-    ``s_full.csv``: per body, position then velocity) and our preset's ground truth on the same
-    sample times; None where their data are missing or no preset is listed."""
+def check_data(work: Path, case: str, command: str) -> dict | None:
+    """Their generated data for ``case`` against our preset, from a finished run in ``work``:
+    the largest difference between the states (their ``s_full.csv``: per body, position then
+    velocity) and our preset's ground truth on the same sample times, and, where FNODE wrote
+    its training labels (``train_*_accelerations.csv``), their RMS error against the exact
+    accelerations of the preset at those samples relative to the accelerations' RMS. None where
+    their data are missing or no preset is listed."""
+    dataset = work / "dataset" / case
     states, times = dataset / "s_full.csv", dataset / "t_full.csv"
     if case not in DATA_PRESETS or not (states.is_file() and times.is_file()):
         return None
@@ -125,21 +129,29 @@ def check_data(dataset: Path, case: str, command: str) -> dict | None:
         t = t[0] + float(match.group(1) if match else 0.01) * np.arange(len(t))
     q = theirs[:, [2 * b for b in bodies]]
     v = theirs[:, [2 * b + 1 for b in bodies]]
-    ours = problems.get(problem, preset).simulate(t).x
-    return {
+    system = problems.get(problem, preset)
+    ours = system.simulate(t).x
+    found = {
         "problem": problem,
         "preset": preset,
         "samples": len(t),
         "max_abs_diff": float(np.max(np.abs(ours - np.hstack([q, v])))),
     }
+    for path in sorted(work.glob(f"results/{case}/**/train_*_accelerations.csv")):
+        labels = _csv_values(path, skip=("time", "method"))[:, list(bodies)]
+        pairs = zip(t[: len(labels)], ours, strict=False)  # the training window
+        exact = np.stack([system.acceleration(ti, xi) for ti, xi in pairs])
+        rms = float(np.sqrt(np.mean((labels - exact) ** 2) / np.mean(exact**2)))
+        found[f"labels_rel_rms ({path.name})"] = rms
+    return found
 
 
-def _csv_values(path: Path) -> np.ndarray:
-    """A CSV of numbers with a header row, without a leading index column."""
+def _csv_values(path: Path, skip: tuple[str, ...] = ("idx", "")) -> np.ndarray:
+    """The numeric columns of a CSV with a header row, without the columns named in ``skip``."""
     with path.open() as f:
         header = f.readline().strip().split(",")
-    values = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
-    return values[:, 1:] if header[0] in ("idx", "") else values
+    keep = [i for i, name in enumerate(header) if name not in skip]
+    return np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2, usecols=keep)
 
 
 def _last_float(pattern: re.Pattern[str], log: str) -> float | None:
@@ -186,7 +198,7 @@ def run_one(
             )
             code = None
         run.wall_s = round(time.perf_counter() - start, 1)
-        run.data = check_data(work / "dataset" / run.test_case, run.test_case, run.command)
+        run.data = check_data(work, run.test_case, run.command)
         run.full_mse = _last_float(_FULL, log)
         run.train_mse = _last_float(_TRAIN, log)
         run.test_mse = _last_float(_TEST, log)
