@@ -9,7 +9,7 @@ over the extrapolation window) and the run's wall time, and writes ``authors_cod
 ``scripts/reproduction_report.py`` puts beside our rows of FNODE Table 13.
 
     git clone https://github.com/uwsbel/sbel-reproducibility
-    pip install pandas matplotlib tqdm torchdiffeq   # what their code imports beyond torch
+    pip install pandas matplotlib tqdm torchdiffeq scikit-learn   # their imports beyond torch
     python benchmarks/authors_code_fnode.py sbel-reproducibility/2025/FNODE \\
         --runs fnode:Single_Mass_Spring_Damper,fnode:Double_Pendulum --out runs/authors-fnode
 
@@ -43,7 +43,10 @@ SCRIPTS = {
     "lstm": "main_lstm.py",
     "fcnn": "main_fcnn.py",
 }
-NEEDS = ("pandas", "matplotlib", "tqdm", "torchdiffeq")
+# what their code imports beyond torch (module -> the package that installs it); their LSTM
+# scales its data with scikit-learn
+NEEDS = {"pandas": "pandas", "matplotlib": "matplotlib", "tqdm": "tqdm",
+         "torchdiffeq": "torchdiffeq", "sklearn": "scikit-learn"}  # fmt: skip
 
 # the lines every one of the four scripts logs after its test rollout
 _FULL = re.compile(r"Overall MSE \([^)]*\): *([-+0-9.eEinfa]+)")
@@ -234,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    missing = [m for m in NEEDS if not _importable(m)]
+    missing = [package for module, package in NEEDS.items() if not _importable(module)]
     if missing:
         raise SystemExit(
             f"the authors' code imports {', '.join(missing)}: pip install {' '.join(missing)}"

@@ -96,8 +96,8 @@ def test_a_run_not_in_their_script_is_refused_by_name(bench, folder, tmp_path):
 
 
 def test_the_authors_dependencies_are_named_when_missing(bench, folder, tmp_path, monkeypatch):
-    monkeypatch.setattr(bench, "_importable", lambda name: name != "tqdm")
-    with pytest.raises(SystemExit, match="pip install tqdm"):
+    monkeypatch.setattr(bench, "_importable", lambda name: name != "sklearn")
+    with pytest.raises(SystemExit, match="pip install scikit-learn"):
         bench.main([str(folder), "--out", str(tmp_path / "o")])
 
 
