@@ -45,19 +45,25 @@ compare_fnode() {
   run "$name" python scripts/compare.py "$problem" "$@" --methods fnode,mbdnode,lstm,fcnn,collocation \
     --threads 1 --budget 900 --no-progress --out "$out/$name"
 }
-compare_fnode fnode-table13-smsd smsd
-# FNODE's own smsd run: its sampling and the exact acceleration labels it asked for
-# (--fnode_accel_mtd analytical in the authors' run_experiments.sh)
+# The systems of the FNODE authors' first release of their code (2025-11-18, commit 8d00a6c of
+# uwsbel/sbel-reproducibility), the version closest to the paper: the cubic spring of
+# mbdnode_cubic and the double pendulum released from (pi/2, pi/4)
+compare_fnode fnode-table13-smsd smsd --preset mbdnode_cubic
+# FNODE on the sampling of the authors' later script (2026): 8000 steps of 0.005 s, 5 % train,
+# with the exact acceleration labels it asks for (--fnode_accel_mtd analytical)
 run fnode-table13-smsd-fnode python scripts/compare.py smsd --preset fnode_code --methods fnode \
   --set fnode.targets=exact --threads 1 --no-progress --out "$out/fnode-table13-smsd-fnode"
 compare_fnode fnode-table13-tmsd tmsd
-compare_fnode fnode-table13-double_pendulum double_pendulum --preset fnode_code
+# FNODE on the same data with finite-difference labels: a diagnostic of the label method
+run fnode-table13-tmsd-fnode-fd python scripts/compare.py tmsd --methods fnode --set fnode.targets=fd \
+  --threads 1 --no-progress --out "$out/fnode-table13-tmsd-fnode-fd"
+compare_fnode fnode-table13-double_pendulum double_pendulum --preset mbdnode
 compare_fnode fnode-table13-cart_pole cart_pole --preset fnode_code
 compare_fnode fnode-table13-slider_crank slider_crank --preset fnode_bb
 # The FNODE authors' own code, run here with the commands of their run_experiments.sh (one fresh
 # copy of their folder per command, --device cpu). SBEL is a clone of
-# https://github.com/uwsbel/sbel-reproducibility; their code needs pandas, matplotlib, tqdm and
-# torchdiffeq. First release (the paper's systems): git -C "$SBEL" checkout 8d00a6c
+# https://github.com/uwsbel/sbel-reproducibility; their code needs pandas, matplotlib, tqdm,
+# torchdiffeq, scikit-learn. First release (the paper's systems): git -C "$SBEL" checkout 8d00a6c
 SBEL=${SBEL:-sbel-reproducibility}
 run fnode-table13-authors-code python benchmarks/authors_code_fnode.py "$SBEL/2025/FNODE" \
   --timeout 1800 --out "$out/fnode-table13-authors-code"
@@ -65,10 +71,11 @@ run fnode-table13-authors-code python benchmarks/authors_code_fnode.py "$SBEL/20
 run fnode-table13-authors-data python benchmarks/authors_code_fnode.py "$SBEL/2025/FNODE" \
   --runs fnode:Single_Mass_Spring_Damper,fnode:Triple_Mass_Spring_Damper,fnode:Cart_Pole,fnode:Double_Pendulum \
   --data-only --out "$out/fnode-table13-authors-code"
-# ... and their later script's FNODE command for the single mass-spring-damper: git -C "$SBEL"
-# checkout cf9884a
+# ... and their later script's FNODE commands for the single mass-spring-damper and the double
+# pendulum: git -C "$SBEL" checkout cf9884a
 run fnode-table13-authors-code-2026 python benchmarks/authors_code_fnode.py "$SBEL/2025/FNODE" \
-  --runs fnode:Single_Mass_Spring_Damper --out "$out/fnode-table13-authors-code-2026"
+  --runs fnode:Single_Mass_Spring_Damper,fnode:Double_Pendulum \
+  --out "$out/fnode-table13-authors-code-2026"
 # MBD-NODE Table 4 at the MBD-NODE paper's settings (its Tables 6-12; LSTM of 3 layers as its code)
 compare_mbdnode() {
   local name=$1 problem=$2 node_epochs=$3 node_lr=$4 fcnn_decay=$5

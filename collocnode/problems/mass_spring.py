@@ -125,16 +125,17 @@ class SingleMassSpringDamper(_MassSpringChain):
         * ``"default"`` — the paper text (FNODE eq. 33, MBD-NODE eq. 29): linear, m = 10 kg,
           k = 50 N/m, d = 2 N s/m; exact ground truth.
         * ``"mbdnode_cubic"`` — the MBD-NODE released code, which adds a cubic spring force
-          −0.1 x³ [N] (not in either paper); ground truth by DOP853.
+          −0.1 x³ [N] (not in either paper); ground truth by DOP853. The FNODE authors' first
+          code release (2025) generates this system (FNODE Table 13).
         * ``"mbdnode_arrays"`` — the data behind MBD-NODE Table 4: the authors' committed
           ground-truth arrays were integrated from that system by their code's first-order
           "RK4" (:data:`collocnode.fixed_step.RK4_MBDNODE_CODE`) at Δt = 0.01 s, which this
           preset's ground truth reproduces to 8e-7 (float32 rounding); the exact solution of
           the ODE differs from those arrays by up to 1.1e-2.
 
-        * ``"fnode_code"`` — the linear system sampled as the FNODE authors' run of FNODE itself
-          (``run_experiments.sh``): Δt = 0.005 s, 8000 samples, the first 5 % (400) train; their
-          runs of MBD-NODE, LSTM and FCNN use the default sampling.
+        * ``"fnode_code"`` — the linear system sampled as the FNODE authors' later script
+          (2026) runs FNODE itself: Δt = 0.005 s, 8000 samples, the first 5 % (400) train;
+          its runs of MBD-NODE, LSTM and FCNN use the default sampling.
 
     x(0) = 1 m, x'(0) = 0; Δt = 0.01 s, 300 training + 100 extrapolation samples (both papers).
     """

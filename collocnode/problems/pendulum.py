@@ -90,8 +90,9 @@ class DoublePendulum(System):
         * ``"fnode"`` (default) — paper text of FNODE §3.4 and, identically, MBD-NODE §3.5:
           θ(0) = (3π/7, 3π/4), θ'(0) = 0, g = 9.81; Δt = 0.01 s, 300 + 100 samples.
         * ``"mbdnode"`` — the MBD-NODE released code: θ(0) = (π/2, π/4), g = 9.8. (Their code
-          samples ``linspace(0, N Δt, N)``, a spacing of N Δt/(N − 1); here Δt is exact.)
-        * ``"fnode_code"`` — the FNODE released code's default: θ(0) = (π/2, π/2), g = 9.8.
+          samples ``linspace(0, N Δt, N)``, a spacing of N Δt/(N − 1); here Δt is exact.) The
+          FNODE authors' first code release (2025) generates the same data (FNODE Table 13).
+        * ``"fnode_code"`` — the FNODE authors' later code (2026): θ(0) = (π/2, π/2), g = 9.8.
         * ``"snde"`` — SNDE §4.5: g = 9.81, Δt = 0.05 s, 10 s trajectories (201 samples, all
           used for training: SNDE tests on fresh initial states). Its initial states are random,
           θ1 = θ2 = φ ~ U[π/4, 3π/4] (:meth:`sample_x0`); the preset's own x0 is φ = π/2.

@@ -20,7 +20,7 @@ from typing import Any
 from ..io import atomic_write_text
 from .published import TABLES, Row, Table
 
-RESULT_FILES = ("compare.json", "result.json", "stable_time.json")
+RESULT_FILES = ("compare.json", "result.json", "stable_time.json", "authors_code.json")
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,13 @@ class StoredRun:
         for row in self.data.get("rows", ()):
             if row.get("method") == method:
                 return row
+        return None
+
+    def authors_entry(self, method: str, test_case: str) -> Mapping[str, Any] | None:
+        """The entry of ``authors_code.json`` for one method on one of the authors' cases."""
+        for entry in self.data.get("runs", ()):
+            if entry.get("method") == method and entry.get("test_case") == test_case:
+                return entry
         return None
 
 
@@ -122,7 +129,29 @@ def _table(header: Sequence[str], lines: Sequence[Sequence[str]]) -> list[str]:
     return out
 
 
-def _compare_lines(table: Table, row: Row, run: StoredRun | None) -> list[list[str]]:
+def _authors_cell(row: Row, method: str, runs: Mapping[str, StoredRun | None]) -> str:
+    """The authors' code's whole-trajectory MSE here, or why there is none."""
+    if row.authors is None:
+        return "–"
+    name, case = row.authors
+    stored = runs.get(name)
+    if stored is None:
+        return "no stored run"
+    entry = stored.authors_entry(method, case)
+    if entry is None:  # a method of the paper's not run here, or one the paper does not have
+        return "not run here" if method in row.published else "–"
+    if entry.get("full_mse") is None:
+        return str(entry.get("status", "?"))
+    return _sci(entry["full_mse"])
+
+
+def _has_authors(table: Table) -> bool:
+    return any(row.authors is not None for row in table.rows)
+
+
+def _compare_lines(
+    table: Table, row: Row, run: StoredRun | None, runs: Mapping[str, StoredRun | None]
+) -> list[list[str]]:
     # the paper's methods, then any other method the run trained (e.g. collocation)
     methods = [m for m in table.methods if m in row.published]
     if run is not None:
@@ -135,9 +164,12 @@ def _compare_lines(table: Table, row: Row, run: StoredRun | None) -> list[list[s
         paper = row.published.get(method)
         paper_time = _as_printed(row.train_time_s.get(method))
         r = run.method_row(method) if run else None
+        authors = [_authors_cell(row, method, runs)] if _has_authors(table) else []
         if r is None:
             why = "no stored run" if run is None else "not in the run"
-            lines.append([label, method, _sci(paper), why, "–", "–", paper_time, "–", "–", note])
+            lines.append(
+                [label, method, _sci(paper), why, "–", *authors, "–", paper_time, "–", "–", note]
+            )
             continue
         status = r.get("status", "?")
         metric = row.metric or table.metric
@@ -149,6 +181,7 @@ def _compare_lines(table: Table, row: Row, run: StoredRun | None) -> list[list[s
                 _sci(paper),
                 _sci(ours) if ours is not None else status,
                 _ratio(ours, paper),
+                *authors,
                 _sci(r.get(metric.replace("full", "test"))),
                 paper_time,
                 _seconds(r.get("train_time_s")),
@@ -230,9 +263,9 @@ def _stable_time_lines(row: Row, run: StoredRun | None) -> list[str]:
     ]
 
 
-def _runs_list(rows: Sequence[Row], runs: Mapping[str, StoredRun | None]) -> list[str]:
+def _runs_list(names: Sequence[str], runs: Mapping[str, StoredRun | None]) -> list[str]:
     out = ["Runs (`bash benchmarks/reproduce.sh NAME` reruns one into `runs/reproduce/NAME`):", ""]
-    for name in dict.fromkeys(row.run for row in rows):  # each run once, in order
+    for name in dict.fromkeys(names):  # each run once, in order
         run = runs[name]
         if run is None:
             out.append(f"- `{name}`: not stored.")
@@ -248,22 +281,28 @@ def _runs_list(rows: Sequence[Row], runs: Mapping[str, StoredRun | None]) -> lis
 
 def render_table(table: Table, root: Path) -> str:
     """The Markdown block of ``table`` from the runs under ``root``."""
-    runs = {row.run: load_run(root, row.run) for row in table.rows}
+    names = [row.run for row in table.rows]
+    names += [row.authors[0] for row in table.rows if row.authors is not None]
+    runs = {name: load_run(root, name) for name in names}
     out = [f"**{table.title}.**", ""]
     if table.kind == "compare":
+        authors = ("authors' code here, whole trajectory",) if _has_authors(table) else ()
         header = (
             "system",
             "method",
             "paper",
             "ours, whole trajectory",
             "ratio",
+            *authors,
             "ours, extrapolation window",
             "paper train time [s]",
             "ours train time [s]",
             "status",
             "like for like",
         )
-        lines = [line for row in table.rows for line in _compare_lines(table, row, runs[row.run])]
+        lines = [
+            line for row in table.rows for line in _compare_lines(table, row, runs[row.run], runs)
+        ]
     elif table.kind == "collocation":
         header = (
             "case",
@@ -289,7 +328,7 @@ def render_table(table: Table, root: Path) -> str:
     else:
         raise ValueError(f"table {table.key!r} has unknown kind {table.kind!r}")
     out += _table(header, lines)
-    out += ["", *_runs_list(table.rows, runs)]
+    out += ["", *_runs_list(names, runs)]
     return "\n".join(out) + "\n"
 
 

@@ -122,7 +122,8 @@ def test_every_run_of_the_report_can_be_rerun_by_name():
     assert 'for s in II III I; do\n  run "gdopt-table1-$s"' in script
     for table in TABLES:
         for row in table.rows:
-            assert row.run in names, f"{row.run} is not a run of benchmarks/reproduce.sh"
+            for name in (row.run, *(row.authors or ())[:1]):
+                assert name in names, f"{name} is not a run of benchmarks/reproduce.sh"
 
 
 def test_the_committed_report_matches_the_committed_runs():
@@ -248,3 +249,47 @@ def test_every_published_row_names_registered_methods_problems_and_presets():
     assert len(runs) >= 12
     for problem, preset in runs:
         problems.get(problem, preset or None)
+
+
+def test_the_authors_code_column_reads_its_own_run(tmp_path):
+    table = Table(
+        "d",
+        "D",
+        "compare",
+        (
+            Row(
+                "pendulum",
+                "run-d",
+                {"fnode": 0.14, "lstm": 0.76, "mbdnode": 0.2},
+                authors=("their", "Pendulum"),
+            ),
+            Row("spring", "run-d", {"fnode": 1e-4}),
+        ),
+        methods=("fnode", "lstm", "mbdnode"),
+    )
+    ours = [
+        {"method": "fnode", "status": "success", "full_mse": 0.3},
+        {"method": "collocation", "status": "success", "full_mse": 0.01},
+    ]
+    _store(tmp_path, "run-d", ours)
+    (tmp_path / "their").mkdir()
+    entries = [
+        {"method": "fnode", "test_case": "Pendulum", "status": "success", "full_mse": 0.2},
+        {"method": "lstm", "test_case": "Pendulum", "status": "timeout", "full_mse": None},
+        {"method": "fnode", "test_case": "Spring", "status": "success", "full_mse": 9.0},
+        {"method": "mbdnode", "test_case": "Spring", "status": "success", "full_mse": 9.0},
+    ]
+    (tmp_path / "their" / "authors_code.json").write_text(
+        json.dumps({"command": "python benchmarks/authors_code_fnode.py X", "runs": entries})
+    )
+    text = render_table(table, tmp_path)
+    assert "| authors' code here, whole trajectory |" in text
+    rows = _lines(text)
+    assert rows[("pendulum", "fnode")][3:6] == ["3.0e-1", "2.1", "2.0e-1"]
+    assert rows[("pendulum", "lstm")][5] == "timeout"  # a run without errors says why
+    assert rows[("pendulum", "mbdnode")][5] == "not run here"  # the paper's, not run here
+    assert rows[("pendulum", "collocation")][5] == "–"  # not a method of theirs
+    assert rows[("spring", "fnode")][5] == "–"  # the row names no authors' run
+    assert "`their`: `python benchmarks/authors_code_fnode.py X`" in text
+    # a table without authors' runs keeps its columns
+    assert "authors' code" not in render_table(TABLE, tmp_path)
