@@ -126,8 +126,8 @@ for w in 5 32; do
   run "quasi-newton-width$w" python benchmarks/quasi_newton_vdp.py --widths "$w"
 done
 run quasi-newton-width64 python benchmarks/quasi_newton_vdp.py --widths 64 --hessians limited-memory
-run snde-table3 python benchmarks/snde_stable_time.py --systems two_body,rigid_body,dcdc --trials 3 \
-  --seeds 1 --epochs two_body=60,rigid_body=40,dcdc=10 --batch-size 64 --budget 600 --jobs 3 \
+run snde-table3 python benchmarks/snde_stable_time.py --systems two_body,rigid_body,dcdc --trials 20 \
+  --seeds 1 --epochs two_body=1000,rigid_body=500,dcdc=100 --batch-size 64 --budget 1800 --jobs 3 \
   --threads 1 --out "$out/snde-table3"
 run multi-trajectory python benchmarks/multi_trajectory_vdp.py --json "$out/multi_trajectory.json"
 run vdp-robust-0-warm python scripts/train_collocation.py vdp --noise 0 --seeds 100 --warm-start \
