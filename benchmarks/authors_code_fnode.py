@@ -21,20 +21,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import authors_runs
 import numpy as np
-
-from collocnode import machine
 
 # main_<script>.py of the authors' folder -> the method name compare.py uses
 SCRIPTS = {
@@ -175,47 +171,14 @@ def run_one(
     with tempfile.TemporaryDirectory(prefix="authors-fnode-") as scratch:
         work = Path(scratch) / "FNODE"
         shutil.copytree(folder, work, ignore=shutil.ignore_patterns("dataset", "results", ".git"))
-        env = dict(
-            os.environ,
-            OMP_NUM_THREADS=str(threads),
-            MKL_NUM_THREADS=str(threads),
-            MPLBACKEND="Agg",
-            PYTHONUNBUFFERED="1",
-        )
-        start = time.perf_counter()
-        try:
-            proc = subprocess.run(
-                [*_argv(run.command), *extra],
-                cwd=work,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=timeout_s,
-            )
-            log, code = proc.stdout + proc.stderr, proc.returncode
-        except subprocess.TimeoutExpired as exc:
-            out = exc.stdout or b""
-            err = exc.stderr or b""
-            log = (out.decode() if isinstance(out, bytes) else out) + (
-                err.decode() if isinstance(err, bytes) else err
-            )
-            code = None
-        run.wall_s = round(time.perf_counter() - start, 1)
+        argv = [*_argv(run.command), *extra]
+        log, code, run.wall_s = authors_runs.run_logged(argv, work, timeout_s, threads)
         run.data = check_data(work, run.test_case, run.command)
-        run.full_mse = _last_float(_FULL, log)
-        run.train_mse = _last_float(_TRAIN, log)
-        run.test_mse = _last_float(_TEST, log)
-        if code is None:
-            run.status = "timeout"
-        elif code != 0:
-            run.status = f"failed (exit {code})"
-        else:
-            run.status = "success" if run.full_mse is not None else "no metrics"
-        tail = "\n".join(log.splitlines()[-15:]) if run.status != "success" else ""
-        run.log_tail = tail.replace(str(work), "FNODE")  # not this machine's scratch path
-        if keep is not None:
-            keep.mkdir(parents=True, exist_ok=True)
-            (keep / f"{run.method}-{run.test_case}.log").write_text(log)
+        log = log.replace(str(work), "FNODE")  # not this machine's scratch path
+    run.full_mse = _last_float(_FULL, log)
+    run.train_mse = _last_float(_TRAIN, log)
+    run.test_mse = _last_float(_TEST, log)
+    authors_runs.finish(run, code, log, keep)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -237,11 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    missing = [package for module, package in NEEDS.items() if not _importable(module)]
-    if missing:
-        raise SystemExit(
-            f"the authors' code imports {', '.join(missing)}: pip install {' '.join(missing)}"
-        )
+    authors_runs.require(NEEDS)
     folder = args.code.resolve()
     commands = published_commands(folder)
     wanted = [tuple(r.split(":", 1)) for r in args.runs.split(",") if r] or list(commands)
@@ -254,23 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     out_file = args.out / ("data_check.json" if args.data_only else "authors_code.json")
     extra = ("--epochs", "1") if args.data_only else ()  # argparse keeps the last value
-    record = {
-        "command": "python benchmarks/authors_code_fnode.py "
-        + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])),
-        "machine": machine.describe(),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "load_at_start": machine.load_average(),
-        "code_commit": _commit(folder),
-        "runs": [],
-    }
-    # entries of an earlier call into the same folder are kept unless run again
-    if out_file.is_file():
-        earlier = json.loads(out_file.read_text())
-        record["runs"] = [
-            e for e in earlier.get("runs", []) if (e["method"], e["test_case"]) not in wanted
-        ]
-        if record["runs"] and earlier.get("command") != record["command"]:
-            record["command"] = f"{earlier['command']} && {record['command']}"
+    record = authors_runs.start_record("authors_code_fnode.py", argv, folder, out_file, wanted)
     for method, case in wanted:
         run = AuthorsRun(method, case, commands[(method, case)])
         print(f"== {method} {case}: {run.command}", flush=True)
@@ -283,25 +226,6 @@ def main(argv: list[str] | None = None) -> int:
         record["runs"].append(asdict(run))
         out_file.write_text(json.dumps(record, indent=2) + "\n")  # after each run: nothing lost
     return 0
-
-
-def _importable(module: str) -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec(module) is not None
-
-
-def _commit(folder: Path) -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(folder), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() or None
 
 
 if __name__ == "__main__":

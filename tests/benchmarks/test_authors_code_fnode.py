@@ -43,7 +43,7 @@ print("ratio", sys.argv[sys.argv.index("--train_ratio") + 1] if "--train_ratio" 
 def bench(monkeypatch):
     module = _load("authors_code_fnode")
     # the stand-ins need none of the packages the authors' code imports
-    monkeypatch.setattr(module, "_importable", lambda name: True)
+    monkeypatch.setattr(module.authors_runs, "_importable", lambda name: True)
     return module
 
 
@@ -96,7 +96,7 @@ def test_a_run_not_in_their_script_is_refused_by_name(bench, folder, tmp_path):
 
 
 def test_the_authors_dependencies_are_named_when_missing(bench, folder, tmp_path, monkeypatch):
-    monkeypatch.setattr(bench, "_importable", lambda name: name != "sklearn")
+    monkeypatch.setattr(bench.authors_runs, "_importable", lambda name: name != "sklearn")
     with pytest.raises(SystemExit, match="pip install scikit-learn"):
         bench.main([str(folder), "--out", str(tmp_path / "o")])
 
