@@ -30,7 +30,9 @@ class TrainerOptions:
             epochs).
         hidden: widths of the hidden layers of the network(s).
         activation: hidden-layer activation (see ``collocnode.nn.ACTIVATIONS``).
-        init: weight initialisation of the MLP spec.
+        init: weight initialisation of the MLP spec (``collocnode.nn.mlp.INITS``);
+            ``"xavier_normal"`` starts the biases at zero, ``"xavier_normal_torch_bias"`` keeps
+            ``torch.nn.Linear``'s uniform biases as the FNODE and MBD-NODE authors' code does.
         normalize: put the training data's input mean/std and output std into the MLP spec
             (``input_shift``/``input_scale``/``output_scale``) so the net sees order-one signals;
             the papers train on raw signals (False).

@@ -12,7 +12,7 @@ from .. import _validation as v
 from .activations import ACTIVATIONS, get_activation, require_c2
 from .base import Block
 
-INITS = ("xavier_normal", "xavier_uniform", "torch_default", "zeros")
+INITS = ("xavier_normal", "xavier_normal_torch_bias", "xavier_uniform", "torch_default", "zeros")
 
 
 @dataclass(frozen=True)
@@ -134,6 +134,12 @@ class MLP(Block):
             if self.init == "xavier_normal":
                 W = rng.normal(0.0, np.sqrt(2.0 / (i + o)), size=(o, i))
                 b = np.zeros(o)
+            elif self.init == "xavier_normal_torch_bias":
+                # what the FNODE/MBD-NODE authors' code does: torch.nn.Linear's own biases
+                # kept, xavier_normal_ applied to the weights only
+                W = rng.normal(0.0, np.sqrt(2.0 / (i + o)), size=(o, i))
+                a = 1.0 / np.sqrt(i)
+                b = rng.uniform(-a, a, size=o)
             elif self.init == "xavier_uniform":
                 a = np.sqrt(6.0 / (i + o))
                 W = rng.uniform(-a, a, size=(o, i))

@@ -104,3 +104,23 @@ def test_numpy_forward_checks_the_input_width():
     net = MLP((2, 3, 1))
     with pytest.raises(ValueError, match=r"^x must have shape \(\.\.\., 2\), got \(4, 3\)"):
         net.numpy(np.zeros((4, 3)), net.init_weights(0))
+
+
+@pytest.mark.parametrize("init", ["xavier_normal", "xavier_normal_torch_bias"])
+def test_xavier_weights_with_zero_or_torch_linear_biases(init):
+    torch = pytest.importorskip("torch")
+    spec = MLP((4, 400, 3), "tanh", init=init)
+    (W1, b1), (W2, b2) = spec.unflatten(spec.init_weights(0))
+    assert np.std(W1) == pytest.approx(np.sqrt(2 / 404), rel=0.05)
+    assert np.std(W2) == pytest.approx(np.sqrt(2 / 403), rel=0.05)
+    if init == "xavier_normal":
+        assert not b1.any() and not b2.any()
+        return
+    # the biases torch.nn.Linear draws, U(-1/sqrt(fan_in), 1/sqrt(fan_in)), which the seed
+    # papers' code keeps when it applies xavier_normal_ to the weights
+    torch.manual_seed(0)
+    ref = torch.nn.Linear(4, 400).bias.detach().numpy()
+    assert np.max(np.abs(b1)) <= 0.5 and np.max(np.abs(ref)) <= 0.5
+    assert np.std(b1) == pytest.approx(np.std(ref), rel=0.15)
+    assert np.std(b1) == pytest.approx(0.5 / np.sqrt(3), rel=0.15)
+    assert np.max(np.abs(b2)) <= 1 / np.sqrt(400)
