@@ -48,8 +48,8 @@ from collocnode import (
     problems,
     solve,
 )
-from collocnode.machine import peak_memory_mb
 from collocnode.nn import MLP
+from collocnode.tools.machine import peak_memory_mb
 
 HORIZON = 7.0  # the Van der Pol preset's training window [s]
 

@@ -2,7 +2,7 @@
 """Consensus ADMM on the quarter vehicle (Langenkamp et al. §4.1) against the single NLP.
 
 Both start where strategy W's polish starts: the regression of the blocks on the observed
-accelerations (eq. 15, :func:`collocnode.warmstart.fit_initial_guess`), its smoothed states
+accelerations (eq. 15, :func:`collocnode.training.warmstart.fit_initial_guess`), its smoothed states
 as the node states' guess. The model is the paper's four-state formulation, the mesh the
 paper's (2500 intervals per 42 s, 5 stages), the data 2 % noise at 1 kHz.
 
@@ -48,12 +48,13 @@ from typing import Any
 
 import numpy as np
 
-from collocnode import ConsensusADMM, problems, solve
+from collocnode import ConsensusADMM, RadauIIA, problems, solve
 from collocnode.experiments.qvm import QVMOptions, evaluate
-from collocnode.machine import describe, peak_memory_mb
-from collocnode.options import replace_flat
 from collocnode.problems.road import ISO8608Road
 from collocnode.recipes.qvm import HORIZON_S, hybrid_model
+from collocnode.tools.machine import describe, peak_memory_mb
+from collocnode.tools.options import replace_flat
+from collocnode.training.warmstart import fit_initial_guess
 
 
 def road_seeds(n: int) -> list[int]:
@@ -85,8 +86,16 @@ def setup(kind: str, n_roads: int, args: argparse.Namespace) -> dict[str, Any]:
     else:
         problem = recipe.problem(model, data, [s.road for s in systems], "data", p0)
     t = time.perf_counter()
-    fit = recipe.regression.fit(
-        problem, seed=args.seed, jit=recipe.collocation.jit, max_wall_time=None
+    regression = recipe.regression.warm_started(RadauIIA(), jit=recipe.collocation.jit)
+    fit = fit_initial_guess(
+        problem,
+        regression.smoothing,
+        seed=args.seed,
+        ipopt=regression.ipopt,
+        jit=regression.jit,
+        stride=regression.stride,
+        hessian=regression.hessian,
+        stop_rtol=regression.stop_rtol,
     )
     return {
         "system": system,
@@ -118,14 +127,8 @@ def single(kind: str, n_roads: int, args: argparse.Namespace) -> dict[str, Any]:
     limited = kind == "roads" and args.single_iterations > 0
     if limited:  # memory and time per iteration only
         settings = replace(settings, max_iter=args.single_iterations, stagnation_window=0)
-    rule = settings.stopping_rule()
     t = time.perf_counter()
-    sol = solve(
-        run["problem"],
-        settings.algorithm(run["intervals"]),
-        callback=settings.callback(rule, None),
-        check=False,
-    )
+    sol = solve(run["problem"], settings.solver(run["intervals"]), check=False)
     wall = time.perf_counter() - t
     out = {
         "roads": n_roads,

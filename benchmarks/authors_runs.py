@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from collocnode import machine
+from collocnode.tools import machine
 
 
 def require(needs: Mapping[str, str]) -> None:

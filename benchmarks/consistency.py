@@ -46,10 +46,11 @@ from collocnode import (
     recipes,
     solve,
 )
-from collocnode.consistency import InconsistentModelWarning, UntilConsistent
-from collocnode.io import write_json
 from collocnode.nn import MLP
-from collocnode.options import replace_flat
+from collocnode.strategies import UntilConsistent
+from collocnode.tools.io import write_json
+from collocnode.tools.options import replace_flat
+from collocnode.training.consistency import InconsistentModelWarning
 
 # the SciML UDE tutorial's Lotka-Volterra system: x' = αx − βxy, y' = −γy + δxy
 ALPHA, BETA, GAMMA, DELTA = 1.3, 0.9, 0.8, 1.8

@@ -28,8 +28,8 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
-from collocnode.machine import describe, load_average
-from collocnode.options import build, replace_flat
+from collocnode.tools.machine import describe, load_average
+from collocnode.tools.options import build, replace_flat
 
 ORDERINGS = ("auto", "metis", "trial")
 CASES = ("vdp", "vdp-global", "qvm-window", "qvm-w")

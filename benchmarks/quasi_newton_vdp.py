@@ -29,8 +29,8 @@ from collocnode.experiments.vdp import VdPOptions, evaluate, seeds, train
 from collocnode.models import NeuralODE
 from collocnode.nn import MLP
 from collocnode.training import TrainingProblem
-from collocnode.transcription.hessian import HESSIAN_NAMES
-from collocnode.transcription.node_functions import build_node_functions
+from collocnode.transcription.nlp.hessian import HESSIAN_NAMES
+from collocnode.transcription.nlp.node_functions import build_node_functions
 
 
 def run(width: int, hessian: str, args: argparse.Namespace) -> dict:

@@ -35,8 +35,8 @@ import time
 from typing import Any
 
 from collocnode.experiments.qvm import QVMOptions, evaluate, generate
-from collocnode.machine import describe, load_average
-from collocnode.options import replace_flat
+from collocnode.tools.machine import describe, load_average
+from collocnode.tools.options import replace_flat
 
 PHASES = ("build", "ordering_trial", "ipopt", "callbacks", "warm_start", "simulate", "total")
 

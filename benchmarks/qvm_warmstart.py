@@ -32,11 +32,11 @@ from typing import Any
 import numpy as np
 
 from collocnode.experiments.qvm import QVMOptions, evaluate, generate
-from collocnode.options import replace_flat
 from collocnode.recipes.qvm import QVMRecipe, hybrid_model
 from collocnode.recipes.settings import RegressionSettings
-from collocnode.transcription.ipopt import IpoptOptions
-from collocnode.warmstart import fit_initial_guess, smooth_samples
+from collocnode.tools.options import replace_flat
+from collocnode.training.warmstart import fit_initial_guess, smooth_samples
+from collocnode.transcription.ipopt.backends import IpoptOptions
 
 # (label, smoothing, stride, Hessian, iteration limit): the regression runs to its limit
 ROWS = (

@@ -33,8 +33,8 @@ import numpy as np
 from collocnode import problems
 from collocnode.experiments.vdp import T_ROBUST, VdPOptions, seeds
 from collocnode.models import NeuralODE
+from collocnode.models.simulate import SimulationError
 from collocnode.nn import MLP
-from collocnode.simulate import SimulationError
 from collocnode.solve import solve
 from collocnode.training import TrainingProblem
 from collocnode.transcription import (

@@ -44,9 +44,9 @@ import numpy as np
 
 from collocnode import HybridModel, TrainingProblem, Trajectory, problems, solve
 from collocnode.experiments.vdp import T_ROBUST, seeds
+from collocnode.models.simulate import SimulationError, simulate
 from collocnode.nn import MLP
 from collocnode.recipes.vdp import VDP
-from collocnode.simulate import SimulationError, simulate
 from collocnode.transcription import IpoptOptions, RadauIIA
 
 LOSSES = ("nodes", "samples")

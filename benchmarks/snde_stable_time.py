@@ -40,8 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from collocnode import machine
 from collocnode.reproduction.published import SNDE_TABLE3, SNDE_TABLE3_TRIALS
+from collocnode.tools import machine
 
 SYSTEMS = ("two_body", "rigid_body", "dcdc")
 
@@ -374,7 +374,7 @@ def run_all(cfg: Config) -> list[dict[str, Any]]:
 
 def write(results: list[dict[str, Any]], cfg: Config, out: Path, wall_s: float) -> None:
     """``stable_time.json`` (strict JSON: a non-finite number is null) and ``stable_time.md``."""
-    from collocnode.io import write_json
+    from collocnode.tools.io import write_json
 
     out.mkdir(parents=True, exist_ok=True)
     meta = {

@@ -6,8 +6,8 @@ twice on the paper's mesh (500 intervals x 5 Radau stages, two 2-5-5-1 sigmoid n
 at most 200 iterations):
 
 * cold: the paper's guess, x(t0) at every node and the random weights;
-* warm: :func:`collocnode.warmstart.fit_initial_guess` (GCV smoothing spline, regression of the
-  networks on the derivative estimates, starting from the same random weights), then the NLP.
+* warm: :func:`collocnode.training.warmstart.fit_initial_guess` (GCV smoothing spline, regression of
+  the networks on the derivative estimates, starting from the same random weights), then the NLP.
 
 A run succeeds when its re-simulation from x(0) stays within an RMSE of 0.1 of the noise-free
 truth over [0, 32] (the criterion of ``scripts/train_collocation.py vdp --seeds``). Warm wall
@@ -32,12 +32,12 @@ import numpy as np
 from collocnode import problems
 from collocnode.experiments.vdp import T_ROBUST, VdPOptions, seeds
 from collocnode.models import NeuralODE
+from collocnode.models.simulate import SimulationError
 from collocnode.nn import MLP
-from collocnode.options import build
-from collocnode.simulate import SimulationError
 from collocnode.solve import solve
+from collocnode.tools.options import build
 from collocnode.training import TrainingProblem
-from collocnode.warmstart import METHODS, fit_initial_guess, smooth
+from collocnode.training.warmstart import METHODS, fit_initial_guess, smooth
 
 
 def _problem(opts: VdPOptions) -> tuple[TrainingProblem, int]:

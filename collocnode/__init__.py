@@ -15,25 +15,32 @@ with exact sparse Hessians::
 """
 
 from ._version import __version__
-from .admm import ConsensusADMM, ConsensusRound, ConsensusSolution
-from .callbacks import CallbackList, EarlyStopping, ProgressBar, StopOnStagnation
-from .consistency import (
-    ConsistencyCheck,
-    ConsistencyReport,
-    ConsistentSolution,
-    InconsistentModelWarning,
-    UntilConsistent,
-)
-from .control import LearnedDynamics, control_problem
+from .algorithm import Algorithm, SolveContext
 from .data import Trajectory
 from .models import HybridModel, NeuralODE, Parameter
-from .simulate import SimulationError, simulate
+from .models.control import LearnedDynamics, control_problem
+from .models.simulate import SimulationError, simulate
 from .solve import solve
 from .status import SolveInterrupted, SolverStatus
-from .training import BlockConstraint, TrainingProblem, TrainingSolution
-from .transcription import (
+from .strategies import (
     AdaptiveRefinement,
     AdaptiveSolution,
+    ConsensusADMM,
+    ConsensusRound,
+    ConsensusSolution,
+    ConsistentSolution,
+    PhasedSolution,
+    Pretrained,
+    StopWhenStagnant,
+    TimeLimit,
+    UntilConsistent,
+    WarmStarted,
+)
+from .tools.moved import install as _install_moved
+from .training import BlockConstraint, TrainingProblem, TrainingSolution
+from .training.callbacks import CallbackList, EarlyStopping, ProgressBar, StopOnStagnation
+from .training.consistency import ConsistencyCheck, ConsistencyReport, InconsistentModelWarning
+from .transcription import (
     AlgebraicStates,
     Constraint,
     Controls,
@@ -43,14 +50,18 @@ from .transcription import (
     Mesh,
     OrderingTrial,
     PartialQuasiNewton,
+    Proximal,
     RadauIIA,
     Solution,
 )
+
+_install_moved()
 
 __all__ = [
     "AdaptiveRefinement",
     "AdaptiveSolution",
     "AlgebraicStates",
+    "Algorithm",
     "BlockConstraint",
     "CallbackList",
     "ConsensusADMM",
@@ -73,17 +84,24 @@ __all__ = [
     "OrderingTrial",
     "Parameter",
     "PartialQuasiNewton",
+    "PhasedSolution",
+    "Pretrained",
     "ProgressBar",
+    "Proximal",
     "RadauIIA",
     "SimulationError",
     "Solution",
+    "SolveContext",
     "SolveInterrupted",
     "SolverStatus",
     "StopOnStagnation",
+    "StopWhenStagnant",
+    "TimeLimit",
     "TrainingProblem",
     "TrainingSolution",
     "Trajectory",
     "UntilConsistent",
+    "WarmStarted",
     "__version__",
     "control_problem",
     "simulate",

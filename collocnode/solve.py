@@ -1,35 +1,25 @@
-"""``solve(problem, algorithm)``: the one entry point, as in SciML.
+"""``solve(problem, alg)``: the one entry point, as in SciML.
 
-It only dispatches: a :class:`TrainingProblem` becomes a dynamic optimization problem (with random
-initial weights from ``seed`` unless it gives ``params_guess``), the transcription layer solves
-that (:func:`collocnode.transcription.driver.solve_dop`), and the result is wrapped as a
-:class:`TrainingSolution`.
+It does three things and dispatches on nothing: it lowers the call to the algorithm protocol of
+:mod:`collocnode.algorithm` (the default algorithm, the checked seed, callback and check
+settings in a :class:`~collocnode.algorithm.SolveContext`, and the algorithm's own check that
+it can solve the problem), lets the algorithm do its work (``alg.solve_problem``), and runs the
+consistency check on the trained model the work ended in, unless an algorithm of the nest has
+already checked it.
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any, overload
 
-import numpy as np
-
 from . import _validation as v
-from .admm import ConsensusADMM, ConsensusSolution, solve_admm
-from .callbacks import for_training
-from .consistency import (
-    ConsistencyCheck,
-    ConsistentSolution,
-    UntilConsistent,
-    check_setting,
-    solve_until_consistent,
-)
-from .status import SolveInterrupted, SolverStatus
+from .algorithm import Algorithm, SolveContext, final
+from .status import SolverStatus
 from .training import TrainingProblem, TrainingSolution
-from .transcription.adaptive import AdaptiveRefinement, AdaptiveSolution
-from .transcription.algorithm import RadauIIA
-from .transcription.driver import check_algorithm, solve_dop
+from .training.consistency import ConsistencyCheck, check_setting
+from .transcription.collocation import RadauIIA
 from .transcription.problem import DynamicOptimizationProblem
 from .transcription.solution import Solution
 
@@ -55,160 +45,93 @@ def solve(
 @overload
 def solve(
     problem: TrainingProblem | DynamicOptimizationProblem,
-    alg: AdaptiveRefinement,
+    alg: Algorithm,
     *,
     seed: int | None = ...,
     callback: Callable[[Any], Any] | None = ...,
     check: bool | ConsistencyCheck = ...,
-) -> AdaptiveSolution: ...
-@overload
-def solve(
-    problem: TrainingProblem,
-    alg: UntilConsistent,
-    *,
-    seed: int | None = ...,
-    callback: Callable[[Any], Any] | None = ...,
-    check: bool | ConsistencyCheck = ...,
-) -> ConsistentSolution: ...
-
-
-@overload
-def solve(
-    problem: TrainingProblem,
-    alg: ConsensusADMM,
-    *,
-    seed: int | None = ...,
-    callback: None = ...,
-    check: bool | ConsistencyCheck = ...,
-) -> ConsensusSolution: ...
+) -> Any: ...
 
 
 def solve(problem, alg=None, *, seed=None, callback=None, check=True):
-    """Transcribe ``problem`` with ``alg`` (default ``RadauIIA()``) and solve it with IPOPT.
+    """Solve ``problem`` with ``alg`` (default ``RadauIIA()``).
 
     Args:
         problem: a :class:`DynamicOptimizationProblem` or a :class:`TrainingProblem`.
-        alg: the collocation scheme and IPOPT settings (:class:`RadauIIA`), or an
-            :class:`AdaptiveRefinement` wrapping one, or (training problems) an
-            :class:`UntilConsistent` that refines the mesh until the check below passes, or a
-            :class:`ConsensusADMM` that splits the data into blocks solved as NLPs of their own
-            (:mod:`collocnode.admm`).
+        alg: an algorithm object (:mod:`collocnode.algorithm`): :class:`RadauIIA` (one
+            collocation solve), or a wrapper around one that nests with any other --
+            :class:`~collocnode.AdaptiveRefinement`, :class:`~collocnode.UntilConsistent`
+            (refine the mesh until the check below passes), :class:`~collocnode.WarmStarted`
+            and :class:`~collocnode.Pretrained` (phases before the full problem),
+            :class:`~collocnode.StopWhenStagnant`, :class:`~collocnode.TimeLimit`,
+            :class:`~collocnode.ConsensusADMM` (blocks of the data solved as NLPs of their
+            own). Each declares the problems it solves.
         seed: a non-negative integer seeding the random initial weights of a training problem
             (ignored when the problem gives ``params_guess``).
-        callback: ``fn(state)`` after every IPOPT iteration (:mod:`collocnode.callbacks`);
+        callback: ``fn(state)`` after every IPOPT iteration (:mod:`collocnode.training.callbacks`);
             returning True stops the solve with status ``stopped_by_callback`` and keeps that
             iterate, an exception stops it with ``callback_error``. For a training problem the
             state can also simulate the model at the current parameters (``state.predict``).
-        check: the consistency check of a trained model (:mod:`collocnode.consistency`): True
-            (default settings), a :class:`ConsistencyCheck`, or False to skip it. It re-simulates
-            the learned model from the collocated initial states and stores the result in the
-            solution's ``consistency``; an inconsistent model gives an
+        check: the consistency check of a trained model (:mod:`collocnode.training.consistency`):
+            True (default settings), a :class:`ConsistencyCheck`, or False to skip it. It
+            re-simulates the learned model from the collocated initial states and stores the
+            result in the trained solution's ``consistency``; an inconsistent model gives an
             :class:`InconsistentModelWarning` and keeps IPOPT's status. Training problems only.
 
     Returns:
-        A :class:`Solution` (or :class:`TrainingSolution`); with :class:`AdaptiveRefinement`
-        an :class:`AdaptiveSolution` whose ``solution`` is one, with :class:`UntilConsistent` a
-        :class:`ConsistentSolution`, with :class:`ConsensusADMM` a
-        :class:`ConsensusSolution`. Its ``status`` says honestly how
-        the solve ended; a failed solve still returns the last iterate.
+        What the algorithm returns: a :class:`Solution` (:class:`TrainingSolution` for a
+        training problem) from :class:`RadauIIA`; a wrapper's result holds its inner result in
+        ``solution`` (:func:`collocnode.algorithm.final` follows the chain). Its ``status``
+        says honestly how the solve ended; a failed solve still returns the last iterate.
 
     Raises:
+        TypeError, ValueError: one clear error, before any work, for an algorithm that cannot
+            solve the problem or a bad argument.
         SolveInterrupted: Ctrl-C before IPOPT started (``phase``: "build" or "compile"); Ctrl-C
             inside IPOPT returns the last iterate with status ``interrupted`` instead.
     """
-    settings = _check_settings(problem, alg, check)
-    if isinstance(alg, ConsensusADMM):
-        return _solve_admm(problem, alg, seed, callback, settings)
-    alg = alg if isinstance(alg, UntilConsistent) else check_algorithm(alg)
+    context = _lower(problem, alg, seed, callback, check)
+    alg = RadauIIA() if alg is None else alg
+    alg.validate(problem, context)
+    result = alg.solve_problem(problem, context)
+    _check_trained(final(result), context.check)
+    return result
+
+
+def _lower(problem: Any, alg: Any, seed: Any, callback: Any, check: Any) -> SolveContext:
+    """The call as the protocol's context, every argument checked."""
+    if alg is not None and not isinstance(alg, Algorithm):
+        raise TypeError(
+            f"alg must be an algorithm object (RadauIIA, UntilConsistent, ConsensusADMM, ...), "
+            f"got {alg!r:.80}"
+        )
     v.optional_seed("seed", seed)
     if callback is not None:
         v.function("callback", callback)
-    if isinstance(problem, TrainingProblem):
-        try:
-            p0 = problem.params_guess
-            if p0 is None:
-                p0 = problem.model.init_params(np.random.default_rng(seed))
-            dop = problem.to_dop(params_guess=p0)
-        except SolveInterrupted:
-            raise
-        except KeyboardInterrupt as interrupt:
-            raise SolveInterrupted("build") from interrupt
-        if isinstance(alg, UntilConsistent):
-
-            def trained(s: Solution) -> TrainingSolution:
-                return TrainingSolution(s, problem)
-
-            callback = for_training(problem, callback)
-            return solve_until_consistent(dop, alg, trained, settings, callback)
-        result = solve_dop(dop, alg, callback=for_training(problem, callback))
-        if isinstance(result, AdaptiveSolution):
-            trained = _checked(TrainingSolution(result.solution, problem), settings)
-            return replace(result, solution=trained)
-        return _checked(TrainingSolution(result, problem), settings)
-    if isinstance(problem, DynamicOptimizationProblem):
-        return solve_dop(problem, alg, callback=callback)
-    raise TypeError(
-        f"problem must be a DynamicOptimizationProblem or TrainingProblem, got {problem!r}"
-    )
-
-
-def _solve_admm(
-    problem: object,
-    alg: ConsensusADMM,
-    seed: int | None,
-    callback: object,
-    settings: ConsistencyCheck | None,
-) -> ConsensusSolution:
-    if not isinstance(problem, TrainingProblem):
-        raise TypeError(
-            f"ConsensusADMM splits a TrainingProblem's data, got {type(problem).__name__}"
-        )
-    v.optional_seed("seed", seed)
-    if callback is not None:
-        raise ValueError(
-            "callback is not supported with ConsensusADMM (its block solves run in parallel); "
-            "read the rounds from the solution's rounds"
-        )
-    p0 = problem.params_guess
-    if p0 is None:
-        p0 = problem.model.init_params(np.random.default_rng(seed))
-    result = solve_admm(problem, alg, np.asarray(p0, dtype=float))
-    return replace(result, solution=_checked(result.solution, settings))
-
-
-def _check_settings(problem: object, alg: object, check: object) -> ConsistencyCheck | None:
-    """The consistency check's settings, or None to skip it. The check is a keyword of
-    ``solve``, as SciML's run-time checks are (``unstable_check``): it re-simulates the model,
-    which the transcription's algorithms know nothing of, and applies to every algorithm."""
     settings = check_setting(check)
-    if isinstance(alg, UntilConsistent):
-        if not isinstance(problem, TrainingProblem):
-            raise TypeError(
-                f"UntilConsistent needs a TrainingProblem (its check re-simulates the trained "
-                f"model), got {type(problem).__name__}"
-            )
-        if settings is None:
-            raise ValueError("UntilConsistent runs the consistency check; check=False turns it off")
-    if isinstance(check, ConsistencyCheck) and isinstance(problem, DynamicOptimizationProblem):
+    if isinstance(check, ConsistencyCheck) and getattr(problem, "problem_kind", None) != "training":
         raise TypeError(
             "check=ConsistencyCheck(...) needs a TrainingProblem: a DynamicOptimizationProblem "
             "has no model to re-simulate"
         )
-    return settings
+    return SolveContext(seed=seed, callback=callback, check=settings)
 
 
-def _checked(sol: TrainingSolution, settings: ConsistencyCheck | None) -> TrainingSolution:
-    """``sol`` with its consistency check in ``sol.consistency`` and a warning if it fails; no
-    check with ``check=False``, after Ctrl-C in IPOPT, or if Ctrl-C stops the check."""
-    if settings is None or sol.status == SolverStatus.INTERRUPTED:
-        return sol
+def _check_trained(solution: Any, settings: ConsistencyCheck | None) -> None:
+    """Run the consistency check on a trained model that no algorithm of the nest checked,
+    store it in ``solution.consistency`` and warn if it fails; nothing for a plain collocation
+    solution, with ``check=False``, after Ctrl-C in IPOPT, or if Ctrl-C stops the check."""
+    checkable = hasattr(solution, "check_consistency")
+    if not checkable or settings is None or solution.consistency is not None:
+        return
+    if solution.status == SolverStatus.INTERRUPTED:
+        return
     try:
-        sol.consistency = sol.check_consistency(settings)
+        solution.consistency = solution.check_consistency(settings)
     except KeyboardInterrupt:
         warnings.warn(
             "Ctrl-C stopped the consistency check; sol.check_consistency() runs it again",
             stacklevel=3,
         )
-        return sol
-    sol.consistency.warn(stacklevel=3)
-    return sol
+        return
+    solution.consistency.warn(stacklevel=3)

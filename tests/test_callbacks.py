@@ -1,6 +1,6 @@
-"""The ready-made callbacks of collocnode.callbacks on training solves (and, for early stopping,
-on a PyTorch trainer with the same object): the training state's rollout, early stopping that
-keeps the best parameters, objective stagnation, the progress bar, several callbacks at once,
+"""The ready-made callbacks of collocnode.training.callbacks on training solves (and, for early
+stopping, on a PyTorch trainer with the same object): the training state's rollout, early stopping
+that keeps the best parameters, objective stagnation, the progress bar, several callbacks at once,
 and bad input."""
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from collocnode import (
     simulate,
     solve,
 )
-from collocnode.callbacks import RunInfo, State, TrainingIterationState
 from collocnode.nn import MLP
+from collocnode.training.callbacks import RunInfo, State, TrainingIterationState
 
 # A model that does not pass the consistency check of a training solve only warns: these tests
 # are about the iterations, not about the final model.

@@ -33,16 +33,15 @@ from collocnode import (
     problems,
     solve,
 )
-from collocnode.consistency import (
+from collocnode.nn import MLP
+from collocnode.strategies import ConsistentSolution, UntilConsistent
+from collocnode.tools.io import write_json
+from collocnode.training.consistency import (
     ConsistencyCheck,
     ConsistencyReport,
-    ConsistentSolution,
     InconsistentModelWarning,
-    UntilConsistent,
     check_grid,
 )
-from collocnode.io import write_json
-from collocnode.nn import MLP
 from collocnode.transcription import Mesh
 
 QUIET = IpoptOptions(print_level=0, max_iter=1000)
@@ -329,7 +328,7 @@ def test_bad_check_arguments_of_solve_give_one_clear_error():
     dop = DynamicOptimizationProblem(
         dynamics=lambda x, p, u, t: -x, n_states=1, n_params=0, tspan=(0.0, 1.0), x0=[1.0]
     )
-    with pytest.raises(TypeError, match="UntilConsistent needs a TrainingProblem"):
+    with pytest.raises(TypeError, match="UntilConsistent solves a TrainingProblem"):
         solve(dop, UntilConsistent(RadauIIA(2, 2)))
     with pytest.raises(TypeError, match="needs a TrainingProblem"):
         solve(dop, RadauIIA(2, 2), check=ConsistencyCheck())

@@ -1,4 +1,4 @@
-"""A trained model as the dynamics of a control problem (collocnode.control)."""
+"""A trained model as the dynamics of a control problem (collocnode.models.control)."""
 
 import casadi as ca
 import numpy as np

@@ -1,4 +1,4 @@
-"""collocnode.io: an atomic write that cannot start names the file asked for."""
+"""collocnode.tools.io: an atomic write that cannot start names the file asked for."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import tempfile
 
 import pytest
 
-from collocnode.io import atomic_write_text
+from collocnode.tools.io import atomic_write_text
 
 
 def test_a_write_that_cannot_create_its_temporary_file_names_the_target(tmp_path, monkeypatch):

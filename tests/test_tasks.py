@@ -1,4 +1,4 @@
-"""collocnode.tasks: independent runs on a local process pool and on a real Dask cluster."""
+"""collocnode.tools.tasks: independent runs on a local process pool and on a real Dask cluster."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from collocnode.tasks import Task, TaskStore, dask_executor, run_tasks
-from collocnode.threads import available_threads, cores, limit_threads
+from collocnode.tools.tasks import Task, TaskStore, dask_executor, run_tasks
+from collocnode.tools.threads import available_threads, cores, limit_threads
 
 
 # ---- task functions (module level: workers import them by name) ----------------------------

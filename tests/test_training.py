@@ -1,5 +1,7 @@
 """TrainingProblem: several trajectories sharing the weights, validation of its inputs."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -417,10 +419,84 @@ def test_samples_see_the_known_inputs_at_the_sample_times(exact_inputs):
 
 
 def test_warm_start_refuses_a_mask():
-    from collocnode.warmstart import fit_initial_guess
+    from collocnode.training.warmstart import fit_initial_guess
 
     mask = np.ones((11, 2), bool)
     mask[3, 1] = False
     prob = TrainingProblem(linear_model(), one_trajectory(), loss="samples", mask=mask)
     with pytest.raises(ValueError, match=r"^warm_start smooths every sample .* with a mask"):
         fit_initial_guess(prob)
+
+
+# ---- parts of a training problem (consensus ADMM's blocks, pre-training) ---------------------
+def _scaled_problem():
+    from tests.helpers import decay_problem
+
+    return decay_problem(3, scale="std", initial_state="data")
+
+
+def test_a_subset_keeps_the_whole_problems_scaling_and_its_trajectories_fields():
+    whole = _scaled_problem()
+    part = whole.subset([2, 0])
+    assert part.n_trajectories == 2
+    assert part.trajectories[0] is whole.trajectories[2]
+    np.testing.assert_allclose(part.scales(), whole.scales())
+    np.testing.assert_allclose(part.nominal(), whole.nominal())
+    np.testing.assert_allclose(part.initial_states()[0], whole.initial_states()[2])
+    own = type(whole)(whole.model, list(part.trajectories), scale="std")
+    assert not np.allclose(own.scales(), whole.scales())  # the frozen scaling is not its own
+
+
+def test_a_window_is_a_piece_of_the_whole_or_a_problem_of_its_own():
+    from collocnode import Proximal
+    from tests.helpers import decay_problem
+
+    whole = decay_problem(1, scale="std", initial_state="data")
+    piece = whole.window(0.5, 1.5)
+    assert piece.horizon == (0.5, 1.5) and piece.initial_state is None
+    assert piece.data is whole.data
+    np.testing.assert_allclose(piece.scales(), whole.scales())
+    x_half = np.interp(0.5, whole.data.t, whole.data.x[:, 0])
+    np.testing.assert_allclose(piece.to_dop().state_guess(np.array([0.7]))[0], [x_half])
+    head = whole.window(0.0, 0.5, cut=True)
+    assert head.data.tf == pytest.approx(0.5) and head.initial_state is not None
+    assert head.scales()[0] == pytest.approx(np.std(head.data.x[:, 0]))
+    # the pull of a consensus method on the window's ends, in the NLP's units
+    prox = Proximal(1.0, params=[1.0], initial=[0.3], final=[0.2])
+    assert replace(piece, proximal=prox).to_dop().proximal is prox
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "match"),
+    [
+        (lambda p: p.subset([]), ValueError, "at least one trajectory"),
+        (lambda p: p.subset([3]), ValueError, "index 3 is out of range for a problem with 3"),
+        (lambda p: p.subset([-1]), ValueError, "trajectories"),
+        (lambda p: p.window(0.0, 1.0), ValueError, "window cuts one trajectory"),
+        (lambda p: p.subset([0]).window(1.0, 3.0), ValueError, "non-empty part of the horizon"),
+        (lambda p: p.subset([0]).window(1.0, 1.0), ValueError, "non-empty part of the horizon"),
+        (
+            lambda p: replace(p, proximal="pull"),
+            TypeError,
+            "proximal must be a Proximal or None",
+        ),
+        (
+            lambda p: replace(p, proximal=__import__("collocnode").Proximal(1.0, params=[1, 2])),
+            ValueError,
+            r"proximal.params must have shape \(1,\)",
+        ),
+        (
+            lambda p: replace(p, proximal=__import__("collocnode").Proximal(1.0, initial=[1.0])),
+            ValueError,
+            "proximal.initial pulls the state of one trajectory, the problem has 3",
+        ),
+        (
+            lambda p: __import__("collocnode").Proximal(0.0),
+            ValueError,
+            "rho",
+        ),
+    ],
+)
+def test_bad_parts_and_pulls_are_one_clear_error(make, error, match):
+    with pytest.raises(error, match=match):
+        make(_scaled_problem())

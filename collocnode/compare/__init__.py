@@ -11,7 +11,7 @@
 Importing this package loads no torch; the method modules load on first use.
 """
 
-from ..fixed_step import DivergenceError
+from ..tools.fixed_step import DivergenceError
 from .base import FitResult, NotApplicableError, Progress, Trainer, TrainerOptions
 from .gradient import GradientOptions, GradientTrainer
 from .registry import available, make_trainer, method_class

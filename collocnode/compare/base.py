@@ -74,10 +74,10 @@ class EpochAccess:
 class Progress:
     """What the training callback receives after every epoch (times exclude callback time).
 
-    It follows the callback protocol of :mod:`collocnode.callbacks` (``iteration``,
+    It follows the callback protocol of :mod:`collocnode.training.callbacks` (``iteration``,
     ``objective``, ``elapsed_s``, ``params()``, ``predict(t, x0, u)``), so one callback object
-    (e.g. :class:`collocnode.callbacks.EarlyStopping`) serves a collocation solve and a trainer
-    alike. ``params`` and ``predict`` read the trainer while the callback runs.
+    (e.g. :class:`collocnode.training.callbacks.EarlyStopping`) serves a collocation solve and a
+    trainer alike. ``params`` and ``predict`` read the trainer while the callback runs.
 
     Attributes:
         elapsed_s: training wall time so far [s], without callbacks.
@@ -231,8 +231,8 @@ class Trainer(ABC):
         ``budget_s`` limits the training wall time [s]; ``callback(Progress)``, where the method
         has epochs, runs after every epoch (its own time is not counted) and may return True to
         stop training (status "stopped"); it follows the protocol of
-        :mod:`collocnode.callbacks` (``on_start``, ``on_end``, ``reason``). Ctrl-C keeps the
-        best model so far and returns status "interrupted".
+        :mod:`collocnode.training.callbacks` (``on_start``, ``on_end``, ``reason``). Ctrl-C keeps
+        the best model so far and returns status "interrupted".
         Raises :class:`NotApplicableError` if the method does not apply to ``system``.
         """
 

@@ -25,8 +25,8 @@ from torch import nn
 
 from .. import _validation as v
 from ..data import Trajectory
-from ..fixed_step import DivergenceError
 from ..nn import MLP
+from ..tools.fixed_step import DivergenceError
 from .gradient import GradientOptions, GradientTrainer
 from .inputs import InputSignal, param_vector
 

@@ -21,12 +21,12 @@ import numpy as np
 
 from .. import recipes
 from ..data import Trajectory
-from ..fixed_step import DivergenceError
-from ..options import flat_fields, get_flat, replace_flat
+from ..models.simulate import SimulationError
 from ..recipes.base import TrainedModel
 from ..recipes.generic import SystemRecipe
-from ..simulate import SimulationError
 from ..status import SolverStatus
+from ..tools.fixed_step import DivergenceError
+from ..tools.options import flat_fields, get_flat, replace_flat
 from ..transcription import Inputs
 from .base import FitResult, Trainer
 from .options import GradientOptions, TrainerOptions, gradient_settings

@@ -7,9 +7,9 @@ trains with Adam (or AdamW) and an exponential learning-rate decay stepped once 
 schedule all four seed papers use, and keeps the weights of the epoch with the lowest training
 loss (as the FNODE and MBD-NODE reference code does; there is no validation split).
 
-The callback follows the protocol of :mod:`collocnode.callbacks`: ``on_start(RunInfo)`` before the
-first epoch (its errors propagate from ``fit``), ``callback(Progress)`` after every epoch (True
-stops with status "stopped" and the callback's ``reason`` as the message; an exception stops
+The callback follows the protocol of :mod:`collocnode.training.callbacks`: ``on_start(RunInfo)``
+before the first epoch (its errors propagate from ``fit``), ``callback(Progress)`` after every epoch
+(True stops with status "stopped" and the callback's ``reason`` as the message; an exception stops
 with status "failed" and the exception in the message; the best weights are kept either way),
 ``on_end()`` at the end.
 
@@ -28,8 +28,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..callbacks import RunInfo, stop_requested
 from ..data import Trajectory
+from ..training.callbacks import RunInfo, stop_requested
 from .base import Callback, EpochAccess, FitResult, Progress, Trainer
 from .options import GradientOptions, TrainerOptions
 

@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
-from ..io import write_npz
-from ..tasks import Task, TaskOutcome, run_tasks
+from ..tools.io import write_npz
+from ..tools.tasks import Task, TaskOutcome, run_tasks
 from .base import NotApplicableError, Progress
 from .config import CompareConfig, default_methods, parse_methods
 from .registry import make_trainer
@@ -132,8 +132,8 @@ def _train(
     curves = cfg.records_curve and trainer.predicts_while_fitting
 
     def callback(p: Progress) -> None:
-        # p follows the callback protocol of collocnode.callbacks (a collocation solve passes
-        # its iteration state, the PyTorch trainers a Progress): objective and elapsed_s only
+        # p follows the callback protocol of collocnode.training.callbacks (a collocation solve
+        # passes its iteration state, the PyTorch trainers a Progress): objective and elapsed_s only
         nonlocal last_eval
         if bar is not None:
             bar.update(1)
@@ -177,7 +177,7 @@ ARRAY_PREFIX = "array_"  # a method task's arrays (its .npz) among its row's fie
 
 
 def method_task(arg: tuple[str, CompareConfig]) -> dict[str, Any]:
-    """One method as a task of :func:`collocnode.tasks.run_tasks`: it loads the data itself
+    """One method as a task of :func:`collocnode.tools.tasks.run_tasks`: it loads the data itself
     (the same for every method: the scenario's data depend on ``cfg`` only) and returns the
     row's fields under ``"row"`` and the arrays of its ``.npz`` under ``array_<name>``. A method
     stopped by Ctrl-C raises KeyboardInterrupt, so that it is not stored."""
@@ -227,9 +227,9 @@ def run(
 
     By default the methods run one after another in this process, so that their timings are
     comparable. With ``workers`` > 1 (local processes) or an ``executor`` (e.g.
-    :func:`collocnode.tasks.dask_executor`) they run as tasks of
-    :func:`collocnode.tasks.run_tasks`, each stored in ``<out_dir>/methods/`` as it finishes and
-    reused by a rerun into the same directory; methods sharing a machine then share its cores,
+    :func:`collocnode.tools.tasks.dask_executor`) they run as tasks of
+    :func:`collocnode.tools.tasks.run_tasks`, each stored in ``<out_dir>/methods/`` as it finishes
+    and reused by a rerun into the same directory; methods sharing a machine then share its cores,
     which ``meta["workers"]`` records."""
     import torch
 
@@ -329,7 +329,7 @@ def _run_as_tasks(
 def _meta(cfg: CompareConfig, system: Any, split: Any) -> dict[str, Any]:
     import torch
 
-    from .. import machine
+    from ..tools import machine
     from .device import resolve_device
 
     device = resolve_device(cfg.device)

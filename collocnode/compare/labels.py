@@ -3,7 +3,7 @@
 FNODE (Wang, Wang & Negrut, §2.3) fits its acceleration network to labels obtained by
 differentiating the sampled velocities of the training window once; the Hamiltonian and
 Lagrangian networks (:mod:`.hnn`, :mod:`.lnn`) are given the same labels, so all three see the
-same data. The differentiation itself is :mod:`collocnode.derivatives`; this module picks the
+same data. The differentiation itself is :mod:`collocnode.tools.derivatives`; this module picks the
 signal (``q'`` of a second-order system, ``x`` of a first-order one) and the options.
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
-from .. import derivatives as tg
 from ..data import Trajectory
+from ..tools import derivatives as tg
 from .field import RolloutOptions
 
 TARGETS = ("hybrid", "fft", "fd", "exact")

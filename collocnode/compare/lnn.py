@@ -11,7 +11,8 @@ where the mixed matrix has entries ``∂²L/∂q'_i ∂q_j`` (row i: the equatio
 what ``d/dt ∂L/∂q'`` needs. The derivatives come from double back-propagation with torch
 autograd, batched; the linear system is solved by LU (``torch.linalg.solve_ex``).
 Where ``∇_q' ∇_q'ᵀ L`` is singular the acceleration is NaN, so a rollout reaching such a state
-raises :class:`~collocnode.fixed_step.DivergenceError` and a training loss there reads "diverged".
+raises :class:`~collocnode.tools.fixed_step.DivergenceError` and a training loss there reads
+"diverged".
 
 Training: the mean over samples of ``‖q''_Θ − q''_label‖²`` (FNODE eq. 28 form) on the labels
 FNODE uses (:func:`.labels.fnode_targets`). The ``q'`` half of the field is the state's own

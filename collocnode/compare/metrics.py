@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..data import Trajectory
-from ..fixed_step import DivergenceError
+from ..tools.fixed_step import DivergenceError
 
 
 @dataclass

@@ -27,8 +27,8 @@ import torch
 
 from .. import _validation as v
 from ..data import Trajectory
-from ..fixed_step import DivergenceError
 from ..nn import MLP
+from ..tools.fixed_step import DivergenceError
 from .field import FieldOptions, FieldTrainer, data_stats
 from .mnn_solver import solve_ode
 

@@ -23,7 +23,7 @@ from torch import nn
 
 from .. import _validation as v
 from ..data import Trajectory
-from ..fixed_step import DivergenceError
+from ..tools.fixed_step import DivergenceError
 from .field import FieldOptions, FieldTrainer
 from .inputs import InputSignal
 

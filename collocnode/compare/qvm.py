@@ -38,7 +38,7 @@ import numpy as np
 
 from .. import _validation as v
 from ..data import Trajectory
-from ..fixed_step import DivergenceError
+from ..tools.fixed_step import DivergenceError
 from .results import Divergence, Score
 from .scenarios import Scenario, ScenarioData
 

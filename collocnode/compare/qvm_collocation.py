@@ -17,9 +17,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import _validation as v
-from ..fixed_step import DivergenceError
+from ..models.simulate import SimulationError, simulate
 from ..recipes.qvm import QVMRecipe, characteristic_errors
-from ..simulate import SimulationError, simulate
+from ..tools.fixed_step import DivergenceError
 from .collocation import Collocation, CollocationOptions
 from .options import TrainerOptions
 

@@ -11,9 +11,9 @@ import numpy as np
 
 from .. import _validation as v
 from .. import problems
-from ..options import flat_dict
+from ..models.simulate import SimulationError
 from ..recipes.generic import SystemRecipe
-from ..simulate import SimulationError
+from ..tools.options import flat_dict
 from .record import RunRecord
 
 
@@ -43,7 +43,7 @@ class SystemOptions:
 def run(opts: SystemOptions, record: RunRecord) -> dict[str, Any]:
     """Train, roll out over train + extrapolation windows, write result.json, model.json and
     a plot."""
-    from .. import plotting
+    from ..tools import plotting
 
     record.enter("data")
     system = problems.get(opts.problem, opts.preset or None)

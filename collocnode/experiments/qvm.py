@@ -13,11 +13,11 @@ import numpy as np
 from .. import _validation as v
 from .. import problems
 from ..data import Trajectory
-from ..options import flat_dict, replace_flat
+from ..models.simulate import SimulationError, simulate
 from ..problems.base import Split
 from ..recipes.base import TrainedModel
 from ..recipes.qvm import QVMRecipe, characteristic_errors, input_spread, road_inputs
-from ..simulate import SimulationError, simulate
+from ..tools.options import flat_dict, replace_flat
 from ..training import TrainingSolution
 from .record import RunRecord
 
@@ -173,7 +173,7 @@ def _plots(
 ) -> None:
     """The paper's Figs. 2-5: the learned characteristics (with Kamp et al.'s curves), the
     unseen-road acceleration and the objective history."""
-    from .. import plotting
+    from ..tools import plotting
 
     system, sol = trained.system, trained.solution
     for name, fn, unit, scale, sigma in (

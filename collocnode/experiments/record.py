@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..io import save_figure, write_json
 from ..serialize import save_model
+from ..tools.io import save_figure, write_json
 from ..training import TrainingSolution
 
 

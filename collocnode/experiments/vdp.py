@@ -11,13 +11,13 @@ import numpy as np
 
 from .. import _validation as v
 from .. import problems
-from ..options import flat_dict, replace_flat
+from ..models.simulate import SimulationError
 from ..problems.base import Split
 from ..recipes.generic import SystemRecipe
 from ..recipes.vdp import VDP, paper_regularization
-from ..simulate import SimulationError
 from ..status import SolverStatus
-from ..tasks import Task, TaskOutcome, dask_executor, run_tasks
+from ..tools.options import flat_dict, replace_flat
+from ..tools.tasks import Task, TaskOutcome, dask_executor, run_tasks
 from ..training import TrainingSolution
 from .record import RunRecord
 
@@ -196,7 +196,7 @@ def robustness_run(opts: VdPOptions) -> RobustnessRun:
 
 
 def robustness_task(opts: VdPOptions) -> dict[str, Any]:
-    """:func:`robustness_run` as a task of :func:`collocnode.tasks.run_tasks`: the row and the
+    """:func:`robustness_run` as a task of :func:`collocnode.tools.tasks.run_tasks`: the row and the
     rollout ``x`` (1601, 2). A run stopped by Ctrl-C raises KeyboardInterrupt, so that it is
     neither stored nor counted: a rerun of the study runs it again."""
     run = robustness_run(opts)
@@ -246,7 +246,7 @@ def run_robustness(opts: VdPOptions, record: RunRecord) -> dict[str, Any]:
     """The paper's appendix study: many seeds, success rate and percentile bands. The study's
     status is "interrupted" after Ctrl-C (interrupted and never-run seeds are counted apart
     from failures) and "success" once every seed has run, whatever the seeds' own outcomes."""
-    from .. import plotting
+    from ..tools import plotting
 
     runs = [replace(opts, seed=opts.seed + k, seeds=1) for k in range(opts.seeds)]
     runs = [replace_flat(r, print_level=0) for r in runs]
@@ -307,7 +307,7 @@ def run_robustness(opts: VdPOptions, record: RunRecord) -> dict[str, Any]:
 
 def run(opts: VdPOptions, record: RunRecord) -> dict[str, Any]:
     """Train, evaluate, and write ``result.json`` and the plots into ``record.out_dir``."""
-    from .. import plotting
+    from ..tools import plotting
 
     if opts.seeds > 1:
         return run_robustness(opts, record)

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
-from .. import fixed_step
 from ..data import Trajectory
-from ..ivp import MAX_STEPS, SimulationError, solve_bounded
+from ..tools import fixed_step
+from ..tools.ivp import MAX_STEPS, SimulationError, solve_bounded
 from . import partition
 
 InputFn = Callable[[float], np.ndarray]
@@ -67,7 +67,7 @@ class System(ABC):
     PRESETS: dict[str, dict[str, float]] = {"default": {}}
     # preset name -> sampling that differs from the class defaults ({"dt", "n_steps", "n_train"})
     SAMPLING: dict[str, dict[str, float]] = {}
-    # preset name -> the fixed-step scheme of :mod:`collocnode.fixed_step` that produced that
+    # preset name -> the fixed-step scheme of :mod:`collocnode.tools.fixed_step` that produced that
     # preset's published data (one step per sample interval); the ground truth of such a preset
     # is that scheme's solution, not the ODE's
     GENERATORS: dict[str, str] = {}
@@ -247,7 +247,7 @@ class System(ABC):
 
         ``inputs`` replaces the default known input signal :meth:`inputs` (a callable
         ``t -> u`` of shape ``(n_inputs,)``). An integration that fails or needs more than
-        ``max_steps`` steps raises a :class:`~collocnode.ivp.SimulationError`.
+        ``max_steps`` steps raises a :class:`~collocnode.tools.ivp.SimulationError`.
         """
         t = _sample_times(t)
         x0 = self.x0 if x0 is None else v.finite_array("x0", x0, shape=(self.n_states,))

@@ -124,7 +124,7 @@ class StateLayout:
         z = np.asarray(z, dtype=float)
         if not self.partitioned:
             return z
-        from ..problems import partition
+        from . import partition
 
         n_q, idx = self.n_q, self.independent
         qi, qdi = z[:, :n_q], z[:, n_q:]

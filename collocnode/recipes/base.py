@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
+from ..algorithm import final
 from ..data import Trajectory
+from ..models.simulate import simulate
 from ..problems.layout import StateLayout
-from ..simulate import simulate
 from ..training import TrainingSolution
 
 
@@ -48,6 +49,21 @@ class TrainedModel:
     times: dict[str, float] = field(default_factory=dict)
     notes: dict[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def of(cls, system: Any, result: Any, layout: StateLayout) -> TrainedModel:
+        """The recipe's outcome from what ``solve`` returned: the trained model the result
+        ends in, and (a phased strategy's :class:`~collocnode.PhasedSolution`) its earlier
+        phases, the times between them and its notes."""
+        phases = getattr(result, "phases", {})
+        return cls(
+            system=system,
+            solution=final(result),
+            layout=layout,
+            phases={name: final(r) for name, r in phases.items()},
+            times=dict(getattr(result, "times", {})),
+            notes=dict(getattr(result, "notes", {})),
+        )
+
     @property
     def iterations(self) -> int:
         """IPOPT iterations over every phase."""
@@ -78,7 +94,7 @@ class TrainedModel:
     ) -> Trajectory:
         """The learned model integrated on ``t`` (n,) [s] from the *system* state ``x0``
         (n_states,), in the model's coordinates (see :attr:`layout`); ``inputs`` default to
-        the system's own. Raises :class:`~collocnode.simulate.SimulationError` on blow-up."""
+        the system's own. Raises :class:`~collocnode.models.simulate.SimulationError` on blow-up."""
         model = self.solution.model
         if inputs is None and model.n_inputs:
             inputs = self.system.inputs

@@ -9,7 +9,6 @@ Newton's tolerance).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
@@ -18,13 +17,14 @@ import numpy as np
 
 from .. import _validation as v
 from ..data import Trajectory
-from ..models import NeuralODE
+from ..models.hybrid import NeuralODE
 from ..nn import MLP
 from ..nn.activations import require_c2
 from ..nn.mlp import INITS
 from ..problems import System
 from ..problems.layout import StateLayout
 from ..solve import solve
+from ..strategies import WarmStarted
 from ..training import TrainingProblem
 from .base import TrainedModel, widths
 from .settings import CollocationSettings
@@ -103,7 +103,7 @@ class SystemRecipe:
         state_guess: "data" (the interpolated samples) or "constant" (x(t0) at every node, the
             paper's trivial guess).
         warm_start: start from the smoothed data and weights regressed on its derivative
-            estimates (:mod:`collocnode.warmstart`) instead of ``state_guess`` and random
+            estimates (:mod:`collocnode.training.warmstart`) instead of ``state_guess`` and random
             weights; its time is counted in :attr:`TrainedModel.total_s`.
         collocation: mesh and solver settings; ``intervals=None`` puts one mesh interval on
             each sample interval, at most :data:`MAX_DEFAULT_INTERVALS` (longer data sets are
@@ -189,17 +189,8 @@ class SystemRecipe:
         if settings.intervals is None:
             intervals = min(trajs[0].n_samples - 1, MAX_DEFAULT_INTERVALS)
             settings = replace(settings, intervals=max(1, intervals))
-        times: dict[str, float] = {}
+        alg = settings.solver(max_wall_time=max_wall_time)
         if self.warm_start:
-            from ..warmstart import warm_start
-
-            start = time.perf_counter()
-            problem = warm_start(problem, seed=seed, jit=settings.jit)
-            times["warm_start"] = time.perf_counter() - start
-        sol = solve(
-            problem,
-            settings.algorithm(max_wall_time=max_wall_time),
-            seed=seed,
-            callback=settings.callback(settings.stopping_rule(), callback),
-        )
-        return TrainedModel(system=system, solution=sol, layout=layout, times=times)
+            alg = WarmStarted(alg, jit=settings.jit)
+        result = solve(problem, alg, seed=seed, callback=callback)
+        return TrainedModel.of(system, result, layout)

@@ -15,8 +15,8 @@ replaced by two surrogate blocks inside the known linear physics; the loss is th
        ``rational_form="paper"`` as eq. 19 writes it (θ_0 free, 32 parameters).
 * W:   warm-started (ours, not the paper's): smooth the noisy observed states, regress the blocks
        on the observed accelerations at them through the known physics (eq. 15, with the
-       F(0) = 0 constraints of eq. 17; :func:`collocnode.warmstart.fit_initial_guess`), then
-       polish weights and states with the full problem, started from the smoothed states.
+       F(0) = 0 constraints of eq. 17; :func:`collocnode.training.warmstart.fit_initial_guess`),
+       then polish weights and states with the full problem, started from the smoothed states.
 
 Formulation: by default the road height z_r is a fifth state (z_r' = u, the road velocity); with
 ``road_as_input=True`` the model has the paper's four states [z_b, z_w, v_b, v_w] (eq. 14) and the
@@ -33,7 +33,6 @@ unobservable from accelerations).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
@@ -41,13 +40,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import _validation as v
+from ..algorithm import Algorithm
 from ..data import Trajectory
-from ..models import HybridModel
+from ..models.hybrid import HybridModel
 from ..nn import MLP, Block, RationalChebyshev, require_c2
 from ..problems.layout import StateLayout
-from ..simulate import SimulationError, simulate
 from ..solve import solve
-from ..status import SolverStatus
+from ..strategies import Pretrained
 from ..training import BlockConstraint, TrainingProblem, TrainingSolution
 from .base import TrainedModel, widths
 from .settings import CollocationSettings, RegressionSettings
@@ -56,12 +55,6 @@ STRATEGIES = ("I", "II", "III", "W")
 #: strategy III's blocks: "pole-free" (θ_0 = 1, denominator θ_0² + q²) or "paper" (eq. 19 as
 #: written: θ_0 free, denominator θ_0 + q); see :class:`collocnode.nn.RationalChebyshev`
 RATIONAL_FORMS = ("pole-free", "paper")
-#: statuses of the pre-training that end strategy II there: Ctrl-C and the user's callback
-_ENDS_THE_STRATEGY = (
-    SolverStatus.INTERRUPTED,
-    SolverStatus.STOPPED,
-    SolverStatus.CALLBACK_ERROR,
-)
 HORIZON_S = 42.0  # the paper's road length; ``intervals`` count per 42 s
 
 
@@ -200,97 +193,39 @@ class QVMRecipe:
             if len(data) != 1:
                 raise ValueError(f"the quarter vehicle trains on one trajectory, got {len(data)}")
             data = data[0]
-        settings = self.collocation
-        cap = settings.max_wall_time if max_wall_time is None else max_wall_time
-        n = data.n_samples
         friction, spring = self.blocks(system, data)
         model = hybrid_model(system, friction, spring, self.road_as_input)
         road = system.road
-        intervals = max(1, round(settings.intervals * float(data.t[-1] - data.t[0]) / HORIZON_S))
-        # one clock for the whole strategy: the phases share the wall-time cap
-        start = time.perf_counter()
-
-        def remaining() -> float | None:
-            if cap is None:
-                return None
-            # IPOPT needs a positive limit; an exhausted budget stops it at its first iterate
-            return max(cap - (time.perf_counter() - start), 1e-3)
-
         p0 = model.init_params(np.random.default_rng(seed))
-        layout = StateLayout.for_system(system)
-
-        def phase(problem: TrainingProblem, n_intervals: int) -> tuple[TrainingSolution, bool]:
-            """One solve with the stagnation rule beside the user's callback; also whether
-            the rule (not the user) stopped it."""
-            rule = settings.stopping_rule()
-            sol = solve(
-                problem,
-                settings.algorithm(n_intervals, remaining()),
-                callback=settings.callback(rule, callback),
-            )
-            by_rule = sol.status == SolverStatus.STOPPED and rule is not None and bool(rule.reason)
-            return sol, by_rule
-
         if self.strategy == "W":
             problem = self.problem(model, data, road, "data", p0)
-            t_fit = time.perf_counter()
-            fit = self.regression.fit(
-                problem, seed=seed, jit=settings.jit, max_wall_time=remaining()
-            )
-            t_fit = time.perf_counter() - t_fit
-            sol, _ = phase(fit.problem, intervals)
-            return TrainedModel(
-                system=system,
-                solution=sol,
-                layout=layout,
-                times={"warm_start": t_fit},
-                notes={
-                    "regression": {
-                        "status": fit.status.value,
-                        "iterations": fit.iterations,
-                        "objective": fit.objective,
-                        "samples": int(fit.t.size),
-                        "wall_time_s": fit.timings,
-                    }
-                },
-            )
-        # strategies I-III start the node states from the linear model (eq. 14)
-        zero = lambda d: 0.0 * np.asarray(d)  # noqa: E731
-        linear_states = system.simulate(data.t, np.zeros(5), road=road, friction=zero, spring=zero)
-        if self.strategy != "II":
-            sol, _ = phase(self.problem(model, data, road, linear_states, p0), intervals)
-            return TrainedModel(system=system, solution=sol, layout=layout)
-        n_pre = round((n - 1) * self.pretrain_fraction) + 1
-        pre, pre_by_rule = phase(
-            self.problem(model, data.head(n_pre), road, linear_states, p0),
-            max(1, round(intervals * self.pretrain_fraction)),
-        )
-        if pre.status in _ENDS_THE_STRATEGY and not pre_by_rule:
-            # the user asked to stop: no second phase
-            return TrainedModel(system=system, solution=pre, layout=layout)
-        t_sim = time.perf_counter()
-        try:
-            state_guess: Any = simulate(
-                model,
-                pre.p,
-                data.t,
-                np.zeros(model.n_states),
-                inputs=road_inputs(road, model),
-                method="rk4",
-            )
-            sim_ok = True
-        except SimulationError:
-            state_guess, sim_ok = linear_states, False  # fall back to strategy I's guess
-        t_sim = time.perf_counter() - t_sim
-        sol, _ = phase(self.problem(model, data, road, state_guess, pre.p), intervals)
-        return TrainedModel(
-            system=system,
-            solution=sol,
-            layout=layout,
-            phases={"pretrain": pre},
-            times={"simulate": t_sim},
-            notes={"simulation_ok": sim_ok},
-        )
+        else:
+            # strategies I-III start the node states from the linear model (eq. 14)
+            zero = lambda d: 0.0 * np.asarray(d)  # noqa: E731
+            linear = system.simulate(data.t, np.zeros(5), road=road, friction=zero, spring=zero)
+            problem = self.problem(model, data, road, linear, p0)
+        result = solve(problem, self.algorithm(data, max_wall_time), seed=seed, callback=callback)
+        return TrainedModel.of(system, result, StateLayout.for_system(system))
+
+    def algorithm(self, data: Trajectory, max_wall_time: float | None = None) -> Algorithm:
+        """The strategy as an algorithm: the collocation of the full problem (the mesh scaled
+        to ``data``'s horizon, the stagnation rule in every solve when on) after the
+        regression (W) or a pre-training on the first ``pretrain_fraction`` of the data (II),
+        all under one wall-time cap (``max_wall_time``, default the settings' own)."""
+        settings = self.collocation
+        horizon = float(data.t[-1] - data.t[0])
+        intervals = max(1, round(settings.intervals * horizon / HORIZON_S))
+        # the phases share one cap (TimeLimit below); each IPOPT run gets what is left of it
+        uncapped = replace(settings, max_wall_time=None)
+        full = uncapped.solver(intervals)
+        if self.strategy == "W":
+            alg: Algorithm = self.regression.warm_started(full, jit=settings.jit)
+        elif self.strategy == "II":
+            pre = uncapped.solver(max(1, round(intervals * self.pretrain_fraction)))
+            alg = Pretrained(full, pretrain=pre, fraction=self.pretrain_fraction)
+        else:
+            alg = full
+        return settings.capped(alg, max_wall_time)
 
 
 def hybrid_model(

@@ -7,16 +7,15 @@ and the comparison's options embed the recipe, so no settings field is declared 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from .. import _validation as v
-from ..callbacks import CallbackList, StopOnStagnation
+from ..algorithm import Algorithm
+from ..strategies import StopWhenStagnant, TimeLimit, WarmStarted
+from ..training.warmstart import HESSIANS, METHODS
 from ..transcription import IpoptOptions, RadauIIA
-from ..transcription.hessian import HESSIAN_NAMES, hessian_from_name
+from ..transcription.nlp.hessian import HESSIAN_NAMES, hessian_from_name
 from ..transcription.radau import MAX_STAGES
-from ..warmstart import HESSIANS, METHODS, WarmStart, fit_initial_guess
 
 
 @dataclass(frozen=True)
@@ -42,7 +41,7 @@ class CollocationSettings:
         max_wall_time: wall-time cap of the whole training [s], or None.
         stagnation_window: > 0 stops each phase once its objective moved by less than
             ``stagnation_rtol`` (relative) over this many iterations
-            (:class:`~collocnode.callbacks.StopOnStagnation`, the quarter-vehicle paper's
+            (:class:`~collocnode.training.callbacks.StopOnStagnation`, the quarter-vehicle paper's
             "terminated early if no further significant improvement in objective"); the status
             is then "stopped_by_callback", never "success". 0 (the default): off.
         stagnation_rtol: the relative change of that rule.
@@ -106,26 +105,27 @@ class CollocationSettings:
             return RadauIIA.spectral(self.spectral, jit=self.jit, ipopt=ipopt, hessian=hessian)
         return RadauIIA(n, self.stages, jit=self.jit, ipopt=ipopt, hessian=hessian)
 
-    def stopping_rule(self) -> StopOnStagnation | None:
-        """A fresh stagnation rule of these settings, or None when it is off."""
-        if not self.stagnation_window:
-            return None
-        return StopOnStagnation(self.stagnation_rtol, self.stagnation_window)
+    def solver(self, intervals: int | None = None, max_wall_time: float | None = None) -> Algorithm:
+        """The algorithm of one phase: :meth:`algorithm` with ``intervals`` and
+        ``max_wall_time``, inside the stagnation rule when it is on
+        (:class:`~collocnode.StopWhenStagnant`: a fresh rule in every solve)."""
+        alg: Algorithm = self.algorithm(intervals, max_wall_time)
+        if self.stagnation_window:
+            alg = StopWhenStagnant(alg, self.stagnation_window, self.stagnation_rtol)
+        return alg
 
-    def callback(
-        self, rule: StopOnStagnation | None, user: Callable[[Any], Any] | None
-    ) -> Callable[[Any], Any] | None:
-        """The IPOPT callback of one phase: the stopping ``rule`` and the ``user``'s callback,
-        either of which may be None."""
-        parts = [c for c in (rule, user) if c is not None]
-        return None if not parts else parts[0] if len(parts) == 1 else CallbackList(parts)
+    def capped(self, alg: Algorithm, max_wall_time: float | None = None) -> Algorithm:
+        """``alg`` with one wall-time cap for all its solves together: ``max_wall_time``
+        (default: the settings' own; None: no cap)."""
+        cap = self.max_wall_time if max_wall_time is None else max_wall_time
+        return alg if cap is None else TimeLimit(alg, cap)
 
 
 @dataclass(frozen=True)
 class RegressionSettings:
     """The first phase of a warm-started strategy: the regression of
-    :func:`collocnode.warmstart.fit_initial_guess` (its arguments, with defaults measured on
-    the quarter vehicle; docs/collocation_extensions.md).
+    :func:`collocnode.training.warmstart.fit_initial_guess` (its arguments, with defaults measured
+    on the quarter vehicle; docs/collocation_extensions.md).
 
     Attributes:
         smoothing: the smoother of the data ("kernel", "spline", "fft").
@@ -150,19 +150,15 @@ class RegressionSettings:
         if self.regression_rtol is not None:
             v.positive_float("regression_rtol", self.regression_rtol)
 
-    def fit(self, problem: Any, *, seed: int, jit: bool, max_wall_time: float | None) -> WarmStart:
-        """:func:`collocnode.warmstart.fit_initial_guess` of ``problem`` with these settings;
-        returns its report (``problem`` warm-started)."""
-        ipopt = IpoptOptions(
-            tol=1e-8, max_iter=self.regression_max_iter, print_level=0, max_wall_time=max_wall_time
-        )
-        return fit_initial_guess(
-            problem,
-            self.smoothing,
-            seed=seed,
-            ipopt=ipopt,
-            jit=jit,
+    def warm_started(self, inner: Algorithm, *, jit: bool) -> WarmStarted:
+        """``inner`` after the regression of these settings (:class:`~collocnode.WarmStarted`),
+        compiled with ``jit``."""
+        return WarmStarted(
+            inner,
+            smoothing=self.smoothing,
             stride=self.stride,
             hessian=self.regression_hessian,
             stop_rtol=self.regression_rtol,
+            ipopt=IpoptOptions(tol=1e-8, max_iter=self.regression_max_iter, print_level=0),
+            jit=jit,
         )

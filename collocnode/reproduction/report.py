@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..io import atomic_write_text
+from ..tools.io import atomic_write_text
 from .published import TABLES, Row, Table
 
 RESULT_FILES = ("compare.json", "result.json", "stable_time.json", "authors_code.json")

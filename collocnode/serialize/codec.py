@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
-from ..models import Parameter
+from ..models.hybrid import Parameter
 from ..nn.base import Block
 from .builders import check_fields
 from .format import (

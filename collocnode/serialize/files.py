@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
-from ..io import atomic_write_text
-from ..models import HybridModel
+from ..models.hybrid import HybridModel
+from ..tools.io import atomic_write_text
 from .builders import check_arguments, check_builders, lookup, name_for_saving
 from .codec import check_depth, decode, decode_block, encode
 from .format import (
@@ -243,10 +243,10 @@ class LoadedModel:
         inputs: Callable[[np.ndarray], np.ndarray] | None = None,
         **kwargs: Any,
     ) -> Any:
-        """:func:`collocnode.simulate.simulate` of the loaded model: states (and outputs) on
+        """:func:`collocnode.models.simulate.simulate` of the loaded model: states (and outputs) on
         ``t`` (n,) from ``x0`` (n_states,); ``inputs(t: (n,)) -> (n, n_inputs)`` if the model has
         inputs. Returns a :class:`~collocnode.data.Trajectory`."""
-        from ..simulate import simulate
+        from ..models.simulate import simulate
 
         return simulate(self.model, self.p, t, x0, inputs=inputs, **kwargs)
 

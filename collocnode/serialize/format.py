@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..models import HybridModel
+from ..models.hybrid import HybridModel
 from ..nn.base import Block
 
 FORMAT = "collocnode-model"

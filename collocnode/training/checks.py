@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _validation as v
 from ..data import Trajectory
-from ..models import HybridModel
+from ..models.hybrid import HybridModel
 from .constraints import BlockConstraint
 
 # ---- validators of TrainingProblem's fields (called once, from its __post_init__) ---------------

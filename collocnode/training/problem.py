@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
 
 import casadi as ca
 import numpy as np
 
 from .. import _validation as v
+from ..algorithm import Lowered
 from ..data import Trajectory
-from ..models import HybridModel
+from ..models.hybrid import HybridModel
+from ..status import SolveInterrupted
 from ..transcription.problem import (
     Constraint,
     DynamicOptimizationProblem,
     Inputs,
+    Proximal,
     Samples,
     Segment,
 )
@@ -79,7 +82,16 @@ class TrainingProblem:
             trajectory; for several, a sequence with one such array (or None: all observed) per
             trajectory. A missing value contributes nothing (its entry in the data is ignored);
             every fitted column needs an observed value in every trajectory's horizon.
+        proximal: a :class:`~collocnode.transcription.Proximal` term pulling the parameters
+            (and, for one trajectory, the states at the horizon's ends, in the NLP's scaled
+            units) toward a centre: the pull of consensus ADMM on a block. None: none.
+
+    ``problem_kind`` is "training" (the trait the algorithms of :mod:`collocnode.algorithm`
+    read); :meth:`subset` and :meth:`window` give the parts of the problem that consensus ADMM
+    and pre-training solve.
     """
+
+    problem_kind: ClassVar[str] = "training"
 
     model: HybridModel
     data: Trajectory | Sequence[Trajectory]
@@ -96,6 +108,7 @@ class TrainingProblem:
     x_nominal: Any = "auto"
     loss: str = "nodes"
     mask: Any = None
+    proximal: Proximal | None = None
     _columns: tuple[tuple[str, int], ...] = field(default=(), init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -135,13 +148,39 @@ class TrainingProblem:
         object.__setattr__(self, "mask", check_mask(self.mask, self.loss, data, len(self._columns)))
         if self.loss == "samples":
             self._check_observed()
+        self._check_proximal()
+
+    def _check_proximal(self) -> None:
+        prox = self.proximal
+        if prox is None:
+            return
+        if not isinstance(prox, Proximal):
+            raise TypeError(f"proximal must be a Proximal or None, got {prox!r:.80}")
+        m = self.model
+        if prox.params is not None and prox.params.shape != (m.n_params,):
+            raise ValueError(
+                f"proximal.params must have shape ({m.n_params},), got {prox.params.shape}"
+            )
+        for name in ("initial", "final"):
+            centre = getattr(prox, name)
+            if centre is None:
+                continue
+            if self.n_trajectories != 1:
+                raise ValueError(
+                    f"proximal.{name} pulls the state of one trajectory, the problem has "
+                    f"{self.n_trajectories}"
+                )
+            if centre.shape != (m.n_states,):
+                raise ValueError(
+                    f"proximal.{name} must have shape ({m.n_states},), got {centre.shape}"
+                )
 
     def _check_observed(self) -> None:
         """Every fitted column observed in every trajectory's horizon; an initial state taken
         from the data observed at the first sample."""
         first = self.trajectories[0]
         for k in range(self.n_trajectories):
-            t0, tf = self._horizon(k)
+            t0, tf = self.horizon_of(k)
             observed = self.observed(k)[self._inside(k)]
             for c, (kind, i) in enumerate(self.columns):
                 if not observed[:, c].any():
@@ -184,14 +223,18 @@ class TrainingProblem:
         d = self.trajectories[0]
         return self.tspan if self.tspan is not None else (d.t0, d.tf)
 
-    def _horizon(self, k: int) -> tuple[float, float]:
+    def horizon_of(self, k: int) -> tuple[float, float]:
         """The training horizon of trajectory k (``tspan`` applies to the first only)."""
         d = self.trajectories[k]
         return self.horizon if k == 0 else (d.t0, d.tf)
 
+    def horizons(self) -> list[tuple[float, float]]:
+        """The training horizon of every trajectory, in order."""
+        return [self.horizon_of(k) for k in range(self.n_trajectories)]
+
     def _inside(self, k: int) -> np.ndarray:
         """Which samples of trajectory k lie in its horizon, (n_samples,) booleans."""
-        t0, tf = self._horizon(k)
+        t0, tf = self.horizon_of(k)
         t = self.trajectories[k].t
         tol = 1e-9 * max(1.0, tf - t0)
         return (t >= t0 - tol) & (t <= tf + tol)
@@ -254,6 +297,113 @@ class TrainingProblem:
             return [d.x[0].copy() for d in self.trajectories]
         arr = np.asarray(ist, dtype=float)
         return [arr] * n if arr.ndim == 1 else list(arr)
+
+    # ---- parts of the problem ------------------------------------------------------------------
+    def subset(self, trajectories: Sequence[int]) -> TrainingProblem:
+        """The problem on the trajectories ``trajectories`` (indices, in the order given) only.
+
+        The per-trajectory fields (initial states, inputs, state guesses, masks) follow their
+        trajectories; the scaling of the fitted columns (``scale``) and of the states
+        (``x_nominal``) stay those of the whole problem, so that the parts' NLPs work in the
+        same units (a part's objective is then its share of the whole's, apart from the weight
+        penalty, which every part keeps).
+        """
+        rows = [v.nonnegative_int("trajectories[]", k) for k in trajectories]
+        if not rows:
+            raise ValueError("trajectories must name at least one trajectory, got none")
+        bad = [k for k in rows if k >= self.n_trajectories]
+        if bad:
+            raise ValueError(
+                f"trajectories: index {bad[0]} is out of range for a problem with "
+                f"{self.n_trajectories} trajectories"
+            )
+        data = [self.trajectories[k] for k in rows]
+        return replace(
+            self,
+            data=data if len(data) > 1 else data[0],
+            initial_state=_pick(self.initial_state, rows),
+            inputs=_pick(self.inputs, rows),
+            state_guess=_pick(self.state_guess, rows),
+            mask=None if self.mask is None else [self.mask[k] for k in rows],
+            tspan=self.tspan if rows[0] == 0 else None,
+            **self._frozen_scaling(),
+        )
+
+    def window(self, t0: float, tf: float, *, cut: bool = False) -> TrainingProblem:
+        """The problem of a single trajectory on the window [t0, tf] of its horizon.
+
+        Args:
+            t0, tf: the window [s], inside the horizon.
+            cut: False (a piece of the whole problem): the data stay whole (the fit targets at
+                the window's nodes are those of the whole data), the scaling stays the whole
+                problem's, and a "constant" state guess starts from the data at ``t0``. True
+                (the problem as if only the window had been measured): the data are cut to the
+                samples in the window, and the scaling is derived from them.
+
+        The initial state stays fixed only when the window starts where the horizon does.
+        """
+        if self.n_trajectories != 1:
+            raise ValueError(
+                f"window cuts one trajectory, the problem has {self.n_trajectories}; take "
+                "subset([k]) first"
+            )
+        h0, hf = self.horizon
+        t0, tf = v.finite_float("t0", t0), v.finite_float("tf", tf)
+        tol = 1e-9 * max(1.0, hf - h0)
+        if not (h0 - tol <= t0 < tf <= hf + tol):
+            raise ValueError(
+                f"window [{t0!r}, {tf!r}] must be a non-empty part of the horizon [{h0!r}, {hf!r}]"
+            )
+        starts = abs(t0 - h0) <= tol
+        changes: dict[str, Any] = {"initial_state": self.initial_state if starts else None}
+        if cut:
+            data = self.trajectories[0].window(t0, tf)
+            changes |= {
+                "data": data,
+                "tspan": None if data.t0 == t0 and data.tf == tf else (t0, tf),
+            }
+            if self.mask is not None and self.mask[0] is not None:
+                inside = (self.trajectories[0].t >= data.t0) & (self.trajectories[0].t <= data.tf)
+                changes["mask"] = self.mask[0][inside]
+            return replace(self, **changes)
+        changes["tspan"] = (t0, tf)
+        guess = self.state_guess
+        if not starts and isinstance(guess, str) and guess == "constant":
+            d = self.trajectories[0]
+            start = np.array([np.interp(t0, d.t, d.x[:, i]) for i in range(d.n_states)])
+            changes["state_guess"] = _Constant(start)
+        return replace(self, **changes, **self._frozen_scaling())
+
+    def _frozen_scaling(self) -> dict[str, Any]:
+        return {"scale": self.scales(), "x_nominal": self.nominal()}
+
+    # ---- the algorithm protocol (collocnode.algorithm) -----------------------------------------
+    def lower(self, context: Any) -> Lowered:
+        """The dynamic optimization problem of this training problem, started from
+        ``params_guess`` or from the model's random initial weights drawn with
+        ``context.seed``; the user's callback receives training iteration states, and the
+        collocation solution comes back as a :class:`~collocnode.TrainingSolution`.
+
+        Raises:
+            SolveInterrupted: Ctrl-C while the problem is transcribed ("build").
+        """
+        from .callbacks import for_training
+        from .solution import TrainingSolution
+
+        try:
+            p0 = self.params_guess
+            if p0 is None:
+                p0 = self.model.init_params(np.random.default_rng(context.seed))
+            dop = self.to_dop(params_guess=p0)
+        except SolveInterrupted:
+            raise
+        except KeyboardInterrupt as interrupt:
+            raise SolveInterrupted("build") from interrupt
+        return Lowered(
+            dop,
+            for_training(self, context.callback),
+            lambda solution: TrainingSolution(solution, self),
+        )
 
     # ---- the dynamic optimization problem ------------------------------------------------------
     def to_dop(self, params_guess: np.ndarray | None = None) -> DynamicOptimizationProblem:
@@ -321,7 +471,7 @@ class TrainingProblem:
 
         segments = [
             Segment(
-                self._horizon(k),
+                self.horizon_of(k),
                 self._segment_inputs(k),
                 x0,
                 self._state_guess(k),
@@ -349,13 +499,14 @@ class TrainingProblem:
             state_names=m.state_names,
             sample_loss=sample_loss if at_samples else None,
             samples=segments[0].samples,
+            proximal=self.proximal,
         )
 
     def samples(self, k: int = 0) -> Samples:
         """The data terms of trajectory k for ``loss="samples"``: its samples inside the horizon
         with at least one observed fitted value; data ``[q̂ (n_fit), w_c / s_c² (n_fit)]`` with
         w_c the cell weights of :func:`cell_weights` (0 where missing)."""
-        t0, tf = self._horizon(k)
+        t0, tf = self.horizon_of(k)
         inside = self._inside(k)
         t = np.clip(self.trajectories[k].t[inside], t0, tf)
         observed = self.observed(k)[inside]
@@ -421,3 +572,23 @@ class TrainingProblem:
             return Inputs.from_samples(d.t, d.x, self.interpolation)
         x0 = self.initial_states()[k]
         return np.asarray(d.x[0] if x0 is None else x0, dtype=float)
+
+
+def _pick(value: Any, rows: list[int]) -> Any:
+    """The entries ``rows`` of a per-trajectory field (a list, or an array with one row per
+    trajectory); anything else (shared by all trajectories) as it is."""
+    if isinstance(value, (list, tuple)):
+        return [value[i] for i in rows]
+    if isinstance(value, np.ndarray) and value.ndim == 2:
+        return value[rows]
+    return value
+
+
+class _Constant:
+    """A constant state guess ``t (n,) -> (n, n_states)`` (picklable)."""
+
+    def __init__(self, x: np.ndarray) -> None:
+        self.x = np.asarray(x, dtype=float)
+
+    def __call__(self, t: np.ndarray) -> np.ndarray:
+        return np.tile(self.x, (np.size(t), 1))

@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
-from ..consistency import ConsistencyCheck, ConsistencyReport, check_consistency
 from ..data import Trajectory
-from ..models import HybridModel
-from ..simulate import simulate
+from ..models.hybrid import HybridModel
+from ..models.simulate import simulate
 from ..transcription.solution import Solution
+from .consistency import ConsistencyCheck, ConsistencyReport, check_consistency
 from .problem import TrainingProblem
 
 
@@ -79,7 +79,7 @@ class TrainingSolution:
     ) -> Trajectory:
         """Integrate the trained model on ``t`` (n,) from ``x0`` (n_states,) (default: the
         collocation state of trajectory ``segment`` at t[0]) with that trajectory's inputs unless
-        ``inputs`` is given; ``kwargs`` go to :func:`collocnode.simulate`."""
+        ``inputs`` is given; ``kwargs`` go to :func:`collocnode.models.simulate`."""
         t = v.increasing("t", t)
         if t.size == 0:
             raise ValueError("t must hold at least one output time, got an empty array")
@@ -104,8 +104,8 @@ class TrainingSolution:
 
     def check_consistency(self, settings: ConsistencyCheck | None = None) -> ConsistencyReport:
         """Re-simulate the trained model from each trajectory's collocated initial state and
-        compare with the collocation trajectory (:mod:`collocnode.consistency`); the result is
-        returned, not stored (``solve`` stores its own run in :attr:`consistency`)."""
+        compare with the collocation trajectory (:mod:`collocnode.training.consistency`); the result
+        is returned, not stored (``solve`` stores its own run in :attr:`consistency`)."""
         inputs = [
             self.problem.input_function(k) if self.model.n_inputs else None
             for k in range(self.problem.n_trajectories)

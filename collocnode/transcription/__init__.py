@@ -1,21 +1,18 @@
-"""Direct collocation: Radau IIA / fLGR tables, meshes and the transcription to an NLP."""
+"""Direct collocation: Radau IIA / fLGR tables, meshes, the dynamic optimization problem, the
+collocation algorithm and its transcription to a structured NLP solved by IPOPT."""
 
-from .adaptive import AdaptiveRefinement, AdaptiveSolution
-from .algorithm import RadauIIA
-from .driver import solve_dop
-from .hessian import PartialQuasiNewton
-from .ipopt_options import IpoptOptions, OrderingTrial
+from .collocation import RadauIIA
+from .ipopt.options import IpoptOptions, OrderingTrial
 from .mesh import Mesh
-from .nlp import StructuredNLP
-from .problem import Constraint, DynamicOptimizationProblem, Inputs
+from .nlp.hessian import PartialQuasiNewton
+from .nlp.structured import StructuredNLP
+from .problem import Constraint, DynamicOptimizationProblem, Inputs, Proximal
 from .radau import RadauTable, lagrange_basis, lagrange_derivative, radau_table
 from .refine import RefinementRule, interval_errors
 from .solution import Solution
 from .variables import AlgebraicStates, Controls
 
 __all__ = [
-    "AdaptiveRefinement",
-    "AdaptiveSolution",
     "AlgebraicStates",
     "Constraint",
     "Controls",
@@ -25,6 +22,7 @@ __all__ = [
     "Mesh",
     "OrderingTrial",
     "PartialQuasiNewton",
+    "Proximal",
     "RadauIIA",
     "RadauTable",
     "RefinementRule",
@@ -34,5 +32,19 @@ __all__ = [
     "lagrange_basis",
     "lagrange_derivative",
     "radau_table",
-    "solve_dop",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # names of 0.2 that moved up to the solve strategies; one release with a warning
+    from ..tools.moved import moved_name
+
+    return moved_name(
+        __name__,
+        name,
+        {
+            "AdaptiveRefinement": "collocnode.strategies.adaptive",
+            "AdaptiveSolution": "collocnode.strategies.adaptive",
+            "solve_dop": "collocnode.transcription.collocation",
+        },
+    )

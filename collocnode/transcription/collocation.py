@@ -1,38 +1,139 @@
-"""One collocation solve of a dynamic optimization problem: transcribe on given meshes, run IPOPT,
-package the :class:`Solution`.
+"""The collocation algorithm: :class:`RadauIIA` (the scheme, its mesh and the IPOPT settings)
+and one collocation solve -- transcribe on given meshes, run IPOPT, package the
+:class:`Solution`.
+
+:class:`RadauIIA` is the leaf of every nest of algorithms (:mod:`collocnode.algorithm`): it lowers
+the problem it is given to a dynamic optimization problem (``problem.lower``), starts from the
+context's warm solution and meshes when a wrapper hands them down, and solves.
 
 Before anything is built the NLP's size is estimated from the problem's dimensions and refused if
 its derivative arrays would not fit in this machine's memory. Ctrl-C before IPOPT starts raises
 :class:`~collocnode.status.SolveInterrupted` naming the phase ("build", "compile"); inside IPOPT it
 stops the solve with status ``interrupted`` and keeps the last iterate. A user callback
-(:mod:`.iteration`) runs after every IPOPT iteration and may stop the solve.
+(:mod:`.ipopt.iteration`) runs after every IPOPT iteration and may stop the solve.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
 
 import numpy as np
 
 from .. import _validation as v
+from ..algorithm import Algorithm, SolveContext
 from ..status import SolveInterrupted, SolverStatus
-from .algorithm import RadauIIA
-from .assembly import estimated_nonzeros
-from .ipopt import IpoptResult, solve_ipopt
-from .iteration import CallbackRunner, RunInfo
+from .ipopt.backends import IpoptResult, solve_ipopt
+from .ipopt.iteration import CallbackRunner, RunInfo
+from .ipopt.options import IpoptOptions
 from .mesh import Mesh
-from .nlp import StructuredNLP
+from .nlp.build import build_interruptibly, check_memory, locate_non_finite, stretched
+from .nlp.hessian import Hessian, check_hessian
+from .nlp.structured import StructuredNLP
 from .problem import DynamicOptimizationProblem
+from .radau import MAX_STAGES
+from .refine import as_solution, warm_started
 from .solution import Solution
 
-# Peak memory of the NLP build per estimated derivative nonzero [bytes]: measured 220-250 on
-# Van der Pol (2,500 and 10,000 nodes, 102 weights; numpy assembly, scatter matrices, MX graph).
-BYTES_PER_NONZERO = 250
 
-T = TypeVar("T")
+@dataclass(frozen=True)
+class RadauIIA(Algorithm):
+    """Radau IIA collocation at flipped Legendre-Gauss-Radau points, solved by IPOPT.
+
+    Args:
+        intervals: number of equidistant mesh intervals over the problem's horizon.
+        stages: collocation nodes per interval (order 2·stages − 1).
+        mesh: an explicit :class:`Mesh` (non-uniform grids, per-interval stages); overrides
+            ``intervals``/``stages``.
+        jit: compile the per-node derivative functions to C (cached on disk; needs gcc).
+        threads: threads for the map over collocation nodes (default: the process's share,
+            :func:`collocnode.tools.threads.available_threads`: every core unless it runs as one of
+            several tasks).
+        ipopt: IPOPT settings.
+        hessian: "exact" (default), "limited-memory" (IPOPT's L-BFGS of the whole Lagrangian
+            Hessian), or a :class:`PartialQuasiNewton` (exact state blocks, quasi-Newton
+            parameter blocks; for wide networks, seed paper §2.5.4); see :mod:`.hessian`.
+
+    ``RadauIIA.spectral(70)`` is the global spectral variant: one interval with 70 nodes.
+    """
+
+    intervals: int = 100
+    stages: int = 3
+    mesh: Mesh | None = None
+    jit: bool = False
+    threads: int | None = None
+    ipopt: IpoptOptions = field(default_factory=IpoptOptions)
+    hessian: Hessian = "exact"
+
+    def __post_init__(self) -> None:
+        check_hessian(self.hessian)
+        if not isinstance(self.jit, bool):
+            raise TypeError(f"jit must be True or False, got {self.jit!r}")
+        v.positive_int("intervals", self.intervals)
+        if v.positive_int("stages", self.stages) > MAX_STAGES:
+            raise ValueError(f"stages must be at most {MAX_STAGES}, got {self.stages}")
+        # one state per node is the least an NLP on this mesh holds
+        v.fits_in_memory(
+            f"intervals={self.intervals} × stages={self.stages}",
+            int(self.intervals) * int(self.stages) + 1,
+            "collocation nodes",
+        )
+        if self.threads is not None:
+            v.positive_int("threads", self.threads)
+        if self.mesh is not None and not isinstance(self.mesh, Mesh):
+            raise TypeError(f"mesh must be a Mesh, got {self.mesh!r}")
+        if not isinstance(self.ipopt, IpoptOptions):
+            raise TypeError(f"ipopt must be an IpoptOptions, got {self.ipopt!r}")
+
+    @classmethod
+    def spectral(cls, nodes: int, **kwargs: object) -> RadauIIA:
+        """One interval with ``nodes`` collocation nodes (global spectral collocation)."""
+        if v.positive_int("nodes", nodes) > MAX_STAGES:
+            raise ValueError(f"nodes must be at most {MAX_STAGES}, got {nodes}")
+        return cls(intervals=1, stages=int(nodes), **kwargs)  # type: ignore[arg-type]
+
+    def mesh_for(self, tspan: tuple[float, float]) -> Mesh:
+        """The mesh over ``tspan``: ``mesh`` (checked to span it) or an equidistant one."""
+        if self.mesh is not None:
+            t0, tf = tspan
+            tol = 1e-9 * max(1.0, abs(tf - t0))
+            if abs(self.mesh.t0 - t0) > tol or abs(self.mesh.tf - tf) > tol:
+                raise ValueError(
+                    f"mesh spans [{self.mesh.t0}, {self.mesh.tf}] but the problem's horizon is "
+                    f"[{t0}, {tf}]"
+                )
+            return self.mesh
+        return Mesh.equidistant(tspan[0], tspan[1], self.intervals, self.stages)
+
+    # ---- the algorithm protocol (collocnode.algorithm) ---------------------------------------
+    #: its NLP can be built once and re-solved with new proximal values (.proximal)
+    reusable_nlp: ClassVar[bool] = True
+
+    def solve_problem(self, problem: Any, context: SolveContext) -> Any:
+        """Lower ``problem`` to a dynamic optimization problem, start it from ``context.warm``
+        (if any) on ``context.meshes`` (default: this mesh over every trajectory), cap IPOPT's
+        wall time at the context's deadline, solve, and return the problem's own solution."""
+        lowered = problem.lower(context)
+        dop = lowered.dop
+        if context.warm is not None:
+            dop = warm_started(dop, as_solution(context.warm))
+        meshes = None if context.meshes is None else list(context.meshes)
+        return lowered.finish(
+            solve_collocation(dop, self.capped(context.remaining()), meshes, lowered.callback)
+        )
+
+    def meshes_for(self, problem: Any) -> list[Mesh]:
+        """This algorithm's mesh over the horizon of each trajectory of ``problem``."""
+        return [self.mesh_for(h) for h in problem.horizons()]
+
+    def capped(self, seconds: float | None) -> RadauIIA:
+        """This algorithm with IPOPT's wall time at most ``seconds`` (None: unchanged)."""
+        if seconds is None:
+            return self
+        own = self.ipopt.max_wall_time
+        return replace(self, ipopt=replace(self.ipopt, max_wall_time=min(own or seconds, seconds)))
 
 
 def solve_collocation(
@@ -79,7 +180,16 @@ def _solve(
     runner: CallbackRunner | None,
 ) -> Solution:
     t_start = time.perf_counter()
-    nlp, z0 = build_nlp(dop, alg, meshes)
+    if meshes is None:
+        meshes = [alg.mesh_for(seg.tspan) for seg in dop.all_segments()]
+    pulled = None
+    if dop.proximal is not None:
+        # the pull of a consensus method, with its values fixed for this solve
+        n_nodes = sum(m.n_nodes for m in meshes)
+        pulled = dop.proximal.indices(n_nodes, dop.node_width)
+    nlp, z0 = build_nlp(dop, alg, meshes, proximal=pulled)
+    if pulled is not None:
+        nlp.set_proximal(np.full(pulled.size, dop.proximal.rho), dop.proximal.center())
     t_build = time.perf_counter() - t_start
     res = solve_ipopt(nlp, z0, alg.ipopt, hessian=alg.hessian, callback=runner)
     return package(nlp, res, t_build, time.perf_counter() - t_start, runner is not None)
@@ -158,125 +268,11 @@ def package(
     )
 
 
-def stretched(mesh: Mesh, t0: float, tf: float) -> Mesh:
-    """``mesh`` (built on [t0, tf_guess]) stretched to [t0, tf]: the free final time's mesh."""
-    grid = t0 + (mesh.grid - t0) * ((tf - t0) / (mesh.tf - t0))
-    grid[-1] = tf
-    return Mesh.from_grid(grid, mesh.stages)
-
-
-class _Abandoned(Exception):
-    """Stops a build whose caller has gone (Ctrl-C) at its next checkpoint."""
-
-
-def build_interruptibly(build: Callable[[Callable[[str], None]], T]) -> T:
-    """``build(checkpoint)`` in a worker thread while the main thread waits, so that Ctrl-C
-    takes effect at once even inside one long CasADi call (CasADi releases the GIL).
-
-    ``build`` calls ``checkpoint(phase)`` at each step ("build" or "compile"). Ctrl-C raises
-    :class:`SolveInterrupted` with the phase the build was in; the worker stops at its next
-    checkpoint. Off the main thread (where Python delivers no Ctrl-C) the build runs in place.
-
-    Raises:
-        SolveInterrupted: Ctrl-C during the build, or a KeyboardInterrupt raised by the
-            problem's own functions.
-    """
-    state = {"phase": "build", "abandoned": False}
-
-    def checkpoint(phase: str) -> None:
-        if state["abandoned"]:
-            raise _Abandoned
-        state["phase"] = phase
-
-    if threading.current_thread() is not threading.main_thread():
-        try:
-            return build(checkpoint)
-        except KeyboardInterrupt as interrupt:
-            raise SolveInterrupted(state["phase"]) from interrupt
-    outcome: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            outcome["value"] = build(checkpoint)
-        except BaseException as err:  # handed to the waiting thread
-            outcome["error"] = err
-
-    worker = threading.Thread(target=work, name="collocnode-nlp-build", daemon=True)
-    worker.start()
-    try:
-        while worker.is_alive():
-            worker.join(0.05)
-    except KeyboardInterrupt as interrupt:
-        state["abandoned"] = True
-        raise SolveInterrupted(state["phase"]) from interrupt
-    err = outcome.get("error")
-    if isinstance(err, SolveInterrupted):
-        raise err
-    if isinstance(err, KeyboardInterrupt):
-        raise SolveInterrupted(state["phase"]) from err
-    if err is not None:
-        raise err
-    return outcome["value"]
-
-
-def check_memory(
-    dop: DynamicOptimizationProblem, meshes: list[Mesh], memory: int | None = None
-) -> None:
-    """Raise a ValueError if the NLP of ``dop`` on ``meshes`` would not fit in ``memory``
-    bytes (default: this machine's physical memory), estimated from its dimensions with
-    :func:`.assembly.estimated_nonzeros` at :data:`BYTES_PER_NONZERO`."""
-    memory = v.physical_memory_bytes() if memory is None else memory
-    ng = dop.n_node_constraints
-    nr = dop.boundary.n if dop.boundary else 0
-    nx, npar = dop.node_width, dop.n_nlp_params
-    est = estimated_nonzeros(nx, npar, ng, nr, meshes)
-    need = BYTES_PER_NONZERO * (est["jacobian"] + est["hessian"])
-    if memory is None or need <= memory:
-        return
-    raise ValueError(
-        f"the NLP would need about {need / 1e9:.3g} GB for its derivatives, more than this "
-        f"machine's memory ({memory / 1e9:.3g} GB): {est['nodes']} collocation nodes x "
-        f"(n_states = {nx}, n_params = {npar}) give about {est['jacobian']:.3g} Jacobian and "
-        f"{est['hessian']:.3g} Hessian nonzeros, of which the node-by-parameter border "
-        f"(nodes x n_states x n_params) is {est['hessian_border']:.3g} and the parameter block "
-        f"(n_params² / 2) {est['hessian_pp']:.3g}; use fewer nodes or parameters"
-    )
-
-
-def locate_non_finite(nlp: StructuredNLP, z: np.ndarray) -> str:
-    """Where the model first produces a NaN/Inf at the iterate ``z``: the variable, node,
-    trajectory (when there are several) and time; "" if nowhere."""
-    several = len(nlp.meshes) > 1
-
-    def where(segment: int, local: int, t: float, kind: str) -> str:
-        of = f" of trajectory {segment}" if several else ""
-        return f"{kind} {local}{of} (t = {t:.6g})"
-
-    if not np.all(np.isfinite(z)):
-        i = int(np.flatnonzero(~np.isfinite(z))[0])
-        if i >= nlp.P0:
-            return f"non-finite parameter p[{i - nlp.P0}]"
-        node, state = divmod(i, nlp.nx)
-        segment = int(np.searchsorted(nlp.node_start, node, side="right")) - 1
-        local = node - int(nlp.node_start[segment])
-        t = float(nlp.meshes[segment].node_times[local])
-        na = nlp.dop.n_algebraic
-        name = (
-            f"state x[{state}]"
-            if state < nlp.nd
-            else f"algebraic state z[{state - nlp.nd}]"
-            if state < nlp.nd + na
-            else f"control u_c[{state - nlp.nd - na}]"
-        )
-        return f"non-finite {name} at " + where(segment, local, t, "node")
-    vals = nlp.node_values(z)
-    coll_start = np.cumsum([0] + [m.n_collocation for m in nlp.meshes])
-    for name, what in (("res", "dynamics"), ("g", "path constraints"), ("obj", "loss")):
-        arr = vals[name]
-        if arr.size and not np.all(np.isfinite(arr)):
-            k = int(np.flatnonzero(~np.all(np.isfinite(arr), axis=0))[0])
-            segment = int(np.searchsorted(coll_start, k, side="right")) - 1
-            local = k - int(coll_start[segment])
-            t = float(nlp.t_coll[k])
-            return f"non-finite {what} at " + where(segment, local, t, "collocation node")
-    return ""
+def solve_dop(
+    dop: DynamicOptimizationProblem, alg: Algorithm, callback: Callable[[Any], Any] | None = None
+) -> Any:
+    """``alg.solve_problem(dop, ...)`` with ``callback``: the DOP-level solve of 0.2, kept for
+    one release (``collocnode.solve`` does this and checks the arguments)."""
+    context = SolveContext(callback=callback)
+    alg.validate(dop, context)
+    return alg.solve_problem(dop, context)

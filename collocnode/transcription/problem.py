@@ -19,11 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from .. import _validation as v
+from ..algorithm import Lowered
 from .variables import AlgebraicStates, Controls, guess_at, per_component
 
 SymbolicFn = Callable[..., Any]
@@ -267,7 +268,13 @@ class DynamicOptimizationProblem:
             with ``tspan[1]`` as its guess (t0 stays fixed); ``mayer`` and ``boundary.fn`` are
             then called with tf as a fourth argument, ``M(x0, xf, p, tf)``. Not with known
             inputs, samples or several segments (their times would move with tf).
+        proximal: a :class:`Proximal` term pulling the parameters (and, for one trajectory,
+            the first and last node's states) toward a centre, or None.
+
+    ``problem_kind`` is "dop" (the trait the algorithms of :mod:`collocnode.algorithm` read).
     """
+
+    problem_kind: ClassVar[str] = "dop"
 
     dynamics: SymbolicFn
     n_states: int
@@ -294,10 +301,13 @@ class DynamicOptimizationProblem:
     controls: Controls | None = None
     algebraic: AlgebraicStates | None = None
     tf_bounds: tuple[float, float] | None = None
+    proximal: Proximal | None = None
 
     def __post_init__(self) -> None:
         if not callable(self.dynamics):
             raise TypeError(f"dynamics must be callable, got {self.dynamics!r}")
+        if self.proximal is not None and not isinstance(self.proximal, Proximal):
+            raise TypeError(f"proximal must be a Proximal or None, got {self.proximal!r:.80}")
         nx = v.positive_int("n_states", self.n_states)
         npar = v.nonnegative_int("n_params", self.n_params)
         t0, tf = v.time_span("tspan", self.tspan)
@@ -522,3 +532,59 @@ class DynamicOptimizationProblem:
     def remake(self, **changes: Any) -> DynamicOptimizationProblem:
         """A copy with some fields changed (SciML's ``remake``)."""
         return replace(self, **changes)
+
+    # ---- the algorithm protocol (collocnode.algorithm) ---------------------------------------
+    def lower(self, context: Any) -> Lowered:
+        """Itself: a dynamic optimization problem is what the collocation algorithm solves."""
+        return Lowered(self, context.callback, _same)
+
+    def horizons(self) -> list[tuple[float, float]]:
+        """The horizon of every trajectory (segment), in order."""
+        return [tuple(seg.tspan) for seg in self.all_segments()]
+
+
+def _same(solution: Any) -> Any:
+    return solution
+
+
+@dataclass(frozen=True)
+class Proximal:
+    """A proximal term ½ ρ Σ_i (z_i − c_i)² on some unknowns of the NLP: the pull of consensus
+    ADMM toward the consensus value (Boyd et al. 2011, §7.2).
+
+    Args:
+        rho: the penalty ρ > 0, per squared unknown (NLP units).
+        params: the centre of the parameters, (n_params,), or None for no pull on them.
+        initial, final: the centre of the first and of the last node's states in the NLP's
+            scaled units (x / x_nominal), (n_states,), or None; only on a problem with one
+            trajectory.
+    """
+
+    rho: float
+    params: np.ndarray | None = None
+    initial: np.ndarray | None = None
+    final: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        v.positive_float("rho", self.rho)
+        for name in ("params", "initial", "final"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, v.finite_array(f"proximal.{name}", value))
+
+    def indices(self, n_nodes: int, width: int) -> np.ndarray:
+        """The NLP indices of the pulled unknowns for a problem with ``n_nodes`` nodes of
+        ``width`` unknowns each, parameters after them (:mod:`.nlp.structured`)."""
+        parts = []
+        if self.params is not None:
+            parts.append(n_nodes * width + np.arange(self.params.size))
+        if self.initial is not None:
+            parts.append(np.arange(self.initial.size))
+        if self.final is not None:
+            parts.append((n_nodes - 1) * width + np.arange(self.final.size))
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=int)
+
+    def center(self) -> np.ndarray:
+        """The centre of the pulled unknowns, in the order of :meth:`indices`."""
+        parts = [c for c in (self.params, self.initial, self.final) if c is not None]
+        return np.concatenate(parts) if parts else np.zeros(0)

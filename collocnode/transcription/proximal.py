@@ -1,7 +1,7 @@
 """One transcribed problem solved again and again with a proximal term on some of its unknowns.
 
-A consensus method (ADMM, :mod:`collocnode.admm`) solves each block of a split problem many
-times, each time pulled toward new values of its shared unknowns:
+A consensus method (ADMM, :mod:`collocnode.strategies.admm`) solves each block of a split problem
+many times, each time pulled toward new values of its shared unknowns:
 
     minimize  f(z) + ½ Σ_i rho_i (z_{S_i} - c_i)²
 
@@ -18,9 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from .algorithm import RadauIIA
-from .collocation import build_nlp, package
-from .ipopt import solve_ipopt
+from .collocation import RadauIIA, build_nlp, package
+from .ipopt.backends import solve_ipopt
 from .mesh import Mesh
 from .problem import DynamicOptimizationProblem
 from .solution import Solution

@@ -32,7 +32,7 @@ Intervals are never merged: refinement starts from a coarse mesh, so there is li
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import casadi as ca
@@ -40,6 +40,7 @@ import numpy as np
 from numpy.polynomial import chebyshev as cheb
 
 from .. import _validation as v
+from ..algorithm import final
 from .mesh import Mesh
 from .problem import DynamicOptimizationProblem
 from .radau import MAX_STAGES
@@ -62,9 +63,11 @@ def _running_integral(k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def as_solution(solution: Any) -> Solution:
-    """The collocation :class:`Solution` of ``solution`` (itself, or the one a
-    ``TrainingSolution`` wraps)."""
-    inner = getattr(solution, "solution", solution)
+    """The collocation :class:`Solution` of ``solution``: itself, the one a
+    ``TrainingSolution`` wraps, or the one a wrapped result ends in
+    (:func:`collocnode.algorithm.final`)."""
+    inner = final(solution)
+    inner = getattr(inner, "solution", inner)
     if not isinstance(inner, Solution):
         raise TypeError(f"solution must be a Solution or TrainingSolution, got {solution!r}")
     return inner
@@ -179,3 +182,23 @@ class RefinementRule:
             grid[-1] = b  # exact interval ends, whatever the rounding above
             stages.extend([m_new] * parts)
         return Mesh.from_grid(np.array(grid), np.array(stages))
+
+
+class _Dense:
+    """The collocation polynomials of a solution as a picklable ``t (n,) -> (n, n_states)``."""
+
+    def __init__(self, mesh: Mesh, x_nodes: np.ndarray) -> None:
+        self.mesh, self.x_nodes = mesh, x_nodes
+
+    def __call__(self, t: np.ndarray) -> np.ndarray:
+        t = np.clip(np.asarray(t, dtype=float), self.mesh.t0, self.mesh.tf)
+        return self.mesh.interpolate(self.x_nodes, np.atleast_1d(t))
+
+
+def warm_started(dop: DynamicOptimizationProblem, sol: Solution) -> DynamicOptimizationProblem:
+    """``dop`` starting from ``sol``: its collocation polynomials and parameters as the guess."""
+    guesses = [_Dense(m, x) for m, x in zip(sol.meshes, sol.segment_states, strict=True)]
+    if not dop.segments:
+        return dop.remake(x_guess=guesses[0], p_guess=sol.p)
+    segments = tuple(replace(seg, x_guess=g) for seg, g in zip(dop.segments, guesses, strict=True))
+    return dop.remake(segments=segments, p_guess=sol.p)

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from ..status import SolverStatus
-from .assembly import NLPSize
 from .mesh import Mesh
+from .nlp.assembly import NLPSize
 from .problem import DynamicOptimizationProblem
 
 

@@ -135,7 +135,7 @@ def test_a_failing_method_is_recorded_while_the_others_continue(tmp_path, monkey
 
 def test_diverged_rollout_is_reported_with_its_step(tmp_path, monkeypatch):
     from collocnode.compare import mbdnode
-    from collocnode.fixed_step import DivergenceError
+    from collocnode.tools.fixed_step import DivergenceError
 
     def diverge(self, t, x0, u=None, *, params=None):
         raise DivergenceError(17, float(t[17]), np.zeros((17, 2)), "blow-up")

@@ -11,9 +11,9 @@ from collocnode import problems
 from collocnode.compare.base import NotApplicableError
 from collocnode.compare.lnn import LagrangianField
 from collocnode.compare.registry import make_trainer
-from collocnode.fixed_step import DivergenceError
 from collocnode.nn import MLP
 from collocnode.problems.layout import StateLayout
+from collocnode.tools.fixed_step import DivergenceError
 
 TINY = {"epochs": 1, "hidden": (8, 8), "device": "cpu"}
 # measured on sms (600 samples, 300 for training), seed 0 / seeds 1, 2:

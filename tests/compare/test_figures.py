@@ -7,8 +7,8 @@ import sys
 
 import numpy as np
 
-from collocnode import plotting
-from collocnode.io import save_figure
+from collocnode.tools import plotting
+from collocnode.tools.io import save_figure
 
 T = np.linspace(0.0, 10.0, 101)
 
@@ -76,7 +76,7 @@ def test_error_figures_and_saving(tmp_path):
 
 def test_the_plotting_module_loads_neither_torch_nor_the_comparison_nor_pyplot():
     code = (
-        "import sys, collocnode.plotting; "
+        "import sys, collocnode.tools.plotting; "
         "print(sorted(m for m in ('torch', 'collocnode.compare', 'matplotlib.pyplot') "
         "if m in sys.modules))"
     )

@@ -11,8 +11,8 @@ import pytest
 from collocnode.compare.harness import CompareConfig, run
 from collocnode.compare.results import BASE_COLUMNS, CompareReport, MethodRow, Score
 from collocnode.compare.scenarios import StateRollout, StateRolloutScenario
-from collocnode.fixed_step import DivergenceError
-from collocnode.io import jsonable
+from collocnode.tools.fixed_step import DivergenceError
+from collocnode.tools.io import jsonable
 
 
 def _cfg(*methods: str) -> CompareConfig:

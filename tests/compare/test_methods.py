@@ -12,7 +12,7 @@ from collocnode.compare import registry
 from collocnode.compare.base import FitResult, NotApplicableError
 from collocnode.compare.registry import make_trainer
 from collocnode.compare.snde import _Stabilize, constraint_functions, stabilization
-from collocnode.fixed_step import DivergenceError
+from collocnode.tools.fixed_step import DivergenceError
 
 ALL = [m for m in registry.available() if m != "collocation"]  # tested in test_collocation_method
 # SNDE needs constraints or invariants, HNN and LNN a second-order system: not the Van der Pol

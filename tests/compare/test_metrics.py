@@ -7,7 +7,7 @@ import pytest
 
 from collocnode import problems
 from collocnode.compare.metrics import evaluate, window_errors
-from collocnode.fixed_step import DivergenceError
+from collocnode.tools.fixed_step import DivergenceError
 
 
 class _Exact:

@@ -9,7 +9,7 @@ import torch
 
 from collocnode import problems
 from collocnode.compare.registry import make_trainer
-from collocnode.fixed_step import integrate
+from collocnode.tools.fixed_step import integrate
 
 TINY = {"epochs": 3, "hidden": (16, 16), "batch_size": 8, "device": "cpu"}
 

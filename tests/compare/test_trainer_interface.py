@@ -149,14 +149,14 @@ def test_every_method_accepts_the_comparison_wide_settings():
 def test_importing_the_comparison_loads_no_torch():
     code = (
         "import sys; import collocnode.compare, collocnode.compare.harness, "
-        "collocnode.compare.gradient, collocnode.plotting; "
+        "collocnode.compare.gradient, collocnode.tools.plotting; "
         "print('torch' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
 
-# ---- the callback protocol shared with collocation (collocnode.callbacks) ----------------------
+# ---- the callback protocol shared with collocation (collocnode.training.callbacks) ---------
 def _decay_fit(callback, epochs=60, noise=0.0, batch_size=8):
     system = Decay()
     trainer = LinearDecay(epochs=epochs, lr=0.05, lr_decay=1.0, batch_size=batch_size)
@@ -204,7 +204,7 @@ class StopAtEpoch:
 
 
 def test_a_callback_stop_is_its_own_status_with_its_reason():
-    from collocnode.callbacks import RunInfo
+    from collocnode.training.callbacks import RunInfo
 
     stop = StopAtEpoch(4)
     _, result = _decay_fit(stop)
@@ -226,7 +226,7 @@ def test_a_raising_callback_fails_the_fit_with_its_error_and_keeps_the_best_weig
 
 
 def test_stagnation_stops_the_epoch_loop_and_a_window_beyond_the_epochs_is_refused():
-    from collocnode.callbacks import StopOnStagnation
+    from collocnode.training.callbacks import StopOnStagnation
 
     # full batches on noisy data: the loss settles on its noise floor within ~120 epochs
     stagnation = StopOnStagnation(rtol=1e-4, window=10)

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from collocnode.experiments.qvm import QVMOptions, evaluate, generate
-from collocnode.options import replace_flat
 from collocnode.recipes.qvm import QVMRecipe
 from collocnode.recipes.settings import CollocationSettings, RegressionSettings
 from collocnode.status import SolverStatus
+from collocnode.tools.options import replace_flat
 
 
 @pytest.fixture(scope="module")

@@ -170,7 +170,7 @@ CASES: dict[str, tuple[str, Callable[[dict[str, Any]], None], str]] = {
     ),
     "library_file_writer": (
         "neural_ode",
-        with_recipe("collocnode.io:atomic_write_text", WRITE_PTH),
+        with_recipe("collocnode.tools.io:atomic_write_text", WRITE_PTH),
         NOT_BUILDER,
     ),
     "library_json_writer_in_legacy_module": (
@@ -186,7 +186,7 @@ CASES: dict[str, tuple[str, Callable[[dict[str, Any]], None], str]] = {
     ),
     "module_attribute": (
         "neural_ode",
-        with_recipe("collocnode.transcription.jit:subprocess", {}),
+        with_recipe("collocnode.transcription.nlp.jit:subprocess", {}),
         NOT_BUILDER,
     ),
     "near_miss_space": (

@@ -11,11 +11,17 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from collocnode import DynamicOptimizationProblem, Inputs, IpoptOptions, RadauIIA, SolverStatus
-from collocnode.transcription import AdaptiveRefinement
-from collocnode.transcription.driver import solve_dop
-from collocnode.transcription.ipopt import BACKENDS
-from collocnode.transcription.iteration import RunInfo
+from collocnode import (
+    DynamicOptimizationProblem,
+    Inputs,
+    IpoptOptions,
+    RadauIIA,
+    SolverStatus,
+    solve,
+)
+from collocnode.strategies import AdaptiveRefinement
+from collocnode.transcription.ipopt.backends import BACKENDS
+from collocnode.transcription.ipopt.iteration import RunInfo
 
 T = np.linspace(0.0, 6.0, 61)
 
@@ -71,7 +77,7 @@ def test_a_stop_at_iteration_3_keeps_that_iterate_on_both_backends_alike():
     sols, stops = {}, {}
     for backend in BACKENDS:
         stops[backend] = stop = StopAt(3)
-        sols[backend] = sol = solve_dop(dop, alg(backend), callback=stop)
+        sols[backend] = sol = solve(dop, alg(backend), callback=stop)
         assert sol.status == SolverStatus.STOPPED and not sol.status.ok
         assert sol.status.value == "stopped_by_callback"
         assert sol.iterations == 3 and sol.message == "stopped by the callback at iteration 3"
@@ -94,7 +100,7 @@ def test_a_raising_callback_ends_with_its_error_and_a_finite_iterate(backend):
         if state.iteration == 2:
             raise ZeroDivisionError("no validation data")
 
-    sol = solve_dop(van_der_pol_fit(), alg(backend), callback=broken)
+    sol = solve(van_der_pol_fit(), alg(backend), callback=broken)
     assert sol.status == SolverStatus.CALLBACK_ERROR and not sol.status.ok
     assert sol.message == (
         "the callback raised ZeroDivisionError at iteration 2: no validation data"
@@ -105,8 +111,8 @@ def test_a_raising_callback_ends_with_its_error_and_a_finite_iterate(backend):
 
 def test_a_callback_that_never_stops_changes_nothing():
     dop = van_der_pol_fit()
-    plain = solve_dop(dop, alg())
-    watched = solve_dop(dop, alg(), callback=lambda state: None)
+    plain = solve(dop, alg())
+    watched = solve(dop, alg(), callback=lambda state: None)
     assert watched.status == plain.status == SolverStatus.SUCCESS
     assert watched.iterations == plain.iterations > 10
     np.testing.assert_array_equal(watched.p, plain.p)
@@ -114,9 +120,9 @@ def test_a_callback_that_never_stops_changes_nothing():
 
 
 def test_only_true_stops_the_solve():
-    sol = solve_dop(van_der_pol_fit(), alg(), callback=lambda state: "stop")
+    sol = solve(van_der_pol_fit(), alg(), callback=lambda state: "stop")
     assert sol.status == SolverStatus.SUCCESS
-    sol = solve_dop(van_der_pol_fit(), alg(), callback=lambda state: np.bool_(state.iteration == 1))
+    sol = solve(van_der_pol_fit(), alg(), callback=lambda state: np.bool_(state.iteration == 1))
     assert sol.status == SolverStatus.STOPPED and sol.iterations == 1
 
 
@@ -129,13 +135,13 @@ def test_the_reason_of_a_stop_becomes_the_message():
                 self.reason = "enough at 4"
                 return True
 
-    sol = solve_dop(van_der_pol_fit(), alg(), callback=Reasoned())
+    sol = solve(van_der_pol_fit(), alg(), callback=Reasoned())
     assert sol.status == SolverStatus.STOPPED and sol.message == "enough at 4"
 
 
 def test_a_state_read_after_its_callback_returned_is_refused():
     kept = []
-    solve_dop(van_der_pol_fit(), alg(max_iter=2), callback=kept.append)
+    solve(van_der_pol_fit(), alg(max_iter=2), callback=kept.append)
     assert [s.iteration for s in kept] == [0, 1, 2]
     with pytest.raises(RuntimeError, match="read after its callback returned"):
         kept[0].params()
@@ -150,7 +156,7 @@ def test_callback_time_is_apart_from_ipopt_time_and_from_the_elapsed_time():
         elapsed.append(state.elapsed_s)
         time.sleep(0.2)
 
-    sol = solve_dop(van_der_pol_fit(), alg(max_iter=4), callback=slow)
+    sol = solve(van_der_pol_fit(), alg(max_iter=4), callback=slow)
     assert sol.timings["user_callback"] >= 5 * 0.2
     assert sol.timings["ipopt"] < sol.timings["total"] - 5 * 0.2
     # the elapsed time a state reports leaves out the callback's own sleeps (0.8 s before the
@@ -177,7 +183,7 @@ class Hooks:
 
 def test_on_start_sees_the_limits_and_on_end_runs_after_the_solve():
     hooks = Hooks()
-    sol = solve_dop(van_der_pol_fit(), alg(max_iter=77), callback=hooks)
+    sol = solve(van_der_pol_fit(), alg(max_iter=77), callback=hooks)
     assert sol.status == SolverStatus.STOPPED
     assert hooks.events == [RunInfo(max_iterations=77, n_states=2, n_params=2), "end"]
 
@@ -185,13 +191,13 @@ def test_on_start_sees_the_limits_and_on_end_runs_after_the_solve():
 def test_an_error_in_on_start_propagates_before_anything_is_built():
     hooks = Hooks(fail_on_start=True)
     with pytest.raises(ValueError, match="window = 500"):
-        solve_dop(van_der_pol_fit(), alg(), callback=hooks)
+        solve(van_der_pol_fit(), alg(), callback=hooks)
     assert len(hooks.events) == 1  # no on_end: the solve never started
 
 
 def test_a_callback_must_be_callable():
     with pytest.raises(TypeError, match="callback must be callable, got 3"):
-        solve_dop(van_der_pol_fit(), alg(), callback=3)
+        solve(van_der_pol_fit(), alg(), callback=3)
 
 
 def test_the_adaptive_loop_runs_the_callback_in_every_round_and_ends_on_a_stop():
@@ -205,10 +211,10 @@ def test_the_adaptive_loop_runs_the_callback_in_every_round_and_ends_on_a_stop()
             return None
 
     refinement = AdaptiveRefinement(alg(), tol=1e-9, max_rounds=2, coarse=10)
-    result = solve_dop(van_der_pol_fit(), refinement, callback=Counting())
+    result = solve(van_der_pol_fit(), refinement, callback=Counting())
     assert len(starts) == len(result.rounds) >= 2
 
-    stopped = solve_dop(van_der_pol_fit(), refinement, callback=lambda state: state.iteration == 2)
+    stopped = solve(van_der_pol_fit(), refinement, callback=lambda state: state.iteration == 2)
     assert len(stopped.rounds) == 1 and not stopped.converged
     assert stopped.solution.status == SolverStatus.STOPPED
     assert stopped.rounds[0].status == "stopped_by_callback"

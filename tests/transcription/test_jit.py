@@ -11,8 +11,8 @@ from pathlib import Path
 import casadi as ca
 import pytest
 
-from collocnode.transcription import jit
-from collocnode.transcription.jit import JITError, compile_functions
+from collocnode.transcription.nlp import jit
+from collocnode.transcription.nlp.jit import JITError, compile_functions
 
 needs_compiler = pytest.mark.skipif(
     not (os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")),

@@ -16,7 +16,7 @@ from collocnode import (
     solve,
 )
 from collocnode.nn import MLP
-from collocnode.transcription import AdaptiveRefinement
+from collocnode.strategies import AdaptiveRefinement
 from collocnode.transcription.refine import RefinementRule, interval_errors
 
 QUIET = IpoptOptions(tol=1e-12, print_level=0)
@@ -241,7 +241,7 @@ def test_adaptive_refinement_argument_errors(kwargs, error, match):
 
 
 def test_adaptive_refinement_rejects_other_problems_and_algorithms():
-    with pytest.raises(TypeError, match="problem"):
+    with pytest.raises(TypeError, match="solves a DynamicOptimizationProblem or TrainingProblem"):
         solve(object(), AdaptiveRefinement())
     with pytest.raises(TypeError, match="RadauIIA"):
         AdaptiveRefinement("radau")

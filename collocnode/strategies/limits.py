@@ -1,0 +1,72 @@
+"""Limits on how long the solves of a nest run: a stopping rule in every solve, a deadline for
+all of them.
+
+- :class:`StopWhenStagnant` stops each solve of its inner algorithm once the objective has
+  stopped moving (a fresh :class:`~collocnode.training.callbacks.StopOnStagnation` beside the
+  user's callback in every solve: the quarter-vehicle paper's "terminated early if no further
+  significant improvement in objective").
+- :class:`TimeLimit` gives the whole nest one wall-clock budget: IPOPT's ``max_wall_time`` of
+  every solve, and the regression of a warm start, are capped at what is left of it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import _validation as v
+from ..algorithm import Algorithm, SolveContext, Wrapper, check_inner
+from ..training.callbacks import CallbackList, StopOnStagnation
+from ..transcription.collocation import RadauIIA
+
+
+@dataclass(frozen=True)
+class StopWhenStagnant(Wrapper):
+    """Stop every solve of ``inner`` once its objective moved by less than ``rtol`` (relative)
+    over ``window`` iterations.
+
+    The status of a solve it stops is ``stopped_by_callback`` with a message that says the
+    objective stagnated, never ``success``; the user's own callback runs beside it, and a stop
+    it asks for is told apart (:class:`~collocnode.Pretrained` goes on after a stagnated
+    pre-training, not after the user's stop).
+
+    Args:
+        inner: the algorithm whose solves it watches (default ``RadauIIA()``).
+        window: iterations the objective is watched over (a positive integer).
+        rtol: the relative change below which it counts as stagnant (> 0).
+    """
+
+    inner: Algorithm = field(default_factory=RadauIIA)
+    window: int = 10
+    rtol: float = 1e-4
+
+    def __post_init__(self) -> None:
+        check_inner(self, self.inner)
+        v.positive_int("window", self.window)
+        v.positive_float("rtol", self.rtol)
+
+    def solve_problem(self, problem: Any, context: SolveContext) -> Any:
+        rule = StopOnStagnation(self.rtol, self.window)
+        callback = rule if context.callback is None else CallbackList([rule, context.callback])
+        return self.inner.solve_problem(problem, context.but(callback=callback))
+
+
+@dataclass(frozen=True)
+class TimeLimit(Wrapper):
+    """One wall-clock budget of ``seconds`` for every solve of ``inner``, together: each is
+    capped at what is left when it starts (an exhausted budget stops IPOPT at its first
+    iterate). An outer limit that ends sooner still applies."""
+
+    inner: Algorithm = field(default_factory=RadauIIA)
+    seconds: float = 3600.0
+
+    def __post_init__(self) -> None:
+        check_inner(self, self.inner)
+        v.positive_float("seconds", self.seconds)
+
+    def solve_problem(self, problem: Any, context: SolveContext) -> Any:
+        deadline = time.perf_counter() + self.seconds
+        if context.deadline is not None:
+            deadline = min(deadline, context.deadline)
+        return self.inner.solve_problem(problem, context.but(deadline=deadline))

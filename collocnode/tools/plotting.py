@@ -1,0 +1,286 @@
+"""Every figure of the library: experiments, comparisons and the quarter vehicle.
+
+Each function takes arrays and returns a matplotlib ``Figure`` that belongs to no GUI backend
+(nothing global is switched; save it with :func:`collocnode.tools.io.save_figure`, which also works
+headless). Units are those of the arrays, times in seconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+
+def _figure(figsize: tuple[float, float]) -> Any:
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=figsize)
+
+
+def _window(t: np.ndarray, window: tuple[float, float] | None) -> np.ndarray:
+    """Samples of ``t`` inside ``window`` [s]; all of them when ``t`` ends before the window."""
+    if window is None or t[-1] < window[1]:
+        return np.ones(t.size, dtype=bool)
+    return (t >= window[0]) & (t <= window[1])
+
+
+# --- experiments -----------------------------------------------------------------------------
+def trajectories(
+    t_truth: np.ndarray,
+    truth: np.ndarray,
+    t_model: np.ndarray | None,
+    model: np.ndarray | None,
+    t_data: np.ndarray | None = None,
+    data: np.ndarray | None = None,
+    names: Sequence[str] = (),
+    train_end: float | None = None,
+    title: str = "",
+) -> Any:
+    """One panel per state: data (dots), truth (line), learned model (dashed).
+
+    ``truth`` is ``(len(t_truth), n_states)``, ``model`` and ``data`` likewise on their times;
+    ``train_end`` [s] marks the end of the training window."""
+    n = truth.shape[1]
+    fig = _figure((8, 2.2 * n))
+    axes = fig.subplots(n, 1, sharex=True, squeeze=False)
+    for k, ax in enumerate(axes[:, 0]):
+        if data is not None:
+            ax.plot(t_data, data[:, k], ".", ms=2.5, color="0.6", label="data")
+        ax.plot(t_truth, truth[:, k], "k-", lw=1.2, label="truth")
+        if model is not None:
+            ax.plot(t_model, model[:, k], "--", color="tab:red", lw=1.4, label="learned")
+        if train_end is not None:
+            ax.axvline(train_end, color="tab:blue", lw=0.8, ls=":")
+        ax.set_ylabel(names[k] if k < len(names) else f"x{k}")
+    axes[0, 0].legend(loc="upper right", fontsize=8, ncol=3)
+    axes[-1, 0].set_xlabel("t [s]")
+    if title:
+        axes[0, 0].set_title(title)
+    return fig
+
+
+def vector_field_error(
+    xs: np.ndarray,
+    ys: np.ndarray,
+    error: np.ndarray,
+    path: np.ndarray | None = None,
+    vmax: float = 6.0,
+    title: str = "",
+) -> Any:
+    """The 2-norm error between learned and true vector fields on a grid (paper Fig. 8);
+    ``error`` is ``(len(ys), len(xs))``, values above ``vmax`` are left white; ``path``
+    ``(n, 2)`` is drawn over it."""
+    fig = _figure((6, 5))
+    ax = fig.subplots()
+    masked = np.ma.masked_greater(error, vmax)
+    mesh = ax.pcolormesh(xs, ys, masked, shading="auto", cmap="viridis", vmin=0, vmax=vmax)
+    fig.colorbar(mesh, ax=ax, label="‖f_learned − f_true‖₂")
+    if path is not None:
+        ax.plot(path[:, 0], path[:, 1], "w--", lw=1.2, label="true trajectory")
+        ax.legend(loc="upper right", fontsize=8)
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
+    ax.set_title(title or "vector-field error")
+    return fig
+
+
+def objective_history(curves: Mapping[str, np.ndarray], title: str = "") -> Any:
+    """Objective against wall time, one curve per run or phase (paper Fig. 2).
+    Each curve is an (n, 2) array of (wall time [s], objective)."""
+    fig = _figure((6, 4))
+    ax = fig.subplots()
+    for label, c in curves.items():
+        c = np.asarray(c, dtype=float)
+        if c.size:
+            ax.semilogy(c[:, 0], np.maximum(c[:, 1], 1e-300), "-o", ms=2, label=label)
+    ax.set_xlabel("wall time [s]")
+    ax.set_ylabel("objective")
+    ax.grid(True, which="both", alpha=0.3)
+    if len(curves) > 1:
+        ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def percentile_bands(
+    t: np.ndarray, runs: np.ndarray, truth: np.ndarray, names: Sequence[str] = (), title: str = ""
+) -> Any:
+    """Median and 5-95 / 25-75 % bands over many runs (runs: (n_runs, n_t, n_states))."""
+    n = truth.shape[1]
+    fig = _figure((8, 2.2 * n))
+    axes = fig.subplots(n, 1, sharex=True, squeeze=False)
+    for k, ax in enumerate(axes[:, 0]):
+        r = runs[:, :, k]
+        p5, p25, p50, p75, p95 = np.nanpercentile(r, [5, 25, 50, 75, 95], axis=0)
+        ax.fill_between(t, p5, p95, color="tab:red", alpha=0.15, label="5–95 %")
+        ax.fill_between(t, p25, p75, color="tab:red", alpha=0.3, label="25–75 %")
+        ax.plot(t, p50, color="tab:red", lw=1, label="median")
+        ax.plot(t, truth[:, k], "k--", lw=1, label="truth")
+        ax.set_ylabel(names[k] if k < len(names) else f"x{k}")
+    axes[0, 0].legend(fontsize=8, ncol=4, loc="upper right")
+    axes[-1, 0].set_xlabel("t [s]")
+    if title:
+        axes[0, 0].set_title(title)
+    return fig
+
+
+# --- comparisons ------------------------------------------------------------------------------
+def rollout_comparison(
+    t: np.ndarray,
+    truth: np.ndarray,
+    predictions: Mapping[str, np.ndarray],
+    start: int = 0,
+    max_states: int = 4,
+    title: str = "",
+) -> Any:
+    """The first ``max_states`` states of the truth ``(n, n_states)`` and of each method's
+    rollout (same shape, on the same times ``t``) from sample ``start`` on (e.g. the
+    extrapolation window)."""
+    n_show = min(truth.shape[1], max_states)
+    fig = _figure((8, 2.2 * n_show))
+    axes = fig.subplots(n_show, 1, sharex=True, squeeze=False)
+    window = slice(max(start, 0), None)
+    for k, ax in enumerate(axes[:, 0]):
+        ax.plot(t[window], truth[window, k], "k-", lw=2, label="truth")
+        for name, x in predictions.items():
+            ax.plot(t[window], x[window, k], "--", lw=1.2, label=name)
+        ax.set_ylabel(f"x{k}")
+    axes[0, 0].legend(fontsize=7, ncol=4)
+    axes[-1, 0].set_xlabel("t [s] (extrapolation window)" if start > 0 else "t [s]")
+    if title:
+        axes[0, 0].set_title(title)
+    return fig
+
+
+def acceleration_comparison(
+    t: np.ndarray,
+    truth: np.ndarray,
+    predictions: Mapping[str, np.ndarray],
+    names: Sequence[str] = ("a_b", "a_w"),
+    window: tuple[float, float] | None = (4.0, 8.0),
+    title: str = "",
+) -> Any:
+    """One panel per acceleration [m/s²]: the truth ``(n, len(names))`` and each method's
+    prediction (same shape, on the same times ``t``) over ``window`` [s] (the window of the QVM
+    paper's Fig. 4; the whole horizon when ``t`` is shorter)."""
+    keep = _window(t, window)
+    fig = _figure((8, 2.5 * len(names)))
+    axes = fig.subplots(len(names), 1, sharex=True, squeeze=False)[:, 0]
+    for k, (ax, name) in enumerate(zip(axes, names, strict=True)):
+        ax.plot(t[keep], truth[keep, k], "k-", lw=1.5, label="truth")
+        for method, a in predictions.items():
+            ax.plot(t[keep], a[keep, k], "--", lw=1, label=method)
+        ax.set_ylabel(f"{name} [m/s²]")
+    axes[0].legend(fontsize=7, ncol=4)
+    axes[-1].set_xlabel("t [s]")
+    if title:
+        axes[0].set_title(title)
+    return fig
+
+
+def time_vs_error(points: Mapping[str, tuple[float, float]], ylabel: str, title: str = "") -> Any:
+    """One labelled point per method: (training wall time [s], error), both axes logarithmic."""
+    fig = _figure((6, 4))
+    ax = fig.subplots()
+    for name, (time_s, error) in points.items():
+        ax.scatter(time_s, error, s=40)
+        ax.annotate(name, (time_s, error), fontsize=8, xytext=(4, 4), textcoords="offset points")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("training wall time [s]")
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    return fig
+
+
+def error_vs_time(
+    curves: Mapping[str, np.ndarray],
+    ylabel: str,
+    target: float | None = None,
+    target_label: str = "target",
+) -> Any:
+    """Test error against training wall time, one curve ``(n, 2)`` of (time [s], error) per
+    method, and a dotted line at ``target`` (e.g. collocation's final error)."""
+    fig = _figure((6, 4))
+    ax = fig.subplots()
+    for name, c in curves.items():
+        c = np.asarray(c, dtype=float).reshape(-1, 2)
+        if c.size:
+            ax.loglog(c[:, 0], c[:, 1], "-o", ms=2, label=name)
+    if target is not None:
+        ax.axhline(target, color="k", ls=":", lw=1, label=target_label)
+    ax.set_xlabel("training wall time [s]")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=7)
+    ax.grid(True, which="both", alpha=0.3)
+    return fig
+
+
+# --- the quarter vehicle ----------------------------------------------------------------------
+def characteristic(
+    x: np.ndarray,
+    true: np.ndarray,
+    learned: np.ndarray,
+    sigma: float,
+    *,
+    xlabel: str,
+    ylabel: str = "F [N]",
+    learned_label: str = "learned",
+    true_label: str = "true (data generator)",
+    reference: tuple[np.ndarray, np.ndarray] | None = None,
+    reference_label: str = "reference",
+    title: str = "",
+) -> Any:
+    """A learned force characteristic against the true one over the inputs ``x`` ``(n,)``
+    (``true``, ``learned`` ``(n,)``), with vertical lines at ±1σ (dotted) and ±2σ (dash-dotted)
+    of the training inputs (``sigma``, in the units of ``x``). ``reference`` = (x, F) adds
+    another learned curve (e.g. a paper's), cut to the range of ``x``."""
+    fig = _figure((6, 4))
+    ax = fig.subplots()
+    ax.plot(x, true, "k-", lw=1.5, label=true_label)
+    ax.plot(x, learned, "--", color="tab:red", lw=1.5, label=learned_label)
+    if reference is not None:
+        xr, fr = (np.asarray(a, dtype=float) for a in reference)
+        keep = (xr >= np.min(x)) & (xr <= np.max(x))
+        ax.plot(xr[keep], fr[keep], ":", color="tab:blue", lw=1.2, label=reference_label)
+    for k, style in ((1, ":"), (2, "-.")):
+        for sign in (-1, 1):
+            ax.axvline(sign * k * sigma, color="0.5", ls=style, lw=0.8)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def acceleration_window(
+    t: np.ndarray,
+    data: np.ndarray,
+    truth: np.ndarray,
+    learned: np.ndarray,
+    *,
+    window: tuple[float, float] | None = (4.0, 8.0),
+    ylabel: str = "a_b [m/s²]",
+    learned_label: str = "learned",
+    title: str = "",
+) -> Any:
+    """One acceleration over ``window`` [s] (the whole horizon when ``t`` is shorter): the
+    observations ``data`` (dots), the true model and the learned one, all ``(n,)`` on ``t``."""
+    keep = _window(t, window)
+    fig = _figure((8, 3.5))
+    ax = fig.subplots()
+    ax.plot(t[keep], data[keep], ".", ms=1.5, color="0.6", label="data")
+    ax.plot(t[keep], truth[keep], "k-", lw=1, label="true model")
+    ax.plot(t[keep], learned[keep], "--", color="tab:red", lw=1, label=learned_label)
+    ax.set_xlabel("t [s]")
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize=8)
+    return fig

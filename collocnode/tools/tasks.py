@@ -1,0 +1,417 @@
+"""Many independent runs (seeds, sweeps, methods) on any ``concurrent.futures.Executor``.
+
+:func:`run_tasks` submits one call per :class:`Task` to an executor — a local process pool by
+default, a Dask ``distributed`` cluster through :func:`dask_executor` (Ray's and mpi4py's
+executors follow the same interface) — and stores each result in a :class:`TaskStore` as soon
+as it completes. A task that raises is recorded as failed and the others go on; a task whose
+worker died (a killed process, a lost Dask worker) is submitted once more and then recorded as
+failed; a rerun with the same store skips the tasks it already holds. Each task runs with its
+share of its worker's cores (:func:`collocnode.tools.threads.limit_threads`).
+
+A task's function takes the task's argument and returns a dict: numpy arrays in it are stored in
+``<key>.npz`` (no pickles: a store is data and loads as data), everything else in
+``<key>.json``, which is written last and marks the task finished.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from importlib.util import find_spec
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import _validation as v
+from .io import jsonable, write_json, write_npz
+from .threads import cores, limit_threads
+
+_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.=-]{0,127}")
+FINISHED, FAILED = "finished", "failed"
+
+
+@dataclass(frozen=True)
+class Task:
+    """One independent call ``fn(arg)``.
+
+    Attributes:
+        key: the task's name in the store: letters, digits and ``_ . = -``, at most 128.
+        arg: the argument (picklable: it travels to a worker process).
+        settings: JSON data that identify what the task computes; a stored result made with
+            other settings is refused rather than reused.
+    """
+
+    key: str
+    arg: Any
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.key, str) or not _KEY.fullmatch(self.key):
+            raise ValueError(
+                f"task key must be 1-128 letters, digits or '_.=-' (not starting with one of "
+                f"'_.=-'), got {self.key!r:.80}"
+            )
+
+
+@dataclass
+class TaskOutcome:
+    """How one task ended.
+
+    Attributes:
+        key: the task's key.
+        status: "finished" (its function returned) or "failed" (it raised, or its worker was
+            lost twice).
+        result: the function's dict (arrays included), or None when it failed.
+        error: why it failed ("ExceptionType: message"), or None.
+        attempts: submissions it took (0: taken from the store).
+    """
+
+    key: str
+    status: str
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    attempts: int = 1
+
+    @property
+    def reused(self) -> bool:
+        return self.attempts == 0
+
+
+class StoredTaskMismatch(ValueError):
+    """A stored task was made with other settings than the task of this run (a rerun into the
+    same directory with other options): it is refused, not reused."""
+
+
+class TaskStore:
+    """A directory of finished tasks: ``<key>.json`` (the result's JSON values, the task's
+    settings and status) and ``<key>.npz`` (its arrays).
+
+    Only finished tasks are stored; a failed task is run again by the next run."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+
+    def _json(self, key: str) -> Path:
+        return self.directory / f"{key}.json"
+
+    def load(self, task: Task) -> dict[str, Any] | None:
+        """The stored result of ``task``, or None if there is none. Raises ValueError when the
+        stored result was made with other settings, or its files are damaged."""
+        path = self._json(task.key)
+        if not path.is_file():
+            return None
+        try:
+            record = json.loads(path.read_text())
+            stored_settings, result = record["settings"], dict(record["result"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"stored task {str(path)!r} cannot be read: {exc}") from None
+        if stored_settings != jsonable(task.settings):
+            raise StoredTaskMismatch(
+                f"stored task {str(path)!r} was made with other settings ({stored_settings}) "
+                f"than this run's ({jsonable(task.settings)}); use another output directory"
+            )
+        npz = path.with_suffix(".npz")
+        if record.get("arrays"):
+            try:
+                with np.load(npz, allow_pickle=False) as arrays:
+                    result.update({name: arrays[name] for name in record["arrays"]})
+            except (OSError, ValueError, KeyError) as exc:
+                raise ValueError(f"stored task arrays {str(npz)!r} cannot be read: {exc}") from None
+        return result
+
+    def save(self, task: Task, result: Mapping[str, Any]) -> None:
+        """Store a finished task: arrays first, the JSON (the completion mark) last."""
+        arrays = {k: val for k, val in result.items() if isinstance(val, np.ndarray)}
+        values = {k: val for k, val in result.items() if k not in arrays}
+        if arrays:
+            write_npz(self._json(task.key).with_suffix(".npz"), arrays)
+        write_json(
+            self._json(task.key),
+            {
+                "key": task.key,
+                "status": FINISHED,
+                "settings": task.settings,
+                "arrays": sorted(arrays),
+                "result": values,
+            },
+        )
+
+
+def _tasks_at_once(default: int, per_host: Mapping[str, int] | None) -> int:
+    """Tasks running at once on this process's machine: on a Dask worker, the ``nthreads`` of
+    every worker of its host (``per_host``, counted by :func:`dask_host_slots`) or its own;
+    else ``default`` (a local pool: ``workers`` processes of one task each)."""
+    try:
+        from distributed import get_worker
+        from distributed.comm import get_address_host
+
+        worker = get_worker()
+    except (ImportError, ValueError):  # not inside a Dask worker
+        return default
+    host = get_address_host(worker.address)
+    if per_host and host in per_host:
+        return max(1, per_host[host])
+    return max(1, int(worker.state.nthreads))
+
+
+def _call(
+    fn: Callable[[Any], Mapping[str, Any]],
+    arg: Any,
+    threads: int | None,
+    per_machine: int,
+    per_host: Mapping[str, int] | None = None,
+) -> dict[str, Any]:
+    """Run one task in its worker with its share of the cores (see :func:`run_tasks`)."""
+    if threads is None:
+        threads = max(1, cores() // _tasks_at_once(per_machine, per_host))
+    with limit_threads(threads):
+        out = fn(arg)
+    if not isinstance(out, Mapping):
+        raise TypeError(f"a task must return a dict, got {type(out).__name__}")
+    return dict(out)
+
+
+def dask_host_slots(client: Any) -> dict[str, int]:
+    """Tasks a Dask cluster runs at once per host: the sum of its workers' ``nthreads``
+    (several workers on one machine share its cores)."""
+    try:
+        info = client.scheduler_info(n_workers=-1)["workers"]
+    except TypeError:  # distributed before the n_workers argument lists every worker
+        info = client.scheduler_info()["workers"]
+    slots: dict[str, int] = {}
+    for worker in info.values():
+        slots[worker["host"]] = slots.get(worker["host"], 0) + int(worker.get("nthreads", 1))
+    return slots
+
+
+def _lost_worker(exc: BaseException) -> bool:
+    """Whether ``exc`` says the task's worker died rather than the task failing."""
+    if isinstance(exc, BrokenProcessPool):
+        return True
+    return type(exc).__name__ in ("KilledWorker", "CommClosedError")
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def local_executor(workers: int) -> ProcessPoolExecutor:
+    """A pool of ``workers`` fresh processes (spawned: no state inherited from the caller)."""
+    return ProcessPoolExecutor(v.positive_int("workers", workers), mp_context=get_context("spawn"))
+
+
+def run_tasks(
+    fn: Callable[[Any], Mapping[str, Any]],
+    tasks: Iterable[Task],
+    *,
+    store: TaskStore | str | Path | None = None,
+    executor: Executor | None = None,
+    workers: int | None = None,
+    threads: int | None = None,
+    retries: int = 1,
+    on_outcome: Callable[[TaskOutcome], None] | None = None,
+) -> list[TaskOutcome]:
+    """Run ``fn(task.arg)`` for every task; returns the outcomes in the tasks' order.
+
+    Args:
+        fn: a module-level function (it is pickled by reference to reach the workers) returning
+            a dict of JSON values and numpy arrays.
+        tasks: the tasks, with unique keys.
+        store: where finished tasks are written as they complete and read back on a rerun
+            (None: nothing is stored or reused).
+        executor: where the tasks run (e.g. :func:`dask_executor`); None: a local pool of
+            ``workers`` spawned processes, shut down at the end. With ``workers=1`` and no
+            executor the tasks run one after another in this process.
+        workers: local processes (default: one per core); with another executor, the tasks it
+            runs at once on one machine, used only to size the tasks' threads.
+        threads: threads each task may use (default: the cores of the machine it runs on
+            divided by the tasks running there at once — ``workers`` for the local pool, the
+            summed ``nthreads`` of the Dask workers on that host — at least 1).
+        retries: submissions after a lost worker (a killed process, a lost Dask worker).
+        on_outcome: called with each outcome as it is recorded (progress, logging).
+
+    On Ctrl-C the queued tasks are cancelled, the running ones are awaited (local workers get
+    the same SIGINT: collocation solves stop at their next iteration), what finished is stored,
+    and KeyboardInterrupt propagates.
+    """
+    tasks = list(tasks)
+    keys = [t.key for t in tasks]
+    duplicates = sorted({k for k in keys if keys.count(k) > 1})
+    if duplicates:
+        raise ValueError(f"task keys must be unique, got {duplicates[0]!r} more than once")
+    if executor is not None and not isinstance(executor, Executor):
+        raise TypeError(f"executor must be a concurrent.futures.Executor, got {executor!r:.80}")
+    v.nonnegative_int("retries", retries)
+    n_workers = cores() if workers is None else v.positive_int("workers", workers)
+    if threads is not None:
+        threads = v.positive_int("threads", threads)
+    if store is not None and not isinstance(store, TaskStore):
+        store = TaskStore(store)
+    client = getattr(executor, "client", None)  # a dask_executor's: count its hosts' slots
+    per_host = dask_host_slots(client) if client is not None and threads is None else None
+
+    outcomes: dict[str, TaskOutcome] = {}
+
+    def record(outcome: TaskOutcome, task: Task) -> None:
+        if outcome.status == FINISHED and store is not None and not outcome.reused:
+            store.save(task, outcome.result or {})
+        outcomes[outcome.key] = outcome
+        if on_outcome is not None:
+            on_outcome(outcome)
+
+    todo = []
+    for task in tasks:
+        stored = store.load(task) if store is not None else None
+        if stored is not None:
+            record(TaskOutcome(task.key, FINISHED, stored, attempts=0), task)
+        else:
+            todo.append(task)
+
+    if executor is None and n_workers == 1:
+        for task in todo:
+            try:
+                record(
+                    TaskOutcome(task.key, FINISHED, _call(fn, task.arg, threads, n_workers)), task
+                )
+            except Exception as exc:  # one failing task does not stop the others
+                record(TaskOutcome(task.key, FAILED, error=_describe(exc)), task)
+        return [outcomes[k] for k in keys if k in outcomes]
+
+    owned = executor is None
+    pool: Executor = local_executor(n_workers) if owned else executor
+    attempts: dict[str, int] = {}
+    futures: dict[Future, tuple[Task, Executor | None]] = {}
+    queue = list(reversed(todo))
+
+    def submit(task: Task, isolated: bool = False) -> None:
+        # A dead local process breaks its whole pool and every task in it, and the pool cannot
+        # tell which task killed it: tasks lost that way are retried each in a pool of its own,
+        # so a task that kills its worker again is the one reported.
+        nonlocal pool
+        attempts[task.key] = attempts.get(task.key, 0) + 1
+        target = local_executor(1) if isolated else pool
+        try:
+            fut = target.submit(_call, fn, task.arg, threads, n_workers, per_host)
+        except BrokenProcessPool:
+            if not owned:
+                raise
+            pool.shutdown(wait=False, cancel_futures=True)  # a dead local pool is replaced
+            pool = target = local_executor(n_workers)
+            fut = target.submit(_call, fn, task.arg, threads, n_workers, per_host)
+        futures[fut] = (task, target if isolated else None)
+
+    def fill() -> None:
+        # the local pool gets one task per worker at a time, so that a broken pool loses only
+        # the running tasks; another executor gets everything and schedules it itself
+        while queue and (not owned or len(futures) < n_workers):
+            submit(queue.pop())
+
+    try:
+        fill()
+        while futures:
+            finished, _ = wait(list(futures), return_when=FIRST_COMPLETED)
+            for fut in finished:
+                task, own_pool = futures.pop(fut)
+                if own_pool is not None:
+                    own_pool.shutdown(wait=False)
+                exc = fut.exception()
+                n = attempts[task.key]
+                if exc is None:
+                    outcome = TaskOutcome(task.key, FINISHED, fut.result(), attempts=n)
+                elif _lost_worker(exc) and n <= retries:
+                    submit(task, isolated=owned)
+                    continue
+                else:
+                    error = _describe(exc)
+                    if _lost_worker(exc):
+                        error = f"worker lost {n} times ({error})"
+                    outcome = TaskOutcome(task.key, FAILED, error=error, attempts=n)
+                record(outcome, task)
+            fill()
+    except KeyboardInterrupt:
+        for fut in futures:
+            fut.cancel()
+        for fut, (task, _) in futures.items():
+            if fut.cancelled():
+                continue
+            try:
+                result = fut.result()
+            except BaseException:  # a task interrupted or failing now is not kept
+                continue
+            record(TaskOutcome(task.key, FINISHED, result, attempts=attempts[task.key]), task)
+        raise
+    finally:
+        for _, own_pool in futures.values():
+            if own_pool is not None:
+                own_pool.shutdown(wait=True, cancel_futures=True)
+        if owned:
+            pool.shutdown(wait=True, cancel_futures=True)
+    return [outcomes[k] for k in keys if k in outcomes]
+
+
+def dask_executor(
+    address: str, *, timeout: float = 10.0, modules: Sequence[str] = ("collocnode",)
+) -> Executor:
+    """A ``concurrent.futures.Executor`` on the Dask scheduler at ``address`` (e.g.
+    ``"tcp://host:8786"``), after checking that it answers within ``timeout`` [s], that it has
+    workers, and that every worker can import ``modules`` (add the module of your task
+    function: workers import it by name). Raises ValueError naming the address otherwise.
+    The executor's ``client`` attribute is the ``distributed.Client``; ``shutdown()`` closes
+    it."""
+    if not isinstance(address, str) or not address.strip():
+        raise ValueError(f"scheduler must be an address such as 'tcp://host:8786', got {address!r}")
+    v.positive_float("timeout", timeout)
+    if isinstance(modules, str) or not all(isinstance(m, str) and m for m in modules):
+        raise TypeError(f"modules must be a sequence of module names, got {modules!r:.80}")
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ValueError(
+            f"scheduler = {address!r} needs Dask's 'distributed' package: pip install distributed"
+        ) from None
+    try:
+        client = Client(address, timeout=timeout)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ValueError(f"scheduler = {address!r} cannot be reached: {_describe(exc)}") from None
+    try:
+        # find_spec travels by reference to a module every Python has; a function of ours
+        # would not even unpickle on a worker without collocnode
+        found: dict[str, list[str]] = {}
+        for name in modules:
+            for worker, spec in client.run(find_spec, name).items():
+                found.setdefault(worker, [])
+                if spec is None:
+                    found[worker].append(name)
+    except Exception as exc:
+        client.close()
+        raise ValueError(
+            f"scheduler = {address!r}: its workers cannot run tasks: {_describe(exc)}"
+        ) from None
+    if not found:
+        client.close()
+        raise ValueError(f"scheduler = {address!r} has no workers")
+    missing = {w: names for w, names in sorted(found.items()) if names}
+    if missing:
+        client.close()
+        worker, names = next(iter(missing.items()))
+        raise ValueError(
+            f"scheduler = {address!r}: {len(missing)} of {len(found)} workers cannot import "
+            f"{', '.join(names)} (e.g. {worker}); install it where the workers run"
+        )
+    executor = client.get_executor()
+    executor.client = client  # type: ignore[attr-defined]
+    shutdown = executor.shutdown
+
+    def shutdown_and_close(wait: bool = True, **kwargs: Any) -> None:
+        shutdown(wait=wait, **kwargs)
+        client.close()
+
+    executor.shutdown = shutdown_and_close  # type: ignore[method-assign]
+    return executor

@@ -1,0 +1,445 @@
+"""Callbacks that watch a training run and may stop it, on both sides of the library.
+
+``solve(problem, alg, callback=fn)`` calls ``fn(state)`` after every IPOPT iteration, and a
+PyTorch trainer's ``fit(..., callback=fn)`` after every epoch. Both hand out a state with the same
+small protocol (:class:`State`), so one callback object serves both sides of a comparison::
+
+    stop = EarlyStopping(validation, every=5, patience=4)
+    sol = solve(problem, RadauIIA(200, 3), seed=0, callback=stop)   # collocation
+    stop.best_iteration, stop.best_params                           # kept by the callback
+    trainer.fit(system, train, callback=stop)                       # the same object, torch side
+
+A callback is any callable ``fn(state) -> bool | None``; returning ``True`` stops the run after
+this iteration (collocation: status ``SolverStatus.STOPPED``, this iterate kept; torch: status
+"stopped"). Optional members: ``on_start(info: RunInfo)`` before the run (an error raised there
+is a bad setting and propagates from ``solve``/``fit``), ``on_end()`` after it, and ``reason`` (a
+string read after a stop; it becomes the run's message). An exception raised by ``fn(state)``
+stops a collocation solve with status ``SolverStatus.CALLBACK_ERROR`` (torch: "failed"), the
+message naming the exception, the iterate kept. The state is valid while the callback runs;
+copy what you keep (``state.params()`` returns a new array).
+
+Ready-made: :class:`EarlyStopping` (on a validation trajectory), :class:`StopOnStagnation` (the
+seed paper's "terminated early if no further significant improvement in objective"),
+:class:`ProgressBar` (tqdm, in notebooks too) and :class:`CallbackList` (several at once).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from .. import _validation as v
+from ..data import Trajectory
+from ..models.simulate import SimulationError, simulate
+from ..transcription.ipopt.iteration import IterationState, RunInfo, stop_requested
+from ..transcription.problem import Inputs
+
+__all__ = [
+    "CallbackList",
+    "EarlyStopping",
+    "IterationState",
+    "ProgressBar",
+    "RunInfo",
+    "State",
+    "StopOnStagnation",
+    "TrainingIterationState",
+    "for_training",
+    "stop_requested",
+]
+
+
+@runtime_checkable
+class State(Protocol):
+    """What every side's state offers a callback.
+
+    Attributes:
+        iteration: IPOPT's iteration (0 is the starting point) or the trainer's epoch (from 1).
+        objective: IPOPT's objective, or the epoch's mean training loss.
+        elapsed_s: training wall time so far [s], without the time spent in callbacks.
+    """
+
+    iteration: int
+    objective: float
+    elapsed_s: float
+
+    def params(self) -> np.ndarray:
+        """The current parameters, a new flat array (n_params,)."""
+        ...
+
+    def predict(self, t: np.ndarray, x0: np.ndarray, u: Any = None) -> np.ndarray:
+        """The model at the current parameters rolled out from ``x0`` (n_states,) on ``t`` (n,)
+        [s], with known inputs ``u`` ((n, n_inputs) at ``t``, or a callable of t); returns
+        (n, n_states)."""
+        ...
+
+
+# ---- the training solve's state -------------------------------------------------------------
+class TrainingIterationState:
+    """The state a training solve hands its callback: the transcription's
+    :class:`IterationState` plus the model, to simulate it at the current parameters.
+
+    Attributes:
+        iteration, objective, elapsed_s, inf_pr, inf_du: as :class:`IterationState`.
+        model: the trained model.
+    """
+
+    __slots__ = ("_problem", "_state")
+
+    def __init__(self, state: IterationState, problem: Any) -> None:
+        self._state, self._problem = state, problem
+
+    @property
+    def iteration(self) -> int:
+        return self._state.iteration
+
+    @property
+    def objective(self) -> float:
+        return self._state.objective
+
+    @property
+    def elapsed_s(self) -> float:
+        return self._state.elapsed_s
+
+    @property
+    def inf_pr(self) -> float:
+        return self._state.inf_pr
+
+    @property
+    def inf_du(self) -> float:
+        return self._state.inf_du
+
+    @property
+    def n_states(self) -> int:
+        return self._state.n_states
+
+    @property
+    def model(self) -> Any:
+        return self._problem.model
+
+    def params(self) -> np.ndarray:
+        """The model's parameter vector at this iterate, shape (n_params,)."""
+        return self._state.params()
+
+    def params_by_block(self) -> dict[str, np.ndarray | float]:
+        """Block weights and fitted physical parameters by name at this iterate."""
+        return self.model.split_params(self._state.params())
+
+    def states(self, segment: int = 0) -> np.ndarray:
+        """Node states of trajectory ``segment``, shape (n_nodes, n_states)."""
+        return self._state.states(segment)
+
+    def node_times(self, segment: int = 0) -> np.ndarray:
+        """Times of :meth:`states`, shape (n_nodes,) [s]."""
+        return self._state.node_times(segment)
+
+    def predict(
+        self, t: np.ndarray, x0: np.ndarray, u: Any = None, **simulate_kwargs: Any
+    ) -> np.ndarray:
+        """Integrate the model at this iterate's parameters from ``x0`` (n_states,) on ``t``
+        (n,) [s]; returns (n, n_states).
+
+        ``u``: known inputs at ``t`` ((n, n_inputs), interpolated linearly as the PyTorch side
+        does) or a callable ``t -> (n, n_inputs)``; default: the first training trajectory's.
+        ``simulate_kwargs`` go to :func:`collocnode.models.simulate` (default rtol = atol = 1e-8).
+        Raises :class:`~collocnode.models.simulate.SimulationError` if the rollout fails."""
+        t = v.increasing("t", t)
+        inputs = None
+        if self.model.n_inputs:
+            if u is None:
+                inputs = self._problem.input_function(0)
+            elif callable(u):
+                inputs = u
+            else:
+                values = np.asarray(u, dtype=float).reshape(t.size, -1)
+                inputs = Inputs.from_samples(t, values, "linear")
+        settings = {"rtol": 1e-6, "atol": 1e-6, **simulate_kwargs}
+        return simulate(self.model, self._state.params(), t, x0, inputs=inputs, **settings).x
+
+    def __repr__(self) -> str:
+        return f"Training{self._state!r}"
+
+
+class _ForTraining:
+    """A user callback seen through :class:`TrainingIterationState`s."""
+
+    def __init__(self, problem: Any, callback: Callable[[Any], Any]) -> None:
+        self.problem, self.callback = problem, callback
+
+    def __call__(self, state: IterationState) -> Any:
+        return self.callback(TrainingIterationState(state, self.problem))
+
+    def on_start(self, info: RunInfo) -> None:
+        on_start = getattr(self.callback, "on_start", None)
+        if callable(on_start):
+            on_start(replace(info, can_predict=True))
+
+    def on_end(self) -> None:
+        on_end = getattr(self.callback, "on_end", None)
+        if callable(on_end):
+            on_end()
+
+    @property
+    def reason(self) -> Any:
+        return getattr(self.callback, "reason", None)
+
+
+def for_training(problem: Any, callback: Callable[[Any], Any] | None) -> Any:
+    """``callback`` as the transcription runs it for a training problem: it receives
+    :class:`TrainingIterationState`s (None stays None)."""
+    if callback is None:
+        return None
+    v.function("callback", callback)
+    return _ForTraining(problem, callback)
+
+
+# ---- ready-made callbacks -------------------------------------------------------------------
+class EarlyStopping:
+    """Stop when the error on a validation trajectory stops improving; keep the best parameters.
+
+    Every ``every`` iterations (IPOPT iterations, or epochs on the torch side) the model at the
+    current parameters is rolled out from the validation trajectory's first state over its times
+    (with its inputs, if any) and its mean squared error against the validation states computed.
+    The run stops after ``patience`` evaluations in a row without an improvement of more than
+    ``min_delta``. A rollout that fails counts as an infinite error.
+
+    Args:
+        validation: the validation trajectory (at least 2 samples; as many states as the model).
+        every: evaluate every this many iterations or epochs (a positive integer).
+        patience: evaluations without improvement before the stop (a positive integer).
+        min_delta: the least decrease of the error [state units²] that counts as improvement.
+
+    Attributes (of the last run; ``on_start`` resets them):
+        best_error: the lowest validation MSE (inf before any finite one).
+        best_params: the parameters it came from, a flat array in the side's own layout
+            (collocation: the model's parameter vector, usable with ``collocnode.models.simulate``;
+            torch: the trainer's trainable parameters in ``modules()`` order), or None.
+        best_iteration: the iteration (epoch) of ``best_params``, or None.
+        history: ``(iteration, validation MSE)`` of every evaluation.
+        reason: why it stopped ("" if it did not).
+    """
+
+    def __init__(
+        self, validation: Trajectory, every: int = 5, patience: int = 5, min_delta: float = 0.0
+    ) -> None:
+        if not isinstance(validation, Trajectory):
+            raise TypeError(f"validation must be a Trajectory, got {type(validation).__name__}")
+        if validation.n_samples < 2:
+            raise ValueError(
+                f"validation must hold at least 2 samples to roll out, got {validation.n_samples}"
+            )
+        self.validation = validation
+        self.every = v.positive_int("every", every)
+        self.patience = v.positive_int("patience", patience)
+        self.min_delta = v.nonnegative_float("min_delta", min_delta)
+        self._unit = "iteration"
+        self._reset()
+
+    def _reset(self) -> None:
+        self.best_error = math.inf
+        self.best_params: np.ndarray | None = None
+        self.best_iteration: int | None = None
+        self.history: list[tuple[int, float]] = []
+        self.reason = ""
+        self._waiting = 0
+
+    def on_start(self, info: RunInfo) -> None:
+        """Check the validation trajectory against the model; reset the record."""
+        n = self.validation.n_states
+        if n != info.n_states:
+            raise ValueError(
+                f"validation has {n} states (validation.x has shape "
+                f"{self.validation.x.shape}), the model has {info.n_states}"
+            )
+        if not info.can_predict:
+            raise TypeError(
+                "EarlyStopping needs a model to simulate: use it with solve(TrainingProblem(...)) "
+                "or a trainer's fit, not with a bare DynamicOptimizationProblem"
+            )
+        self._unit = info.unit
+        self._reset()
+
+    def error(self, state: State) -> float:
+        """The validation MSE of the model at ``state``'s parameters (inf if the rollout
+        fails or leaves the finite range)."""
+        val = self.validation
+        u = val.u if val.u.shape[1] else None
+        try:
+            pred = np.asarray(state.predict(val.t, val.x[0], u), dtype=float)
+        except (SimulationError, FloatingPointError):  # FloatingPointError: torch rollouts
+            return math.inf
+        err = float(np.mean((pred - val.x) ** 2))
+        return err if math.isfinite(err) else math.inf
+
+    def __call__(self, state: State) -> bool:
+        if state.iteration % self.every:
+            return False
+        err = self.error(state)
+        self.history.append((state.iteration, err))
+        if err < self.best_error - self.min_delta:
+            self.best_error, self.best_iteration = err, state.iteration
+            self.best_params = np.array(state.params(), dtype=float)
+            self._waiting = 0
+            return False
+        self._waiting += 1
+        if self._waiting < self.patience:
+            return False
+        self.reason = (
+            f"early stopping: validation MSE {self.best_error:.3g} at {self._unit} "
+            f"{self.best_iteration} did not improve in {self.patience} evaluations "
+            f"(every {self.every} {self._unit}s)"
+        )
+        return True
+
+
+class StopOnStagnation:
+    """Stop when the objective stagnates: over the last ``window`` iterations (epochs) it moved
+    by less than ``rtol`` relative to its current value, i.e. the ``window + 1`` latest values
+    f_{k-w} .. f_k satisfy ``max - min <= rtol * |f_k|``.
+
+    This is the seed paper's rule ("terminated early if no further significant improvement in
+    objective"); the run's status is then ``stopped_by_callback`` (never IPOPT's "success") and
+    its message "objective stagnated: relative change < 1e-04 over 10 iterations". It is off
+    unless passed as a callback.
+
+    Args:
+        rtol: relative change below which the objective counts as stagnant (positive).
+        window: iterations (epochs) the change is measured over (a positive integer). A window
+            longer than the run's iteration limit (IPOPT's ``max_iter``, a trainer's epochs)
+            could never stop it and is refused by ``on_start``, i.e. when ``solve``/``fit``
+            starts, before anything is built.
+        max_infeasibility: on IPOPT, stop only at iterates whose primal infeasibility is at
+            most this (default 1e-4, IPOPT's own ``constr_viol_tol``), so that a stalled but
+            infeasible iterate does not end the solve; None: do not check. States without an
+            infeasibility (the torch side) skip the check.
+    """
+
+    def __init__(
+        self, rtol: float = 1e-4, window: int = 10, max_infeasibility: float | None = 1e-4
+    ) -> None:
+        self.rtol = v.positive_float("rtol", rtol)
+        self.window = v.positive_int("window", window)
+        if max_infeasibility is not None:
+            max_infeasibility = v.positive_float("max_infeasibility", max_infeasibility)
+        self.max_infeasibility = max_infeasibility
+        self._unit = "iteration"
+        self._values: deque[float] = deque(maxlen=self.window + 1)
+        self.reason = ""
+
+    def on_start(self, info: RunInfo) -> None:
+        """Refuse a window longer than the iteration limit; reset."""
+        limit = info.max_iterations
+        if limit is not None and self.window > limit:
+            what = "max_iter" if info.unit == "iteration" else "epochs"
+            raise ValueError(
+                f"window = {self.window} is longer than the iteration limit ({what} = {limit}): "
+                f"the objective could never be seen to stagnate"
+            )
+        self._unit = info.unit
+        self._values.clear()
+        self.reason = ""
+
+    def __call__(self, state: State) -> bool:
+        f = float(state.objective)
+        if not math.isfinite(f):
+            self._values.clear()
+            return False
+        self._values.append(f)
+        if len(self._values) <= self.window:
+            return False
+        if max(self._values) - min(self._values) > self.rtol * abs(f):
+            return False
+        if self.max_infeasibility is not None:
+            inf_pr = getattr(state, "inf_pr", None)
+            if inf_pr is not None and not inf_pr <= self.max_infeasibility:
+                return False
+        self.reason = (
+            f"objective stagnated: relative change < {self.rtol:.0e} over {self.window} "
+            f"{self._unit}s"
+        )
+        return True
+
+
+class ProgressBar:
+    """A tqdm progress bar (``tqdm.auto``: a widget in notebooks, text in a terminal) over the
+    iterations (epochs), with the objective and, on IPOPT, the infeasibilities.
+
+    Args:
+        desc: the bar's label.
+        infeasibility: also show IPOPT's primal and dual infeasibility (on the CasADi backend
+            each read costs a look at the solver's statistics).
+    """
+
+    def __init__(self, desc: str | None = None, infeasibility: bool = True) -> None:
+        if desc is not None and not isinstance(desc, str):
+            raise TypeError(f"desc must be a string, got {desc!r}")
+        self.desc = desc
+        self.infeasibility = bool(infeasibility)
+        self.bar: Any = None
+        self._unit = "iteration"
+        self._total: int | None = None
+
+    def on_start(self, info: RunInfo) -> None:
+        self.on_end()
+        self._unit, self._total = info.unit, info.max_iterations
+        self._open()
+
+    def _open(self) -> None:
+        from tqdm.auto import tqdm
+
+        self.bar = tqdm(total=self._total, desc=self.desc, unit=self._unit, dynamic_ncols=True)
+
+    def __call__(self, state: State) -> None:
+        if self.bar is None:
+            self._open()
+        step = int(state.iteration) - self.bar.n
+        if step > 0:
+            self.bar.update(step)
+        postfix = {"objective": f"{state.objective:.4g}"}
+        if self.infeasibility and getattr(state, "inf_pr", None) is not None:
+            postfix.update(inf_pr=f"{state.inf_pr:.1e}", inf_du=f"{state.inf_du:.1e}")
+        self.bar.set_postfix(postfix, refresh=False)
+
+    def on_end(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+class CallbackList:
+    """Several callbacks as one: each runs every iteration (in order); the run stops when any
+    asks to, with the reason of the first that did."""
+
+    def __init__(self, callbacks: Sequence[Callable[[Any], Any]]) -> None:
+        if isinstance(callbacks, (str, bytes)) or not isinstance(callbacks, Sequence):
+            raise TypeError(f"callbacks must be a sequence of callables, got {callbacks!r:.80}")
+        for i, cb in enumerate(callbacks):
+            v.function(f"callbacks[{i}]", cb)
+        self.callbacks = list(callbacks)
+        self.reason = ""
+
+    def on_start(self, info: RunInfo) -> None:
+        self.reason = ""
+        for cb in self.callbacks:
+            hook = getattr(cb, "on_start", None)
+            if callable(hook):
+                hook(info)
+
+    def on_end(self) -> None:
+        for cb in self.callbacks:
+            hook = getattr(cb, "on_end", None)
+            if callable(hook):
+                hook()
+
+    def __call__(self, state: State) -> bool:
+        stop = False
+        for cb in self.callbacks:
+            if stop_requested(cb(state)) and not stop:
+                stop = True
+                reason = getattr(cb, "reason", None)
+                self.reason = reason if isinstance(reason, str) and reason else ""
+        return stop
