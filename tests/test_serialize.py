@@ -400,7 +400,7 @@ def no_registered_builders(monkeypatch):
     """Registrations made by a test stay in that test."""
     from collocnode import serialize
 
-    monkeypatch.setattr(serialize.builders, "USER_BUILDERS", {})
+    monkeypatch.setattr(serialize.builders, "BUILDERS", serialize.builders.new_registry())
 
 
 def test_registered_builder_round_trips_by_its_name(tmp_path, no_registered_builders):

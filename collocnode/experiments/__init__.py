@@ -1,51 +1,59 @@
 """Named experiments behind ``scripts/train_collocation.py``: an options dataclass and
-``run(options, record)`` per problem, over the recipes of :mod:`collocnode.recipes`."""
+``run(options, record)`` per problem, over the recipes of :mod:`collocnode.recipes`.
+
+The paper's two experiments have modules of their own; every other registered system
+(:data:`collocnode.problems.SYSTEMS`) is the generic one, the suitable neural ODE trained by
+collocation.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import import_module
 from typing import Any
 
-from .. import _validation as v
+from ..problems import SYSTEMS
+from ..tools.registry import Entry
+
+#: the experiments with a module of their own: name -> (options class, metadata)
+OWN: dict[str, tuple[str, dict[str, str]]] = {
+    "vdp": (
+        "collocnode.experiments.vdp:VdPOptions",
+        {"summary": "Van der Pol neural ODE (paper §4.2)"},
+    ),
+    "qvm": (
+        "collocnode.experiments.qvm:QVMOptions",
+        {"summary": "quarter-vehicle PeN-ODE (paper §4.1)"},
+    ),
+}
+GENERIC = "collocnode.experiments.generic:SystemOptions"
+#: the experiment names: the registered systems (iterable, ``in``)
+EXPERIMENTS = SYSTEMS
 
 
 @dataclass(frozen=True)
 class Experiment:
-    module: str
-    options: str
-    run: str = "run"
-    summary: str = ""
+    """One named experiment: its options class and ``run`` function (loaded on first use)."""
+
+    entry: Entry
+
+    @property
+    def summary(self) -> str:
+        return self.entry.meta["summary"]
 
     def load(self) -> tuple[type, Any]:
-        mod = import_module(f"{__name__}.{self.module}")
-        return getattr(mod, self.options), getattr(mod, self.run)
+        """(options class, ``run(options, record)``) of the experiment."""
+        options = self.entry.load()
+        run = Entry(self.entry.name, self.entry.module + ":run").load()
+        return options, run
 
 
-EXPERIMENTS: dict[str, Experiment] = {
-    "vdp": Experiment("vdp", "VdPOptions", summary="Van der Pol neural ODE (paper §4.2)"),
-    "qvm": Experiment("qvm", "QVMOptions", summary="quarter-vehicle PeN-ODE (paper §4.1)"),
-}
-# every other benchmark system: the suitable neural ODE trained by collocation
-for _name in (
-    "sms",
-    "smsd",
-    "tmsd",
-    "pendulum",
-    "double_pendulum",
-    "cart_pole",
-    "slider_crank",
-    "vehicle4dof",
-    "two_body",
-    "rigid_body",
-    "dcdc",
-    "robot_arm",
-    "lorenz",
-):
-    EXPERIMENTS[_name] = Experiment(
-        "generic", "SystemOptions", summary=f"{_name}: neural ODE trained by collocation"
-    )
+def names() -> list[str]:
+    """Every experiment: one per registered system."""
+    return SYSTEMS.names()
 
 
 def get(name: str) -> Experiment:
-    return EXPERIMENTS[v.choice("problem", name, EXPERIMENTS)]
+    """The experiment ``name`` (a registered system); one ValueError listing them otherwise."""
+    name = SYSTEMS.entry(name).name
+    ref, meta = OWN.get(name, (GENERIC, {"summary": f"{name}: neural ODE trained by collocation"}))
+    return Experiment(Entry(name, ref, meta))

@@ -8,41 +8,40 @@
 
 from __future__ import annotations
 
-from importlib import import_module
-
 from .. import _validation as v
+from ..tools.registry import Registry
 from .base import Split, System
 
-# name -> (module, class). Modules are imported on first use so that importing the package
-# does no work.
-_REGISTRY: dict[str, tuple[str, str]] = {
-    "vdp": ("vdp", "VanDerPol"),
-    "qvm": ("qvm", "QuarterVehicle"),
-    "sms": ("mass_spring", "SingleMassSpring"),
-    "smsd": ("mass_spring", "SingleMassSpringDamper"),
-    "tmsd": ("mass_spring", "TripleMassSpringDamper"),
-    "pendulum": ("pendulum", "Pendulum"),
-    "double_pendulum": ("pendulum", "DoublePendulum"),
-    "cart_pole": ("cart_pole", "CartPole"),
-    "slider_crank": ("slider_crank", "SliderCrank"),
-    "vehicle4dof": ("vehicle", "Vehicle4DOF"),
-    "two_body": ("two_body", "TwoBody"),
-    "rigid_body": ("rigid_body", "RigidBody"),
-    "dcdc": ("dcdc", "DCDCConverter"),
-    "robot_arm": ("robot_arm", "RobotArm"),
-    "lorenz": ("lorenz", "Lorenz"),
-}
+#: name -> the system's class, imported on first use (importing the package does no work)
+SYSTEMS: Registry[type[System]] = Registry(
+    "problem",
+    {
+        "vdp": "collocnode.problems.vdp:VanDerPol",
+        "qvm": "collocnode.problems.qvm:QuarterVehicle",
+        "sms": "collocnode.problems.mass_spring:SingleMassSpring",
+        "smsd": "collocnode.problems.mass_spring:SingleMassSpringDamper",
+        "tmsd": "collocnode.problems.mass_spring:TripleMassSpringDamper",
+        "pendulum": "collocnode.problems.pendulum:Pendulum",
+        "double_pendulum": "collocnode.problems.pendulum:DoublePendulum",
+        "cart_pole": "collocnode.problems.cart_pole:CartPole",
+        "slider_crank": "collocnode.problems.slider_crank:SliderCrank",
+        "vehicle4dof": "collocnode.problems.vehicle:Vehicle4DOF",
+        "two_body": "collocnode.problems.two_body:TwoBody",
+        "rigid_body": "collocnode.problems.rigid_body:RigidBody",
+        "dcdc": "collocnode.problems.dcdc:DCDCConverter",
+        "robot_arm": "collocnode.problems.robot_arm:RobotArm",
+        "lorenz": "collocnode.problems.lorenz:Lorenz",
+    },
+)
 
 
 def available() -> list[str]:
     """Names of all registered systems."""
-    return sorted(_REGISTRY)
+    return SYSTEMS.names()
 
 
 def _system_class(name: str) -> type[System]:
-    v.choice("problem", name, available())
-    module, cls = _REGISTRY[name]
-    return getattr(import_module(f"{__name__}.{module}"), cls)
+    return SYSTEMS.load(name)
 
 
 def presets(name: str) -> list[str]:
@@ -69,4 +68,4 @@ def get(name: str, preset: str | None = None, **params: float) -> System:
     return cls(preset=preset, **params)
 
 
-__all__ = ["Split", "System", "available", "get", "parameters", "presets"]
+__all__ = ["SYSTEMS", "Split", "System", "available", "get", "parameters", "presets"]

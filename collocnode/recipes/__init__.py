@@ -13,9 +13,19 @@ from typing import Any
 
 from .. import _validation as v
 from .. import problems
+from ..tools.registry import Registry
 from .base import TrainedModel, widths
 from .generic import SystemRecipe
 from .settings import CollocationSettings
+
+#: the systems with a recipe of their own (any other: ``SystemRecipe()``)
+RECIPES: Registry[Any] = Registry(
+    "recipe",
+    {
+        "qvm": "collocnode.recipes.qvm:QVMRecipe",  # a class: its defaults are the paper's
+        "vdp": "collocnode.recipes.vdp:VDP",  # an instance: the paper's settings
+    },
+)
 
 
 def for_problem(name: str) -> Any:
@@ -23,15 +33,17 @@ def for_problem(name: str) -> Any:
     model, the paper's Van der Pol setup, and the suitable neural ODE for every other system.
     ``name`` must be registered (:func:`collocnode.problems.available`)."""
     v.choice("problem name", name, problems.available())
-    if name == "qvm":
-        from .qvm import QVMRecipe
-
-        return QVMRecipe()
-    if name == "vdp":
-        from .vdp import VDP
-
-        return VDP
-    return SystemRecipe()
+    if name not in RECIPES:
+        return SystemRecipe()
+    recipe = RECIPES.load(name)
+    return recipe() if isinstance(recipe, type) else recipe
 
 
-__all__ = ["CollocationSettings", "SystemRecipe", "TrainedModel", "for_problem", "widths"]
+__all__ = [
+    "RECIPES",
+    "CollocationSettings",
+    "SystemRecipe",
+    "TrainedModel",
+    "for_problem",
+    "widths",
+]

@@ -4,42 +4,46 @@ of a builder's keyword arguments against its signature and annotations."""
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import inspect
 import re
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..tools.registry import Registry
 from .format import Builder, one_line, show
 
 
-@dataclass(frozen=True)
-class _LibraryBuilder:
-    module: str
-    function: str
-    # arguments annotated Any that must be a registered system (checked before the call)
-    systems: tuple[str, ...] = ()
+def new_registry() -> Registry[Builder]:
+    """The model builders a file may name: the library's own, by the name a file gives (their
+    modules are imported from these fixed references only, on first use, never from a name read
+    from a file; ``systems`` names the arguments annotated Any that must be a registered system,
+    checked before the call), and those registered with :func:`register_builder` at run time."""
+    return Registry(
+        "model builder",
+        {
+            "collocnode.models:NeuralODE": ("collocnode.models:NeuralODE", {"systems": ()}),
+            "collocnode.recipes.qvm:hybrid_model": (
+                "collocnode.recipes.qvm:hybrid_model",
+                {"systems": ("system",)},
+            ),
+        },
+    )
 
 
-# The library's model builders by the name a file gives. Their modules are imported from this
-# fixed table only (on first use), never from a name read from a file.
-LIBRARY_BUILDERS: dict[str, _LibraryBuilder] = {
-    "collocnode.models:NeuralODE": _LibraryBuilder("collocnode.models", "NeuralODE"),
-    "collocnode.recipes.qvm:hybrid_model": _LibraryBuilder(
-        "collocnode.recipes.qvm", "hybrid_model", systems=("system",)
-    ),
-}
+BUILDERS = new_registry()
 # Names written by earlier releases -> the current name of the same builder.
 RENAMED_BUILDERS: dict[str, str] = {
     "collocnode.experiments.qvm:hybrid_model": "collocnode.recipes.qvm:hybrid_model",
 }
-# Builders registered with register_builder, by name.
-USER_BUILDERS: dict[str, Builder] = {}
+
+
+def _library(name: str) -> bool:
+    entry = BUILDERS.get(name)
+    return entry is not None and entry.ref is not None
 
 
 # ---- builders -------------------------------------------------------------------------------
@@ -53,7 +57,7 @@ def _check_builder_name(name: object) -> str:
         )
     if len(name) > 200:
         raise ValueError(f"a model builder's name has at most 200 characters, got {len(name)}")
-    if name in LIBRARY_BUILDERS or name in RENAMED_BUILDERS:
+    if _library(name) or name in RENAMED_BUILDERS:
         raise ValueError(f"model builder name {name!r} is reserved for the library's own builder")
     return name
 
@@ -94,7 +98,8 @@ def register_builder(
     def register(fn: Builder) -> Builder:
         if not callable(fn):
             raise TypeError(f"model builder {name!r} must be callable, got {show(fn)}")
-        old = USER_BUILDERS.get(name)
+        entry = BUILDERS.get(name)
+        old = None if entry is None else entry.value
         # the same function defined again (a reloaded module, a re-run notebook cell) may replace
         # itself; another function may not take the name
         if old is not None and old is not fn and _qualified(old) != _qualified(fn):
@@ -102,7 +107,7 @@ def register_builder(
                 f"model builder name {name!r} is already registered to {_qualified(old)}; "
                 "choose another name"
             )
-        USER_BUILDERS[name] = fn
+        BUILDERS.replace_object(name, fn)
         return fn
 
     return register if builder is None else register(builder)
@@ -125,7 +130,7 @@ def check_builders(builders: object) -> dict[str, Builder]:
 
 
 def unregistered(name: str, where: str, call: str) -> ValueError:
-    library = ", ".join(LIBRARY_BUILDERS)
+    library = ", ".join(e.name for e in BUILDERS.entries() if e.ref is not None)
     why = ""
     if name.startswith("__main__:"):
         why = (
@@ -147,13 +152,13 @@ def lookup(
     if not isinstance(name, str):
         raise ValueError(f"{where} must be a string naming a model builder, got {show(name)}")
     canonical = RENAMED_BUILDERS.get(name, name)
-    entry = LIBRARY_BUILDERS.get(canonical)
-    if entry is not None:
+    if _library(canonical):
         from ..problems import System
 
-        fn = getattr(importlib.import_module(entry.module), entry.function)
-        return canonical, fn, dict.fromkeys(entry.systems, System)
-    fn = extra.get(name, USER_BUILDERS.get(name))
+        entry = BUILDERS.entry(canonical)
+        return canonical, entry.load(), dict.fromkeys(entry.meta["systems"], System)
+    entry = BUILDERS.get(name)
+    fn = extra.get(name, None if entry is None else entry.value)
     if fn is None:
         raise unregistered(name, where, call)
     return name, fn, {}
@@ -165,13 +170,15 @@ def name_for_saving(target: object, extra: Mapping[str, Builder]) -> str:
         lookup(target, extra, "model.recipe builder", "save_model")
         return RENAMED_BUILDERS.get(target, target)
     if callable(target):
-        for table in (extra, USER_BUILDERS):
-            for name, fn in table.items():
-                if fn is target:
-                    return name
-        for name, entry in LIBRARY_BUILDERS.items():
-            if getattr(importlib.import_module(entry.module), entry.function) is target:
+        for name, fn in extra.items():
+            if fn is target:
                 return name
+        for entry in BUILDERS.entries():  # the user's (loaded) first: loading imports nothing
+            if entry.ref is None and entry.value is target:
+                return entry.name
+        for entry in BUILDERS.entries():
+            if entry.ref is not None and entry.load() is target:
+                return entry.name
         raise ValueError(
             f"model.recipe builder {_qualified(target)} is not a registered model builder; "
             "register it with @collocnode.serialize.register_builder(name) or pass "

@@ -31,13 +31,18 @@ REFERENCE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z
 
 @dataclass(frozen=True)
 class Entry:
-    """One registered name: its ``"package.module:attribute"`` reference and metadata."""
+    """One registered name: its ``"package.module:attribute"`` reference and metadata, or (an
+    object registered at run time, such as a user's model builder) the object itself."""
 
     name: str
-    ref: str
+    ref: str | None
     meta: Mapping[str, Any] = field(default_factory=dict)
+    value: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.ref is None:
+            object.__setattr__(self, "meta", MappingProxyType(dict(self.meta)))
+            return
         if not isinstance(self.ref, str) or not REFERENCE.match(self.ref):
             raise ValueError(
                 f"registry entry {self.name!r}: ref must read 'package.module:attribute', got "
@@ -47,14 +52,16 @@ class Entry:
 
     @property
     def module(self) -> str:
-        return self.ref.split(":", 1)[0]
+        return (self.ref or ":").split(":", 1)[0]
 
     @property
     def attribute(self) -> str:
-        return self.ref.split(":", 1)[1]
+        return (self.ref or ":").split(":", 1)[1]
 
     def load(self) -> Any:
         """The referenced object (its module imported now, if it was not)."""
+        if self.ref is None:
+            return self.value
         obj: Any = importlib.import_module(self.module)
         for part in self.attribute.split("."):
             obj = getattr(obj, part)
@@ -87,6 +94,30 @@ class Registry(Generic[T]):
         entry = Entry(name, ref, meta)
         self._entries[name] = entry
         return entry
+
+    def register_object(self, name: str, value: Any, **meta: Any) -> Entry:
+        """Add ``name`` -> ``value``, an object that exists already (registered at run time);
+        a name registered already is a ValueError."""
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"{self.kind} name must be a non-empty string, got {name!r:.80}")
+        if name in self._entries:
+            raise ValueError(f"{self.kind} {name!r} is registered already")
+        entry = Entry(name, None, meta, value)
+        self._entries[name] = entry
+        return entry
+
+    def replace_object(self, name: str, value: Any, **meta: Any) -> Entry:
+        """Register ``value`` under ``name``, replacing an object registered before (never a
+        reference registered in code)."""
+        old = self._entries.get(name)
+        if old is not None and old.ref is not None:
+            raise ValueError(f"{self.kind} name {name!r} is reserved for the library's own entry")
+        self._entries.pop(name, None)
+        return self.register_object(name, value, **meta)
+
+    def entries(self) -> list[Entry]:
+        """Every entry, by name."""
+        return [self._entries[n] for n in self.names()]
 
     def names(self) -> list[str]:
         """The registered names, sorted."""
