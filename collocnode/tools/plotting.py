@@ -61,6 +61,45 @@ def trajectories(
     return fig
 
 
+def regularization_path(
+    lambdas: Sequence[float],
+    errors: Sequence[float],
+    consistent: Sequence[bool],
+    chosen: float,
+) -> Any:
+    """Held-out error against λ (both logarithmic): filled markers where the model passed the
+    consistency check, hollow where it did not, the chosen λ marked; failed re-simulations
+    (inf) drawn at the top edge."""
+    fig = _figure((6, 4))
+    ax = fig.subplots()
+    lam = np.asarray(lambdas, dtype=float)
+    err = np.asarray(errors, dtype=float)
+    finite = np.isfinite(err)
+    top = float(err[finite].max()) * 3 if finite.any() else 1.0
+    shown = np.where(finite, err, top)
+    ok = np.asarray(consistent, dtype=bool)
+    ax.plot(lam, shown, color="0.6", lw=1, zorder=1)
+    ax.scatter(lam[ok], shown[ok], s=40, color="C0", label="consistent", zorder=2)
+    ax.scatter(
+        lam[~ok],
+        shown[~ok],
+        s=40,
+        facecolors="none",
+        edgecolors="C3",
+        label="inconsistent",
+        zorder=2,
+    )
+    ax.axvline(chosen, color="C2", ls="--", lw=1, label=f"chosen λ = {chosen:g}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("λ (weight penalty)")
+    ax.set_ylabel("held-out error (per column spread)")
+    ax.legend(fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
 def vector_field_error(
     xs: np.ndarray,
     ys: np.ndarray,

@@ -56,7 +56,10 @@ class TrainingProblem:
             names.
         scale: per fitted column divisor s_c: "none", "std" (the data's standard deviation,
             paper eq. 16) or an array.
-        regularization: λ of the weight penalty λ‖w‖² on the block weights (paper eq. 21a).
+        regularization: λ of the weight penalty λ‖w‖² on the block weights (paper eq. 21a), or
+            None (the default): not chosen by the user -- 0 in a plain collocation solve, and
+            chosen on held-out data by :class:`~collocnode.RegularizationPath` (which the default
+            algorithm of ``solve`` uses for such a problem). :attr:`lam` is the value in use.
         initial_state: fixed x(t0) (paper eqs. 21d-e): an array (n_states,) for every
             trajectory, one row per trajectory (n_trajectories, n_states), "data" (each
             trajectory's first sample), or None for free initial states.
@@ -97,7 +100,7 @@ class TrainingProblem:
     data: Trajectory | Sequence[Trajectory]
     fit: str | Sequence[str] = "states"
     scale: str | Sequence[float] = "none"
-    regularization: float = 0.0
+    regularization: float | None = None
     initial_state: Any = None
     block_constraints: Sequence[BlockConstraint] = ()
     tspan: tuple[float, float] | None = None
@@ -121,7 +124,8 @@ class TrainingProblem:
         check_inputs(self.inputs, len(data))
         check_data_matches_model(self.model, data, self.inputs)
         object.__setattr__(self, "_columns", check_fit(self.fit, self.model, data))
-        v.nonnegative_float("regularization", self.regularization)
+        if self.regularization is not None:
+            v.nonnegative_float("regularization", self.regularization)
         v.choice("loss", self.loss, LOSSES)
         interpolated = (
             self.loss == "nodes"
@@ -202,6 +206,11 @@ class TrainingProblem:
                         f"marks state {missing[0]!r} missing there"
                     )
 
+    @property
+    def lam(self) -> float:
+        """λ of the weight penalty in use: ``regularization``, 0 where it is None."""
+        return 0.0 if self.regularization is None else float(self.regularization)
+
     # ---- the data ----------------------------------------------------------------------------
     @property
     def trajectories(self) -> tuple[Trajectory, ...]:
@@ -231,6 +240,12 @@ class TrainingProblem:
     def horizons(self) -> list[tuple[float, float]]:
         """The training horizon of every trajectory, in order."""
         return [self.horizon_of(k) for k in range(self.n_trajectories)]
+
+    def mesh_data(self, k: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """What a mesh chosen from the data sees of trajectory k: its sample times (n,) and
+        fitted columns (n, n_fit), NaN where a value is missing."""
+        values = np.where(self.observed(k), self.targets(k), np.nan)
+        return self.trajectories[k].t, values
 
     def _inside(self, k: int) -> np.ndarray:
         """Which samples of trajectory k lie in its horizon, (n_samples,) booleans."""
@@ -412,7 +427,7 @@ class TrainingProblem:
         nu = m.n_inputs
         scales = self.scales()
         columns = self.columns
-        lam = self.regularization
+        lam = self.lam
         nw = m.n_weights
 
         # The DOP's input vector stacks [u (nu), q̂ (n_fit)]. It is split at explicit offsets:

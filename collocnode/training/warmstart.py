@@ -487,7 +487,7 @@ def _regress(
 
         fns[1:] = compile_functions(fns[1:], name="collocnode_warmstart")
     f, g_f, h_f = (fn.map(fn.name() + "_sum", "serial", n, [1], [0])(*data) for fn in fns)
-    lam = problem.regularization
+    lam = problem.lam
     if lam > 0:
         mask = np.r_[np.ones(nw), np.zeros(npar - nw)]
         f = f + lam * ca.sumsqr(p[:nw])

@@ -49,7 +49,7 @@ def check_split(problem: Any, alg: Any) -> None:
             f"split='windows' cuts one trajectory, the problem has {problem.n_trajectories}; "
             "use split='trajectories'"
         )
-    mesh = leaf_of(alg.inner).mesh_for(problem.horizon)
+    mesh = leaf_of(alg.inner).meshes_for(problem)[0]
     if k > mesh.n_intervals:
         raise ValueError(
             f"blocks = {k} windows need at least one collocation interval each, the mesh has "
@@ -65,7 +65,7 @@ def split(problem: Any, alg: Any, p0: np.ndarray) -> list[Block]:
 
 
 def _part(problem: Any, part: Any, k_blocks: int, p0: np.ndarray) -> Any:
-    return replace(part, regularization=problem.regularization / k_blocks, params_guess=p0)
+    return replace(part, regularization=problem.lam / k_blocks, params_guess=p0)
 
 
 def _trajectories(problem: Any, alg: Any, p0: np.ndarray) -> list[Block]:
@@ -84,7 +84,7 @@ def _trajectories(problem: Any, alg: Any, p0: np.ndarray) -> list[Block]:
 def _windows(problem: Any, alg: Any, p0: np.ndarray) -> list[Block]:
     k, nx = alg.blocks, problem.model.n_states
     n_params = problem.model.n_params
-    mesh = leaf_of(alg.inner).mesh_for(problem.horizon)
+    mesh = leaf_of(alg.inner).meshes_for(problem)[0]
     cuts = [int(c[0]) for c in np.array_split(np.arange(mesh.n_intervals), k)] + [mesh.n_intervals]
     out = []
     for j in range(k):
