@@ -3,10 +3,11 @@
 :func:`run_tasks` submits one call per :class:`Task` to an executor — a local process pool by
 default, a Dask ``distributed`` cluster through :func:`dask_executor` (Ray's and mpi4py's
 executors follow the same interface) — and stores each result in a :class:`TaskStore` as soon
-as it completes. A :class:`TaskPool` holds the retry and isolation policy. A task that raises is recorded as failed and the others go on; a task whose
+as it completes. A task that raises is recorded as failed and the others go on; a task whose
 worker died (a killed process, a lost Dask worker) is submitted once more and then recorded as
-failed; a rerun with the same store skips the tasks it already holds. Each task runs with its
-share of its worker's cores (:func:`collocnode.tools.threads.limit_threads`).
+failed (the policy is :class:`TaskPool`'s); a rerun with the same store skips the tasks it
+already holds. Each task runs with its share of its worker's cores
+(:func:`collocnode.tools.threads.limit_threads`).
 
 A task's function takes the task's argument and returns a dict: numpy arrays in it are stored in
 ``<key>.npz`` (no pickles: a store is data and loads as data), everything else in
