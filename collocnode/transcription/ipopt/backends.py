@@ -361,7 +361,7 @@ def _solve_casadi(
     recorder: _Recorder,
     evaluate: Any,
 ) -> IpoptResult:
-    callback = _IterationCallback(nlp.n_z, nlp.n_c, recorder)
+    callback = _IterationCallback(nlp.layout.n_z, nlp.layout.n_c, recorder)
     callbacks: dict[str, Any] = nlp.casadi_callbacks()
     if evaluate is not None:
         callbacks["hess_lag"] = HessianCallback(nlp, evaluate)
@@ -370,7 +370,7 @@ def _solve_casadi(
     solver = ca.nlpsol(
         "collocation",
         "ipopt",
-        {"x": nlp.z_sym, "p": nlp.prm_sym, "f": nlp.f_expr, "g": nlp.g_expr},
+        {"x": nlp.graph.z, "p": nlp.graph.prm, "f": nlp.graph.f, "g": nlp.graph.g},
         {
             **callbacks,
             "ipopt": ipopt,
@@ -508,8 +508,8 @@ def _solve_cyipopt(
 
     prob_obj = _CyipoptProblem(nlp, recorder, evaluate)
     problem = cyipopt.Problem(
-        n=nlp.n_z,
-        m=nlp.n_c,
+        n=nlp.layout.n_z,
+        m=nlp.layout.n_c,
         problem_obj=prob_obj,
         lb=nlp.lbz,
         ub=nlp.ubz,
