@@ -58,7 +58,7 @@ def test_nlp_size_grows_linearly_with_trajectories():
         from collocnode import Mesh
 
         nlp = StructuredNLP(dop, [Mesh.equidistant(0, 1, 5, 3)] * n)
-        sizes.append((nlp.n_c, nlp.size.nnz_jacobian, nlp.n_z - 6))
+        sizes.append((nlp.layout.n_c, nlp.layout.size.nnz_jacobian, nlp.layout.n_z - 6))
     one = np.array(sizes[0])
     for n, size in zip((2, 4), sizes[1:], strict=True):
         np.testing.assert_array_equal(np.array(size), n * one)
@@ -295,7 +295,7 @@ def test_a_missing_value_contributes_nothing(rng):
         )
         for x in (data.x, junk)
     ]
-    z = rng.uniform(-1, 1, nlps[0].n_z)
+    z = rng.uniform(-1, 1, nlps[0].layout.n_z)
     assert float(nlps[0].fn_f(z)) == float(nlps[1].fn_f(z))
     # a fully masked sample is dropped, the others keep their own columns' weights
     assert sum(g.n for g in nlps[0].sample_groups) == data.n_samples - 1

@@ -130,15 +130,29 @@ def save_model(
             wrong shape or with NaN/Inf.
         TypeError: a recipe argument or metadata value that cannot be stored (named).
     """
-    from .._version import __version__
-    from ..training import TrainingSolution
-
     if Path(path).is_dir():
         raise ValueError(
             f"path {str(path)!r} is a directory; save_model writes one file: give a file name "
             f"such as {str(Path(path) / 'model.json')!r}"
         )
     extra = check_builders(builders)
+    model, p, meta = _model_and_parameters(model, p)
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise TypeError(f"metadata must be a dict, got {metadata!r}")
+    meta.update(metadata or {})
+    recipe = _checked_recipe(model, extra)
+    doc = _document(model, recipe, p, meta)
+    # allow_nan=False: the encoder already replaced non-finite floats; this guards the claim
+    return atomic_write_text(path, json.dumps(doc, indent=1, allow_nan=False) + "\n")
+
+
+def _model_and_parameters(
+    model: Any, p: np.ndarray | None
+) -> tuple[HybridModel, np.ndarray, dict[str, Any]]:
+    """The model to save, its checked parameters (n_params,) and the metadata it brings: a
+    TrainingSolution gives its model, ``p`` (unless given) and its solver's status."""
+    from ..training import TrainingSolution
+
     meta: dict[str, Any] = {}
     if isinstance(model, TrainingSolution):
         sol = model
@@ -160,9 +174,13 @@ def save_model(
             "model has no recipe, so it cannot be rebuilt from a file: build it with NeuralODE, "
             "or with a registered model builder that sets HybridModel(recipe=(name, kwargs))"
         )
-    if metadata is not None and not isinstance(metadata, Mapping):
-        raise TypeError(f"metadata must be a dict, got {metadata!r}")
-    meta.update(metadata or {})
+    return model, p, meta
+
+
+def _checked_recipe(model: HybridModel, extra: Mapping[str, Builder]) -> dict[str, Any]:
+    """The model's recipe as stored, ``{"function": name, "kwargs": ...}``, after rebuilding a
+    model from it: it must have the same layout, through the same checks load_model makes (fail
+    now, not when the file is needed)."""
     if not isinstance(model.recipe, tuple) or len(model.recipe) != 2:
         raise ValueError(f"model.recipe must be (builder name, kwargs), got {show(model.recipe)}")
     target, kwargs = model.recipe
@@ -175,14 +193,21 @@ def save_model(
             f"({MAX_ELEMENTS})"
         )
     recipe = {"function": name, "kwargs": encode(dict(kwargs), "model.recipe.kwargs", 4)}
-    # Fail now, not when the file is needed: the recipe must rebuild a model of the same layout
-    # through the same checks load_model makes.
     rebuilt = _rebuild(json.loads(json.dumps(recipe)), extra, model.n_params, "save_model")
     if _describe(rebuilt) != _describe(model):
         raise ValueError(
             f"model.recipe {name!r} rebuilds a model with a different layout than the model "
             "being saved (blocks, sizes, names or parameter slices differ)"
         )
+    return recipe
+
+
+def _document(
+    model: HybridModel, recipe: dict[str, Any], p: np.ndarray, meta: dict[str, Any]
+) -> dict[str, Any]:
+    """The model file's JSON document, checked not to nest too deeply."""
+    from .._version import __version__
+
     description = _describe(model)
     description["blocks"] = {k: _block_json(b) for k, b in description["blocks"].items()}
     doc = {
@@ -198,8 +223,7 @@ def save_model(
         check_depth(doc)
     except ValueError as exc:
         raise ValueError(f"cannot save the model: {exc}") from None
-    # allow_nan=False: the encoder already replaced non-finite floats; this guards the claim
-    return atomic_write_text(path, json.dumps(doc, indent=1, allow_nan=False) + "\n")
+    return doc
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,17 @@ MOVED_MODULES: dict[str, tuple[str, ...]] = {
     "collocnode.transcription.naive": ("collocnode.transcription.nlp.naive",),
     "collocnode.transcription.ipopt_options": ("collocnode.transcription.ipopt.options",),
     "collocnode.transcription.iteration": ("collocnode.transcription.ipopt.iteration",),
+    "collocnode.cli.main": (
+        "collocnode.cli",
+        "collocnode.cli.parsing",
+        "collocnode.cli.output",
+        "collocnode.cli.exits",
+        "collocnode.cli.signals",
+        "collocnode.cli.summary",
+        "collocnode.cli.train_command",
+        "collocnode.cli.compare_command",
+        "collocnode.cli.report_command",
+    ),
 }
 
 

@@ -6,7 +6,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-import casadi as ca
 import numpy as np
 
 from .. import _validation as v
@@ -15,7 +14,6 @@ from ..data import Trajectory
 from ..models.hybrid import HybridModel
 from ..status import SolveInterrupted
 from ..transcription.problem import (
-    Constraint,
     DynamicOptimizationProblem,
     Inputs,
     Proximal,
@@ -39,6 +37,7 @@ from .checks import (
     mentions_data,
 )
 from .constraints import BlockConstraint
+from .dop_terms import FitTerms, block_constraint
 from .samples import cell_weights, check_mask
 
 
@@ -422,68 +421,12 @@ class TrainingProblem:
 
     # ---- the dynamic optimization problem ------------------------------------------------------
     def to_dop(self, params_guess: np.ndarray | None = None) -> DynamicOptimizationProblem:
-        """The dynamic optimization problem (paper eq. 6/21) of this training problem."""
+        """The dynamic optimization problem (paper eq. 6/21) of this training problem: one
+        segment per trajectory, the fit at the nodes or at the samples (:mod:`.dop_terms`)."""
         m = self.model
-        nu = m.n_inputs
-        scales = self.scales()
-        columns = self.columns
-        lam = self.lam
-        nw = m.n_weights
-
-        # The DOP's input vector stacks [u (nu), q̂ (n_fit)]. It is split at explicit offsets:
-        # a range slice such as w[:0] of a (1, 1) symbol is a 1 x 0 row, not an empty column.
-        def split_inputs(w: Any) -> tuple[Any, Any]:
-            u, q_hat = ca.vertsplit(w, [0, nu, w.size1()])
-            return u, q_hat
-
-        def dynamics(x, p, u, t):
-            return m.symbolic(x, p, split_inputs(u)[0], t)[0]
-
-        def lagrange(x, p, u, t):
-            u_known, q_hat = split_inputs(u)
-            _, y = m.symbolic(x, p, u_known, t) if any(k == "y" for k, _ in columns) else (0, 0)
-            q = ca.vertcat(*[x[i] if k == "x" else y[i] for k, i in columns])
-            return ca.sumsqr((q - q_hat) / scales)
-
-        n_fit = len(columns)
-
-        def sample_loss(x, p, u, t, d):
-            # d = [q̂ (n_fit), w_c / s_c² (n_fit)]: the weights hold the cell lengths, the
-            # scales and the mask (0 where missing), so a missing value adds exactly nothing
-            q_hat, weight = ca.vertsplit(d, [0, n_fit, 2 * n_fit])
-            _, y = m.symbolic(x, p, u, t) if any(k == "y" for k, _ in columns) else (0, 0)
-            q = ca.vertcat(*[x[i] if k == "x" else y[i] for k, i in columns])
-            return ca.dot(weight, (q - q_hat) ** 2)
-
+        terms = FitTerms(m, self.columns, self.scales(), self.lam)
         at_samples = self.loss == "samples"
-
-        def weight_penalty(x0, xf, p):
-            weights = ca.vertsplit(p, [0, nw, p.size1()])[0]
-            return lam * ca.sumsqr(weights)
-
-        mayer = weight_penalty if lam > 0 else None
-
-        boundary = None
-        if self.block_constraints:
-            cons = list(self.block_constraints)
-
-            def block_values(x0, xf, p):
-                return ca.vertcat(
-                    *[
-                        m.blocks[c.block].casadi(ca.DM(np.atleast_1d(c.at)), p[m.slices[c.block]])
-                        for c in cons
-                    ]
-                )
-
-            n_out = [m.blocks[c.block].n_out for c in cons]
-            lb = np.concatenate(
-                [np.broadcast_to(c.lb, (n,)) for c, n in zip(cons, n_out, strict=True)]
-            )
-            ub = np.concatenate(
-                [np.broadcast_to(c.ub, (n,)) for c, n in zip(cons, n_out, strict=True)]
-            )
-            boundary = Constraint.make("block_constraints", block_values, sum(n_out), lb, ub)
-
+        boundary = block_constraint(m, self.block_constraints)
         segments = [
             Segment(
                 self.horizon_of(k),
@@ -496,12 +439,12 @@ class TrainingProblem:
         ]
         p_lb, p_ub = m.param_bounds()
         return DynamicOptimizationProblem(
-            dynamics=dynamics,
+            dynamics=terms.dynamics,
             n_states=m.n_states,
             n_params=m.n_params,
             tspan=segments[0].tspan,
-            lagrange=None if at_samples else lagrange,
-            mayer=mayer,
+            lagrange=None if at_samples else terms.lagrange,
+            mayer=terms.weight_penalty if self.regularization > 0 else None,
             boundary=boundary,
             inputs=segments[0].inputs,
             p_lb=p_lb,
@@ -512,7 +455,7 @@ class TrainingProblem:
             x_nominal=self.nominal(),
             segments=tuple(segments) if len(segments) > 1 else (),
             state_names=m.state_names,
-            sample_loss=sample_loss if at_samples else None,
+            sample_loss=terms.sample_loss if at_samples else None,
             samples=segments[0].samples,
             proximal=self.proximal,
         )

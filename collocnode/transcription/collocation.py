@@ -285,7 +285,7 @@ def package(
             **({"ordering_trial": res.t_ordering_trial} if res.ordering_trial else {}),
             "total": t_total,
         },
-        size=nlp.size,
+        size=nlp.layout.size,
         problem=dop,
         meshes=list(meshes),
         segment_states=segment_states,

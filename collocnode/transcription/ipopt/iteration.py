@@ -114,7 +114,7 @@ class IterationState:
 
     @property
     def n_states(self) -> int:
-        return int(self._nlp.nd)
+        return int(self._nlp.layout.nd)
 
     @property
     def n_segments(self) -> int:
