@@ -444,7 +444,7 @@ class TrainingProblem:
             n_params=m.n_params,
             tspan=segments[0].tspan,
             lagrange=None if at_samples else terms.lagrange,
-            mayer=terms.weight_penalty if self.regularization > 0 else None,
+            mayer=terms.weight_penalty if self.lam > 0 else None,
             boundary=boundary,
             inputs=segments[0].inputs,
             p_lb=p_lb,

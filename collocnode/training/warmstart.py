@@ -22,7 +22,8 @@ DiffEqFlux's ``collocate_data``, and the derivative labels of FNODE §2.3):
 and ``state_guess`` = the smoothed states; the full collocation NLP then polishes both.
 
 Which smoother: ``"spline"`` (the default) is a cubic smoothing spline per state whose smoothing
-parameter is chosen by generalized cross-validation (``scipy.interpolate.make_smoothing_spline``):
+parameter is chosen by generalized cross-validation (``scipy.interpolate.make_smoothing_spline``,
+through :func:`collocnode.tools.smoothing.smoothing_spline`):
 it adapts to the noise level without being told σ, handles non-uniform sampling, and on Van der
 Pol data with σ = 0.1 gave the lowest derivative error of the three methods (measured in
 ``docs/collocation_extensions.md``). Its natural end conditions (x̂'' = 0) bias the derivative in
@@ -45,11 +46,12 @@ from typing import Any
 
 import casadi as ca
 import numpy as np
-from scipy.interpolate import CubicSpline, make_smoothing_spline
+from scipy.interpolate import CubicSpline
 
 from .. import _validation as v
 from ..data import Trajectory
 from ..status import SolverStatus, from_ipopt
+from ..tools.smoothing import smoothing_spline
 from ..transcription.ipopt.backends import IpoptOptions
 from . import TrainingProblem
 
@@ -106,7 +108,7 @@ def smooth(data: Trajectory, method: str = "spline") -> tuple[np.ndarray, np.nda
 
 def _spline(t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # one GCV smoothing parameter per column: the states may carry different noise levels
-    fits = [make_smoothing_spline(t, y[:, k]) for k in range(y.shape[1])]
+    fits = [smoothing_spline(t, y[:, k]) for k in range(y.shape[1])]
     return (
         np.column_stack([f(t) for f in fits]),
         np.column_stack([f.derivative()(t) for f in fits]),

@@ -8,9 +8,10 @@ equidistribution): ρ(t) = max(ρ_samples(t), ρ_rate(t), ρ_min), with
   default): a log-spaced record (stiff kinetics) gets a log-spaced mesh;
 - ρ_rate = :data:`PER_PERIOD` × ω(t) / 2π, where ω(t) = |x̂'(t)| / (range(x̂) / 2) is the local
   angular rate of the smoothed data x̂ (a cubic smoothing spline with its smoothing chosen by
-  generalized cross-validation, so that noise does not pass for a fast signal), taken as the
-  largest over the fitted columns: a sinusoid of angular frequency ω gets :data:`PER_PERIOD`
-  intervals per period, a spike as many per its own time scale;
+  generalized cross-validation, so that noise does not pass for a fast signal;
+  :func:`collocnode.tools.smoothing.smoothing_spline`),
+  taken as the largest over the fitted columns: a sinusoid of angular frequency ω gets
+  :data:`PER_PERIOD` intervals per period, a spike as many per its own time scale;
 - ρ_min = :data:`MIN_INTERVALS` / (tf − t0).
 
 The number of intervals is ∫ρ dt rounded up, at most :data:`MAX_INTERVALS`. The estimate is a
@@ -21,8 +22,8 @@ trained model says it must. Measured on the gallery's problems in ``docs/default
 from __future__ import annotations
 
 import numpy as np
-from scipy.interpolate import make_smoothing_spline
 
+from ..tools.smoothing import smoothing_spline
 from .mesh import Mesh
 
 #: intervals per sample interval of the data
@@ -69,7 +70,7 @@ def _rate(t: np.ndarray, x: np.ndarray, at: np.ndarray) -> np.ndarray:
     """Periods per second of the smoothed column ``x`` at the times ``at``:
     |x̂'| / (π · range(x̂)), 0 for a constant column."""
     try:
-        spline = make_smoothing_spline(t, x)
+        spline = smoothing_spline(t, x)
     except (ValueError, np.linalg.LinAlgError):  # too few or repeated times
         return np.zeros(at.size)
     smooth = spline(np.linspace(t[0], t[-1], 1001))
