@@ -36,3 +36,17 @@ def test_generic_experiment_writes_metrics(problem, tmp_path, capsys):
 def test_generic_experiment_rejects_bad_preset(tmp_path, capsys):
     assert train_collocation(["smsd", "--preset", "nope", "--out", str(tmp_path)]) == 2
     assert "preset of smsd" in capsys.readouterr().err
+
+
+def test_a_model_no_better_than_a_trivial_predictor_gets_a_warning(tmp_path):
+    from collocnode.experiments.record import RunRecord
+
+    record = RunRecord(tmp_path)
+    record.against_trivial("extrapolation_rmse", 0.5, {"mean": 1.4, "last": 2.0})
+    assert "warnings" not in record.result
+    assert record.result["extrapolation_rmse_baselines"] == {"mean": 1.4, "last": 2.0}
+    record.against_trivial("extrapolation_rmse", 1.69, {"mean": 1.44, "last": 2.0})
+    record.against_trivial("test_mse", None, {"mean": 1.0, "last": 0.5})
+    first, second = record.result["warnings"]
+    assert "1.69 is no better than predicting the training data's mean value (1.44)" in first
+    assert "unknown (the re-simulation failed)" in second and "last value (0.5)" in second

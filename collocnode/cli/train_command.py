@@ -146,6 +146,8 @@ def _run(
         return EXIT_FAILED
     where = out.finish()
     print(f"\n{args.problem}: results in {where}\n" + table(result_rows(result)))
+    for text in result.get("warnings", []):
+        print(f"  warning: {text}")
     return code
 
 

@@ -64,11 +64,15 @@ def run(opts: SystemOptions, record: RunRecord) -> dict[str, Any]:
             train_mse=float(err[:n_train].mean()),
             test_mse=float(err[n_train:].mean()) if n_train < err.shape[0] else None,
         )
+        if n_train < err.shape[0]:
+            record.against_trivial("test_mse", record.result["test_mse"], trivial(split, truth))
         if system.n_constraints:
             record.update(max_constraint_residual=float(np.max(np.abs(system.constraints(x)))))
     except SimulationError as exc:
         x = None
         record.update(train_mse=None, test_mse=None, simulation_error=str(exc))
+        if n_train < truth.x.shape[0]:
+            record.against_trivial("test_mse", None, trivial(split, truth))
     record.write()
     record.enter("plots")
     k = min(4, system.n_states)
@@ -88,3 +92,14 @@ def run(opts: SystemOptions, record: RunRecord) -> dict[str, Any]:
     )
     record.enter("done")
     return record.result
+
+
+def trivial(split: Any, truth: Any) -> dict[str, float]:
+    """The MSE over the extrapolation window of two predictions that need no model: the
+    training data's mean and its last sample, held constant."""
+    n_train = split.train.n_samples
+    target = truth.x[n_train:]
+    return {
+        which: float(np.mean((target - value) ** 2))
+        for which, value in (("mean", split.train.x.mean(axis=0)), ("last", split.train.x[-1]))
+    }

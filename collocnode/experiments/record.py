@@ -51,6 +51,30 @@ class RunRecord:
             self.out_dir / "result.json", {**self.result, **extra, "run_id": self.run_id}
         )
 
+    def warn(self, text: str) -> None:
+        """Add a line to the result's ``warnings`` (printed with the run's summary)."""
+        self.result.setdefault("warnings", []).append(text)
+
+    def against_trivial(
+        self, name: str, model_error: float | None, baselines: dict[str, float]
+    ) -> None:
+        """Record the errors ``baselines`` of trivial predictors on the window the model's
+        ``name`` error covers (``<name>_baselines``), and warn when the model does no better
+        than the best of them: a converged, consistent model can still be useless past the
+        data."""
+        self.update(**{f"{name}_baselines": baselines})
+        best = min(baselines, key=lambda k: baselines[k])
+        if model_error is None or not model_error < baselines[best]:
+            shown = (
+                "unknown (the re-simulation failed)"
+                if model_error is None
+                else f"{model_error:.4g}"
+            )
+            self.warn(
+                f"the model's {name} {shown} is no better than predicting the training data's "
+                f"{best} value ({baselines[best]:.4g})"
+            )
+
     def trained(self, sol: TrainingSolution, **fields: Any) -> None:
         """Record a training solution: its solver figures, its consistency check (when it ran)
         and ``fields``."""

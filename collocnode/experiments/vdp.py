@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _validation as v
 from .. import problems
+from ..data import Trajectory
 from ..models.simulate import SimulationError
 from ..problems.base import Split
 from ..recipes.generic import SystemRecipe
@@ -160,6 +161,17 @@ def evaluate(sol: TrainingSolution, grid: int = 61) -> Evaluation:
         ys=ys,
         field_error=field_err,
     )
+
+
+def trivial(train: Trajectory, ev: Evaluation) -> dict[str, float]:
+    """The RMSE over the extrapolation window of two predictions that need no model: the
+    training data's mean and its last sample, held constant."""
+    window = ev.t > T_TRAIN
+    truth = ev.truth[window]
+    return {
+        which: float(np.sqrt(np.mean((truth - value) ** 2)))
+        for which, value in (("mean", train.x.mean(axis=0)), ("last", train.x[-1]))
+    }
 
 
 @dataclass
@@ -319,6 +331,7 @@ def run(opts: VdPOptions, record: RunRecord) -> dict[str, Any]:
     record.enter("evaluation")
     ev = evaluate(sol)
     record.update(**ev.metrics())
+    record.against_trivial("extrapolation_rmse", ev.extrapolation_rmse, trivial(split.train, ev))
     record.write()
     record.enter("plots")
     record.figure(
