@@ -468,8 +468,8 @@ def _compare(argv: Sequence[str] | None) -> int:
     run_id = new_run_id()
     executor = None
     try:
-        from ..compare import make_trainer
-        from ..compare.harness import CompareConfig, default_methods, parse_methods
+        from ..compare.methods import make_trainer
+        from ..compare.run import CompareConfig, default_methods, parse_methods
 
         if args.budget is not None and not args.budget > 0:
             raise ValueError(f"--budget must be > 0 seconds, got {args.budget:g}")
@@ -500,7 +500,7 @@ def _compare(argv: Sequence[str] | None) -> int:
             command=command_line("scripts/compare.py", argv),
         )
         if any(method != "collocation" for method in methods):
-            from ..compare.device import resolve_device
+            from ..compare.methods.device import resolve_device
 
             resolve_device(args.device)  # CUDA asked for where there is none: before any data
         if args.workers < 1:
@@ -526,7 +526,7 @@ def _compare(argv: Sequence[str] | None) -> int:
             executor.shutdown()
         return fail(prog, str(exc), args.debug)
 
-    from ..compare.harness import run
+    from ..compare.run import run
     from ..tools.tasks import StoredTaskMismatch
 
     try:

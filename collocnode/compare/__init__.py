@@ -12,9 +12,9 @@ Importing this package loads no torch; the method modules load on first use.
 """
 
 from ..tools.fixed_step import DivergenceError
-from .base import FitResult, NotApplicableError, Progress, Trainer, TrainerOptions
-from .gradient import GradientOptions, GradientTrainer
-from .registry import available, make_trainer, method_class
+from .methods.base import FitResult, NotApplicableError, Progress, Trainer, TrainerOptions
+from .methods.gradient import GradientOptions, GradientTrainer
+from .methods.registry import available, make_trainer, method_class
 
 __all__ = [
     "DivergenceError",

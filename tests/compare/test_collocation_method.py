@@ -5,7 +5,7 @@ import pytest
 
 from collocnode import problems
 from collocnode.compare import make_trainer
-from collocnode.compare.harness import add_time_to_target
+from collocnode.compare.run import add_time_to_target
 
 
 @pytest.mark.parametrize("name", ["vdp", "slider_crank"])
@@ -52,8 +52,8 @@ def test_unknown_hessian_is_named():
 
 
 def test_qvm_gets_the_hybrid_model_instead_of_the_black_box_one():
-    from collocnode.compare.collocation import Collocation
-    from collocnode.compare.qvm_collocation import QVMCollocation
+    from collocnode.compare.methods.collocation import Collocation
+    from collocnode.compare.methods.qvm_collocation import QVMCollocation
 
     qvm = problems.get("qvm")
     assert "hybrid" in Collocation.not_applicable(qvm)

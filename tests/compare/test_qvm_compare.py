@@ -14,10 +14,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from collocnode.compare import harness, make_trainer
-from collocnode.compare import qvm as cq
-from collocnode.compare.harness import CompareConfig, add_time_to_target, run_method
-from collocnode.compare.qvm_collocation import QVMCollocation
+from collocnode.compare import make_trainer
+from collocnode.compare.methods.qvm_collocation import QVMCollocation
+from collocnode.compare.run import (
+    CompareConfig,
+    add_time_to_target,
+    default_methods,
+    markdown,
+    run_method,
+)
+from collocnode.compare.run import qvm as cq
 
 ROOT = Path(__file__).resolve().parents[2]
 APPLICABLE = ("collocation", "node", "fnode", "mbdnode", "mnn")
@@ -137,8 +143,8 @@ def test_mnn_derivatives_come_with_its_rollout(oscillator):
 def test_quick_and_full_settings(quick):
     cfg = CompareConfig("qvm", cq.METHODS, quick=quick)
     assert cfg.eval_every_s == cq.SETTINGS.curve_every(quick)
-    assert harness.default_methods("qvm") == cq.METHODS
-    assert harness.default_methods("vdp") == ("fnode", "mbdnode")
+    assert default_methods("qvm") == cq.METHODS
+    assert default_methods("vdp") == ("fnode", "mbdnode")
     coll = make_trainer("collocation", "qvm", quick=quick).options
     if quick:
         assert (coll.stages, coll.epochs, coll.jit) == (3, 30, False)
@@ -186,7 +192,7 @@ def test_markdown_shows_the_qvm_columns():
             {"method": "snde", "status": "not applicable", "message": "no constraint"},
         ],
     }
-    md = harness.markdown(report)
+    md = markdown(report)
     assert "test-road a RMSE [m/s²]" in md and "friction RMSE [N]" in md
     assert "| collocation | success |" in md and "no constraint" in md
 

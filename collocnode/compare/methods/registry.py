@@ -12,7 +12,7 @@ from importlib import import_module
 from types import MappingProxyType
 from typing import Any
 
-from .. import _validation as v
+from ... import _validation as v
 from .base import Trainer
 
 
@@ -87,7 +87,7 @@ def make_trainer(
     ``quick``, then the entry's defaults, then ``options``."""
     entry = _entry(name)
     if problem is not None:
-        from .. import problems
+        from ... import problems
 
         v.choice("problem", problem, problems.available())
     if not isinstance(quick, bool):

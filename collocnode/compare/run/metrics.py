@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ..data import Trajectory
-from ..tools.fixed_step import DivergenceError
+from ...data import Trajectory
+from ...tools.fixed_step import DivergenceError
 
 
 @dataclass

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import _validation as v
-from .device import check_device_name
-from .registry import available
+from ... import _validation as v
+from ..methods.device import check_device_name
+from ..methods.registry import available
 from .scenarios import scenario_for
 
 
@@ -57,7 +57,7 @@ class CompareConfig:
     command: str | None = None
 
     def __post_init__(self) -> None:
-        from .. import problems
+        from ... import problems
 
         v.choice("problem", self.problem, problems.available())
         if self.preset is not None:

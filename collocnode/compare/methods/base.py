@@ -7,7 +7,8 @@ A method is a :class:`Trainer` built from a frozen options dataclass::
     x = trainer.predict(split.full.t, split.full.x[0])     # (len(t), n_states)
 
 How a method trains is its own business: the PyTorch methods share the gradient-descent loop of
-:class:`~collocnode.compare.gradient.GradientTrainer`; collocation solves one NLP with IPOPT.
+:class:`~collocnode.compare.methods.gradient.GradientTrainer`; collocation solves one NLP with
+IPOPT.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import _validation as v
-from ..data import Trajectory
+from ... import _validation as v
+from ...data import Trajectory
 from .options import TrainerOptions, replace_options
 
 __all__ = [

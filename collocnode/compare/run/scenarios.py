@@ -4,7 +4,7 @@ A *scenario* gives a problem its data, its evaluation, its default methods and i
 columns. Every problem uses the generic :class:`StateRolloutScenario` (a rollout from the first
 sample, scored on the training window and the extrapolation window after it) unless
 ``SCENARIOS`` names its own: the quarter vehicle trains on its preset's road and is scored on
-accelerations on an unseen road (:class:`collocnode.compare.qvm.QVMScenario`).
+accelerations on an unseen road (:class:`collocnode.compare.run.qvm.QVMScenario`).
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ STATE_COLUMNS = (
     ("n_params", "params"),
     ("time_to_target_s", "time to collocation's test MSE [s]"),
 )
+# the columns of the generic table (each row has them all)
+COLUMNS = tuple(key for key, _ in STATE_COLUMNS)
 
 
 class Evaluation(Protocol):
@@ -100,7 +102,7 @@ class StateRolloutScenario(Scenario):
     def load(
         self, problem: str, preset: str | None, quick: bool, seed: int, noise: float | None
     ) -> ScenarioData:
-        from .. import problems
+        from ... import problems
 
         system = problems.get(problem, preset)
         kw: dict[str, Any] = {} if noise is None else {"noise": noise}

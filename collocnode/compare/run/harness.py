@@ -9,8 +9,8 @@ the report; ``compare.json`` and ``compare.md`` are rewritten after every method
 leaves the finished rows on disk. :attr:`CompareReport.failed` and
 :attr:`CompareReport.interrupted` name the methods that did not run to an end.
 
-The problem's scenario (:mod:`collocnode.compare.scenarios`) gives the data and the scoring;
-:mod:`collocnode.compare.report` writes the files.
+The problem's scenario (:mod:`collocnode.compare.run.scenarios`) gives the data and the scoring;
+:mod:`collocnode.compare.run.report` writes the files.
 """
 
 from __future__ import annotations
@@ -29,34 +29,15 @@ from typing import Any
 
 import numpy as np
 
-from .. import _validation as v
-from ..tools.io import write_npz
-from ..tools.tasks import Task, TaskOutcome, run_tasks
-from .base import NotApplicableError, Progress
-from .config import CompareConfig, default_methods, parse_methods
-from .registry import make_trainer
-from .report import markdown, save_arrays, summary_line, write_plots, write_report
-from .results import CompareReport, MethodRow, add_time_to_target, time_to_target
-from .scenarios import STATE_COLUMNS, Evaluation, StateRollout, scenario_for
-
-__all__ = [
-    "COLUMNS",
-    "CompareConfig",
-    "CompareReport",
-    "MethodRow",
-    "add_time_to_target",
-    "default_methods",
-    "load_data",
-    "markdown",
-    "method_task",
-    "parse_methods",
-    "run",
-    "run_method",
-    "write_report",
-]
-
-# the columns of the generic table (each row has them all)
-COLUMNS = tuple(key for key, _ in STATE_COLUMNS)
+from ... import _validation as v
+from ...tools.io import write_npz
+from ...tools.tasks import Task, TaskOutcome, run_tasks
+from ..methods.base import NotApplicableError, Progress
+from ..methods.registry import make_trainer
+from .config import CompareConfig
+from .report import save_arrays, summary_line, write_plots, write_report
+from .results import CompareReport, MethodRow, time_to_target
+from .scenarios import Evaluation, StateRollout, scenario_for
 
 
 def load_data(cfg: CompareConfig) -> tuple[Any, Any]:
@@ -329,8 +310,8 @@ def _run_as_tasks(
 def _meta(cfg: CompareConfig, system: Any, split: Any) -> dict[str, Any]:
     import torch
 
-    from ..tools import machine
-    from .device import resolve_device
+    from ...tools import machine
+    from ..methods.device import resolve_device
 
     device = resolve_device(cfg.device)
     gpu = torch.cuda.get_device_name(device) if device.type == "cuda" else None

@@ -1,7 +1,7 @@
 """Collocation on the quarter vehicle, behind the trainers' interface: the hybrid PeN-ODE.
 
-The generic :class:`~collocnode.compare.collocation.Collocation` trainer fits a black-box neural
-ODE; the quarter vehicle is instead trained by its recipe
+The generic :class:`~collocnode.compare.methods.collocation.Collocation` trainer fits a black-box
+neural ODE; the quarter vehicle is instead trained by its recipe
 (:class:`collocnode.recipes.qvm.QVMRecipe`: two 1-5-5-1 force networks inside the known linear
 physics, fitted to the accelerations; strategy II by default). This module adds what the quarter
 vehicle's scenario scores besides the rollout: the learned characteristics and the model's
@@ -16,10 +16,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import _validation as v
-from ..models.simulate import SimulationError, simulate
-from ..recipes.qvm import QVMRecipe, characteristic_errors
-from ..tools.fixed_step import DivergenceError
+from ... import _validation as v
+from ...models.simulate import SimulationError, simulate
+from ...recipes.qvm import QVMRecipe, characteristic_errors
+from ...tools.fixed_step import DivergenceError
 from .collocation import Collocation, CollocationOptions
 from .options import TrainerOptions
 

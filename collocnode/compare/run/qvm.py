@@ -36,9 +36,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import _validation as v
-from ..data import Trajectory
-from ..tools.fixed_step import DivergenceError
+from ... import _validation as v
+from ...data import Trajectory
+from ...tools.fixed_step import DivergenceError
 from .results import Divergence, Score
 from .scenarios import Scenario, ScenarioData
 
@@ -128,8 +128,8 @@ def load(
 ) -> RoadData:
     """Generate the training- and test-road data of the preset (``noise`` as a fraction of each
     signal's σ; None: the preset's 2 %)."""
-    from .. import problems
-    from ..problems.qvm import NOISE_BASELINE
+    from ... import problems
+    from ...problems.qvm import NOISE_BASELINE
 
     system = problems.get("qvm", preset)
     level = NOISE_BASELINE if noise is None else noise

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tools.io import atomic_write_text, save_figure, write_json, write_npz
+from ...tools.io import atomic_write_text, save_figure, write_json, write_npz
 from .scenarios import scenario_for
 
 
@@ -44,7 +44,7 @@ def summary_line(row: Mapping[str, Any]) -> str:
 
 
 def markdown(report: Mapping[str, Any]) -> str:
-    """The report (a :class:`~collocnode.compare.results.CompareReport` or its JSON) as a
+    """The report (a :class:`~collocnode.compare.run.results.CompareReport` or its JSON) as a
     Markdown table with the columns of its problem's scenario."""
     meta = report["meta"]
     scenario = scenario_for(report["problem"])
@@ -125,7 +125,7 @@ def save_arrays(
 def write_plots(report: Mapping[str, Any], out_dir: str | os.PathLike[str]) -> list[Path]:
     """The figures (see the module docstring) from the report's rows and the ``<method>.npz``
     files in ``out_dir``; returns the paths written."""
-    from ..tools import plotting
+    from ...tools import plotting
 
     out = Path(out_dir)
     rows, meta, problem = report["rows"], report["meta"], report["problem"]

@@ -1,13 +1,13 @@
 """Collocation as one method of the comparison: the system's recipe behind the trainers' interface.
 
-The recipe (:func:`collocnode.recipes.for_problem`) decides the model and the training: the
-paper's setup for Van der Pol, the suitable neural ODE for every other system, and the hybrid
-PeN-ODE for the quarter vehicle (:mod:`collocnode.compare.qvm_collocation`). This module only
-adapts it: the comparison's shared options (``epochs`` = IPOPT's iteration limit, ``hidden``,
-``activation``, ``init``, ``normalize``, ``seed``) go into the recipe, any other option names a
-field of the recipe or of its collocation settings (``stages``, ``intervals``, ``tol``, ``jit``,
-``hessian``, ``regularization``, ``per_state_nets``, ...), and the trained model is rolled out
-as the recipe does (no torch anywhere).
+The recipe (:func:`collocnode.recipes.for_problem`) decides the model and the training: the paper's
+setup for Van der Pol, the suitable neural ODE for every other system, and the hybrid PeN-ODE for
+the quarter vehicle (:mod:`collocnode.compare.methods.qvm_collocation`). This module only adapts it:
+the comparison's shared options (``epochs`` = IPOPT's iteration limit, ``hidden``, ``activation``,
+``init``, ``normalize``, ``seed``) go into the recipe, any other option names a field of the recipe
+or of its collocation settings (``stages``, ``intervals``, ``tol``, ``jit``, ``hessian``,
+``regularization``, ``per_state_nets``, ...), and the trained model is rolled out as the recipe does
+(no torch anywhere).
 """
 
 from __future__ import annotations
@@ -19,15 +19,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import recipes
-from ..data import Trajectory
-from ..models.simulate import SimulationError
-from ..recipes.base import TrainedModel
-from ..recipes.generic import SystemRecipe
-from ..status import SolverStatus
-from ..tools.fixed_step import DivergenceError
-from ..tools.options import flat_fields, get_flat, replace_flat
-from ..transcription import Inputs
+from ... import recipes
+from ...data import Trajectory
+from ...models.simulate import SimulationError
+from ...recipes.base import TrainedModel
+from ...recipes.generic import SystemRecipe
+from ...status import SolverStatus
+from ...tools.fixed_step import DivergenceError
+from ...tools.options import flat_fields, get_flat, replace_flat
+from ...transcription import Inputs
 from .base import FitResult, Trainer
 from .options import GradientOptions, TrainerOptions, gradient_settings
 

@@ -28,8 +28,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..data import Trajectory
-from ..training.callbacks import RunInfo, stop_requested
+from ...data import Trajectory
+from ...training.callbacks import RunInfo, stop_requested
 from .base import Callback, EpochAccess, FitResult, Progress, Trainer
 from .options import GradientOptions, TrainerOptions
 

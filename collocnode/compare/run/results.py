@@ -2,7 +2,7 @@
 
 The row and the report are dataclasses that also read as the JSON objects they are written as
 (``row["test_mse"]``, ``report["rows"]``), so code that reads ``compare.json`` reads a report
-returned by :func:`collocnode.compare.harness.run` the same way.
+returned by :func:`collocnode.compare.run.harness.run` the same way.
 """
 
 from __future__ import annotations

@@ -1,0 +1,33 @@
+"""The methods of the comparison: each trains a model from trajectory data behind one interface.
+
+* ``base.py``: the interface (:class:`Trainer`, :class:`FitResult`, :class:`Progress`);
+  ``options.py`` the options every method shares and those of the gradient-trained ones.
+* ``gradient.py``: the Adam loop of the PyTorch methods; ``field.py``, ``energy.py``, ``labels.py``,
+  ``inputs.py`` and ``device.py`` what several of them share.
+* one module per method: ``fnode.py``, ``mbdnode.py``, ``node.py``, ``snde.py``, ``mnn.py`` (its
+  solver in ``mnn_solver.py``), ``baselines.py`` (LSTM, FCNN), ``hnn.py``, ``lnn.py``, and
+  ``collocation.py`` and ``qvm_collocation.py`` (the recipes of :mod:`collocnode.recipes` behind
+  the interface, no torch).
+* ``registry.py``: the one registry of the methods, :func:`make_trainer`.
+
+Nothing here knows of a comparison run (:mod:`collocnode.compare.run`; ``lint-imports`` checks
+it), and importing this package loads no torch: the method modules load on first use.
+"""
+
+from .base import FitResult, NotApplicableError, Progress, Trainer
+from .gradient import GradientTrainer
+from .options import GradientOptions, TrainerOptions
+from .registry import available, make_trainer, method_class
+
+__all__ = [
+    "FitResult",
+    "GradientOptions",
+    "GradientTrainer",
+    "NotApplicableError",
+    "Progress",
+    "Trainer",
+    "TrainerOptions",
+    "available",
+    "make_trainer",
+    "method_class",
+]
