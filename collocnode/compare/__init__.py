@@ -15,12 +15,14 @@ from ..tools.fixed_step import DivergenceError
 from .methods.base import FitResult, NotApplicableError, Progress, Trainer, TrainerOptions
 from .methods.gradient import GradientOptions, GradientTrainer
 from .methods.registry import available, make_trainer, method_class
+from .methods.status import MethodStatus
 
 __all__ = [
     "DivergenceError",
     "FitResult",
     "GradientOptions",
     "GradientTrainer",
+    "MethodStatus",
     "NotApplicableError",
     "Progress",
     "Trainer",

@@ -16,6 +16,7 @@ from collocnode.compare.methods import registry
 from collocnode.compare.methods.base import FitResult, Trainer, TrainerOptions
 from collocnode.compare.methods.gradient import GradientOptions, GradientTrainer
 from collocnode.compare.methods.options import gradient_settings, replace_options
+from collocnode.compare.methods.status import MethodStatus
 from collocnode.problems.base import System
 
 GRADIENT_ONLY = {"lr", "lr_decay", "weight_decay", "grad_clip", "batch_size", "optimizer"}
@@ -211,9 +212,7 @@ def test_a_callback_stop_is_its_own_status_with_its_reason():
     assert result.status == "stopped" and result.epochs == 4
     assert result.message == "enough after epoch 4"
     assert stop.events == [RunInfo(60, 1, 1, unit="epoch", can_predict=True), "end"]
-    from collocnode.compare.methods.base import STATUSES
-
-    assert result.status in STATUSES
+    assert result.status is MethodStatus.STOPPED and result.status == "stopped"
 
 
 def test_a_raising_callback_fails_the_fit_with_its_error_and_keeps_the_best_weights():

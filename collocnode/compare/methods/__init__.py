@@ -1,7 +1,9 @@
 """The methods of the comparison: each trains a model from trajectory data behind one interface.
 
 * ``base.py``: the interface (:class:`Trainer`, :class:`FitResult`, :class:`Progress`);
-  ``options.py`` the options every method shares and those of the gradient-trained ones.
+  ``options.py`` the options every method shares and those of the gradient-trained ones;
+  ``status.py`` how a method ended (:class:`MethodStatus`, mapped from the core's
+  :class:`~collocnode.status.SolverStatus` in one place).
 * ``gradient.py``: the Adam loop of the PyTorch methods; ``field.py``, ``energy.py``, ``labels.py``,
   ``inputs.py`` and ``device.py`` what several of them share.
 * one module per method: ``fnode.py``, ``mbdnode.py``, ``node.py``, ``snde.py``, ``mnn.py`` (its
@@ -18,11 +20,13 @@ from .base import FitResult, NotApplicableError, Progress, Trainer
 from .gradient import GradientTrainer
 from .options import GradientOptions, TrainerOptions
 from .registry import available, make_trainer, method_class
+from .status import MethodStatus
 
 __all__ = [
     "FitResult",
     "GradientOptions",
     "GradientTrainer",
+    "MethodStatus",
     "NotApplicableError",
     "Progress",
     "Trainer",

@@ -24,12 +24,13 @@ import numpy as np
 from ... import _validation as v
 from ...data import Trajectory
 from .options import TrainerOptions, replace_options
+from .status import MethodStatus
 
 __all__ = [
-    "STATUSES",
     "Callback",
     "EpochAccess",
     "FitResult",
+    "MethodStatus",
     "NotApplicableError",
     "Progress",
     "Trainer",
@@ -37,17 +38,6 @@ __all__ = [
     "as_trajectories",
     "replace_options",
 ]
-
-STATUSES = (
-    "success",
-    "budget",
-    "interrupted",
-    "iteration_limit",
-    "stopped",
-    "diverged",
-    "failed",
-    "not applicable",
-)
 
 
 class NotApplicableError(ValueError):
@@ -130,10 +120,11 @@ class FitResult:
 
     Attributes:
         method: registry name of the method.
-        status: "success", "budget" (wall-time budget ran out), "interrupted"
-            (KeyboardInterrupt; the best weights are kept), "iteration_limit", "stopped" (the
-            callback asked to stop; ``message`` says why), "diverged" (non-finite loss) or
-            "failed" (also when the callback raised).
+        status: how the training ended (:class:`MethodStatus`; its word is accepted too):
+            ``SUCCESS``, ``BUDGET`` (wall-time budget ran out), ``INTERRUPTED``
+            (KeyboardInterrupt; the best weights are kept), ``ITERATION_LIMIT``, ``STOPPED`` (the
+            callback asked to stop; ``message`` says why), ``DIVERGED`` (non-finite loss) or
+            ``FAILED`` (also when the callback raised).
         train_time_s: wall time of setup (targets, data) and optimisation, without callbacks.
         epochs: completed epochs (or iterations).
         n_params: trainable parameters.
@@ -143,13 +134,16 @@ class FitResult:
     """
 
     method: str
-    status: str
+    status: MethodStatus
     train_time_s: float
     epochs: int
     n_params: int
     best_loss: float = math.inf
     history: list[tuple[float, int, float]] = field(default_factory=list)
     message: str = ""
+
+    def __post_init__(self) -> None:
+        self.status = MethodStatus.of(self.status)
 
 
 Callback = Callable[[Progress], Any]
@@ -231,9 +225,9 @@ class Trainer(ABC):
 
         ``budget_s`` limits the training wall time [s]; ``callback(Progress)``, where the method
         has epochs, runs after every epoch (its own time is not counted) and may return True to
-        stop training (status "stopped"); it follows the protocol of
+        stop training (status ``STOPPED``); it follows the protocol of
         :mod:`collocnode.training.callbacks` (``on_start``, ``on_end``, ``reason``). Ctrl-C keeps
-        the best model so far and returns status "interrupted".
+        the best model so far and returns status ``INTERRUPTED``.
         Raises :class:`NotApplicableError` if the method does not apply to ``system``.
         """
 

@@ -24,12 +24,12 @@ from ...data import Trajectory
 from ...models.simulate import SimulationError
 from ...recipes.base import TrainedModel
 from ...recipes.generic import SystemRecipe
-from ...status import SolverStatus
 from ...tools.fixed_step import DivergenceError
 from ...tools.options import flat_fields, get_flat, replace_flat
 from ...transcription import Inputs
 from .base import FitResult, Trainer
 from .options import GradientOptions, TrainerOptions, gradient_settings
+from .status import MethodStatus
 
 # The comparison's shared options and the recipe fields they set.
 _SHARED = {
@@ -39,18 +39,6 @@ _SHARED = {
     "init": "init",
     "normalize": "normalize",
 }
-
-
-def fit_status(status: SolverStatus) -> str:
-    """The comparison's status word for a collocation solve."""
-    if status.ok:
-        return "success"
-    return {
-        SolverStatus.TIME_LIMIT: "budget",
-        SolverStatus.INTERRUPTED: "interrupted",
-        SolverStatus.ITERATION_LIMIT: "iteration_limit",
-        SolverStatus.STOPPED: "stopped",
-    }.get(status, "failed")
 
 
 @dataclass(frozen=True)
@@ -160,7 +148,7 @@ class Collocation(Trainer):
             detail += f"; {sol.consistency.summary()}"
         return FitResult(
             method=self.name,
-            status=fit_status(sol.status),
+            status=MethodStatus.from_solver(sol.status),
             train_time_s=time.perf_counter() - start,
             epochs=trained.iterations,
             n_params=sol.model.n_params,
@@ -208,4 +196,4 @@ class Collocation(Trainer):
         return self._rollout(t, x0, u, rtol=1e-9, atol=1e-9)
 
 
-__all__ = ["Collocation", "CollocationOptions", "TrainedModel", "fit_status"]
+__all__ = ["Collocation", "CollocationOptions", "TrainedModel"]

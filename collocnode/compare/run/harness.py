@@ -34,6 +34,7 @@ from ...tools.io import write_npz
 from ...tools.tasks import Task, TaskOutcome, run_tasks
 from ..methods.base import NotApplicableError, Progress
 from ..methods.registry import make_trainer
+from ..methods.status import MethodStatus
 from .config import CompareConfig
 from .report import save_arrays, summary_line, write_plots, write_report
 from .results import CompareReport, MethodRow, time_to_target
@@ -71,7 +72,7 @@ def run_method(
         trainer = make_trainer(name, cfg.problem, quick=cfg.quick, **cfg.method_options(name))
         reason = trainer.not_applicable(system)
         if reason:
-            row.status, row.message = "not applicable", reason
+            row.status, row.message = MethodStatus.NOT_APPLICABLE, reason
             return row
         row.options = _jsonable_options(trainer.options)
         curve = _train(trainer, row, system, split, cfg, evaluation, progress)
@@ -82,13 +83,13 @@ def run_method(
         if out_dir is not None:
             save_arrays(Path(out_dir) / f"{name}.npz", score.arrays, trainer)
     except NotApplicableError as exc:
-        row.status, row.message = "not applicable", str(exc)
+        row.status, row.message = MethodStatus.NOT_APPLICABLE, str(exc)
     except KeyboardInterrupt:
-        row.status = "interrupted"
+        row.status = MethodStatus.INTERRUPTED
         where = "after training" if row.train_time_s is not None else "before training ended"
         row.message = f"interrupted {where}" + (f"; {row.message}" if row.message else "")
     except Exception as exc:  # one failing method must not stop the comparison
-        row.status, row.message = "failed", f"{type(exc).__name__}: {exc}"
+        row.status, row.message = MethodStatus.FAILED, f"{type(exc).__name__}: {exc}"
         row.traceback = traceback.format_exc(limit=8)
     return row
 
@@ -166,7 +167,7 @@ def method_task(arg: tuple[str, CompareConfig]) -> dict[str, Any]:
     data = _load(cfg)
     with tempfile.TemporaryDirectory() as tmp:
         row = run_method(name, data.system, data.split, cfg, False, tmp, data.evaluation)
-        if row.status == "interrupted":
+        if row.status == MethodStatus.INTERRUPTED:
             raise KeyboardInterrupt
         out: dict[str, Any] = {"row": {f.name: getattr(row, f.name) for f in fields(row)}}
         path = Path(tmp) / f"{name}.npz"
@@ -179,7 +180,7 @@ def method_task(arg: tuple[str, CompareConfig]) -> dict[str, Any]:
 def _row_of(outcome: TaskOutcome, out_dir: str | os.PathLike[str] | None) -> MethodRow:
     """A task's row; its arrays go to ``<out_dir>/<method>.npz`` as in a serial run."""
     if outcome.result is None:
-        return MethodRow(outcome.key, "failed", message=outcome.error or "")
+        return MethodRow(outcome.key, MethodStatus.FAILED, message=outcome.error or "")
     row = MethodRow(**outcome.result["row"])
     if row.curve is not None:
         row.curve = [tuple(point) for point in row.curve]
@@ -228,11 +229,13 @@ def run(
     stopped = False
     for name in cfg.methods:
         if stopped:
-            report.rows.append(MethodRow(name, "interrupted", message="skipped after Ctrl-C"))
+            report.rows.append(
+                MethodRow(name, MethodStatus.INTERRUPTED, message="skipped after Ctrl-C")
+            )
         else:
             row = run_method(name, data.system, data.split, cfg, progress, out_dir, data.evaluation)
             report.rows.append(row)
-            stopped = row.status == "interrupted"
+            stopped = row.status == MethodStatus.INTERRUPTED
             if log is not None:
                 log(summary_line(row))
         _refresh(report, data.evaluation.metric, out_dir)
@@ -299,7 +302,7 @@ def _run_as_tasks(
         interrupted = True
     for name in cfg.methods:
         report.rows.append(
-            rows.get(name) or MethodRow(name, "interrupted", message="not run: Ctrl-C")
+            rows.get(name) or MethodRow(name, MethodStatus.INTERRUPTED, message="not run: Ctrl-C")
         )
     _refresh(report, data.evaluation.metric, out_dir)
     if out_dir is not None and not interrupted:

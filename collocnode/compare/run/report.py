@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ...tools.io import atomic_write_text, save_figure, write_json, write_npz
+from ..methods.status import MethodStatus
 from .scenarios import scenario_for
 
 
@@ -34,7 +35,11 @@ def summary_line(row: Mapping[str, Any]) -> str:
     road = ""
     if "test_road_rmse" in row:
         road = f", test-road a RMSE {_fmt(row.get('test_road_rmse'))}"
-    note = f" ({row['message']})" if row["status"] != "success" and row.get("message") else ""
+    note = (
+        f" ({row['message']})"
+        if row["status"] != MethodStatus.SUCCESS and row.get("message")
+        else ""
+    )
     full = f", full-window MSE {_fmt(row['full_mse'])}" if "full_mse" in row else ""
     return (
         f"{row['method']}: {row['status']}, train {_fmt(row.get('train_time_s'))} s, "
@@ -65,7 +70,7 @@ def markdown(report: Mapping[str, Any]) -> str:
         "|" + "---|" * (len(columns) + 1),
     ]
     for row in report["rows"]:
-        note = row.get("message", "") if row["status"] != "success" else ""
+        note = row.get("message", "") if row["status"] != MethodStatus.SUCCESS else ""
         cells = [_fmt(row.get(c)) for c, _ in columns]
         lines.append("| " + " | ".join([*cells, note.replace("|", "/").replace("\n", " ")]) + " |")
     lines += ["", f"{scenario.errors_label}: {meta['mse']}.", ""]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Any, ClassVar, Protocol
 
+from ..methods.status import MethodStatus
 from .metrics import evaluate
 from .results import Divergence, Score
 
@@ -143,7 +144,7 @@ class StateRollout:
             predict_time_s=m.predict_time_s,
         )
         divergence = None
-        if m.status == "diverged":  # then metrics sets diverged_step and diverged_t
+        if m.status == MethodStatus.DIVERGED:  # then metrics sets diverged_step and diverged_t
             divergence = Divergence(m.diverged_step, m.diverged_t, m.message)
         arrays: dict[str, Any] = {"t": full.t, "x_data": full.x}
         if m.prediction is not None:
