@@ -80,7 +80,10 @@ MOVED_MODULES: dict[str, tuple[str, ...]] = {
     "collocnode.compare.hnn": ("collocnode.compare.methods.hnn",),
     "collocnode.compare.lnn": ("collocnode.compare.methods.lnn",),
     "collocnode.compare.collocation": ("collocnode.compare.methods.collocation",),
-    "collocnode.compare.qvm_collocation": ("collocnode.compare.methods.qvm_collocation",),
+    "collocnode.compare.qvm_collocation": (
+        "collocnode.compare.methods.collocation",
+        "collocnode.compare.methods.readouts",
+    ),
     "collocnode.compare.registry": ("collocnode.compare.methods.registry",),
     "collocnode.compare.config": ("collocnode.compare.run.config",),
     "collocnode.compare.scenarios": ("collocnode.compare.run.scenarios",),

@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 from collocnode.compare import make_trainer
-from collocnode.compare.methods.qvm_collocation import QVMCollocation
 from collocnode.compare.run import (
     CompareConfig,
     add_time_to_target,
@@ -106,7 +105,7 @@ def test_collocation_row_is_the_qvm_experiment(road_data):
     from collocnode.experiments import qvm as experiment
 
     trainer = make_trainer("collocation", "qvm", quick=True, epochs=8)
-    assert isinstance(trainer, QVMCollocation) and trainer.options.strategy == "II"
+    assert trainer.options.recipe.strategy == "II" and trainer.derivative_source == "output"
     result = trainer.fit(road_data.system, road_data.split.train)
     fields, arrays = cq.RoadEvaluation(road_data).score(trainer)
     ref, _ = experiment.evaluate(trainer.solution, road_data.system, road_data.split)
@@ -146,12 +145,13 @@ def test_quick_and_full_settings(quick):
     assert default_methods("qvm") == cq.METHODS
     assert default_methods("vdp") == ("fnode", "mbdnode")
     coll = make_trainer("collocation", "qvm", quick=quick).options
+    settings = coll.settings
     if quick:
-        assert (coll.stages, coll.epochs, coll.jit) == (3, 30, False)
+        assert (settings.stages, settings.max_iter, settings.jit) == (3, 30, False)
         assert cq.SETTINGS.duration(True) <= 4.0 and cq.SETTINGS.threads(True) == 1
     else:  # the paper's: 2,500 x 5 over 42 s, 150 iterations per phase, 1-5-5-1 squareplus
-        assert (coll.stages, coll.intervals, coll.epochs) == (5, 2500, 150)
-        assert coll.hidden == (5, 5) and coll.activation == "squareplus"
+        assert (settings.stages, settings.intervals, settings.max_iter) == (5, 2500, 150)
+        assert coll.recipe.hidden == (5, 5) and coll.recipe.activation == "squareplus"
         assert cq.SETTINGS.duration(False) == 42.0
     for name in ("node", "fnode", "mbdnode", "mnn"):
         opts = make_trainer(name, "qvm", quick=quick).options

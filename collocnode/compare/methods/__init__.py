@@ -8,8 +8,8 @@
   ``inputs.py`` and ``device.py`` what several of them share.
 * one module per method: ``fnode.py``, ``mbdnode.py``, ``node.py``, ``snde.py``, ``mnn.py`` (its
   solver in ``mnn_solver.py``), ``baselines.py`` (LSTM, FCNN), ``hnn.py``, ``lnn.py``, and
-  ``collocation.py`` and ``qvm_collocation.py`` (the recipes of :mod:`collocnode.recipes` behind
-  the interface, no torch).
+  ``collocation.py`` (the recipes of :mod:`collocnode.recipes` behind the interface, no torch;
+  ``readouts.py`` what it reads off each recipe's models).
 * ``registry.py``: the one registry of the methods, :func:`make_trainer`.
 
 Nothing here knows of a comparison run (:mod:`collocnode.compare.run`; ``lint-imports`` checks

@@ -161,20 +161,21 @@ def as_trajectories(train: Trajectory | Sequence[Trajectory]) -> list[Trajectory
 class Trainer(ABC):
     """A method of the comparison: the interface shared by every method.
 
-    Subclasses set ``name`` and ``options_class``, may restrict :meth:`not_applicable`, and
-    implement :meth:`fit`, :meth:`predict` and :attr:`n_params`. ``PAPER`` maps a problem name
-    to the seed papers' option values for it and ``QUICK`` holds the overrides of a smoke-test
-    run. ``predicts_while_fitting`` says whether :meth:`predict` works inside the training
-    callback (the harness then records an error-vs-time curve during training).
+    Subclasses set ``name`` and ``options_class`` (a frozen options dataclass:
+    :class:`TrainerOptions` or one derived from it, or collocation's own), may restrict
+    :meth:`not_applicable`, and implement :meth:`fit`, :meth:`predict` and :attr:`n_params`.
+    ``PAPER`` maps a problem name to the seed papers' option values for it and ``QUICK`` holds the
+    overrides of a smoke-test run. ``predicts_while_fitting`` says whether :meth:`predict` works
+    inside the training callback (the harness then records an error-vs-time curve during training).
     """
 
     name: ClassVar[str] = ""
-    options_class: ClassVar[type[TrainerOptions]] = TrainerOptions
+    options_class: ClassVar[type] = TrainerOptions
     predicts_while_fitting: ClassVar[bool] = True
     PAPER: ClassVar[dict[str, dict[str, Any]]] = {}
     QUICK: ClassVar[dict[str, Any]] = {}
 
-    def __init__(self, options: TrainerOptions | None = None, **overrides: Any) -> None:
+    def __init__(self, options: Any = None, **overrides: Any) -> None:
         opts = self.options_class() if options is None else options
         if not isinstance(opts, self.options_class):
             raise TypeError(
@@ -199,10 +200,13 @@ class Trainer(ABC):
         if reason:
             raise NotApplicableError(f"{self.name} does not apply to {system.name}: {reason}")
 
+    @property
+    def epoch_limit(self) -> int:
+        """The most epochs (or solver iterations) a fit runs: what a progress bar counts to."""
+        return self.options.epochs
+
     @classmethod
-    def options_for(
-        cls, problem: str | None = None, quick: bool = False, **overrides: Any
-    ) -> TrainerOptions:
+    def options_for(cls, problem: str | None = None, quick: bool = False, **overrides: Any) -> Any:
         """The seed papers' options for ``problem`` (defaults where they give none), optionally
         shrunk for a quick run, then ``overrides``."""
         values: dict[str, Any] = dict(cls.PAPER.get(problem or "", {}))

@@ -1,128 +1,145 @@
 """Collocation as one method of the comparison: the system's recipe behind the trainers' interface.
 
-The recipe (:func:`collocnode.recipes.for_problem`) decides the model and the training: the paper's
-setup for Van der Pol, the suitable neural ODE for every other system, and the hybrid PeN-ODE for
-the quarter vehicle (:mod:`collocnode.compare.methods.qvm_collocation`). This module only adapts it:
-the comparison's shared options (``epochs`` = IPOPT's iteration limit, ``hidden``, ``activation``,
-``init``, ``normalize``, ``seed``) go into the recipe, any other option names a field of the recipe
-or of its collocation settings (``stages``, ``intervals``, ``tol``, ``jit``, ``hessian``,
-``regularization``, ``per_state_nets``, ...), and the trained model is rolled out as the recipe does
-(no torch anywhere).
+The recipe (:func:`collocnode.recipes.for_problem`) decides the model and the training: the
+paper's setup for Van der Pol, the suitable neural ODE for every other system, and the hybrid
+PeN-ODE for the quarter vehicle. This module only adapts it, the same way for every recipe: its
+options are the recipe and a seed (:class:`CollocationOptions`; the collocation settings are the
+recipe's own ``CollocationSettings``), and what the comparison reads off the trained model (the
+rollout, and for the quarter vehicle its accelerations and characteristics) is the recipe's
+:class:`~collocnode.compare.methods.readouts.Readout`. No torch anywhere.
+
+The comparison passes one set of settings to all of its methods; collocation reads them as
+(:meth:`CollocationOptions.overridden`): ``epochs`` is IPOPT's iteration limit (``max_iter``),
+``seed`` the seed of the initial weights, ``recipe`` another recipe to train with, and every other
+name a field of the recipe or of its collocation settings (``hidden``, ``activation``,
+``strategy``, ``stages``, ``intervals``, ``tol``, ``jit``, ``hessian``, ...). Gradient settings
+(``lr``, ``batch_size``, ``device``, ...) are checked and ignored: IPOPT runs on the CPU.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ... import recipes
+from ... import _validation as v
+from ... import problems, recipes
 from ...data import Trajectory
 from ...models.simulate import SimulationError
 from ...recipes.base import TrainedModel
 from ...recipes.generic import SystemRecipe
+from ...recipes.settings import CollocationSettings
 from ...tools.fixed_step import DivergenceError
-from ...tools.options import flat_fields, get_flat, replace_flat
-from ...transcription import Inputs
+from ...tools.options import replace_flat
 from .base import FitResult, Trainer
-from .options import GradientOptions, TrainerOptions, gradient_settings
+from .options import GradientOptions, gradient_settings
+from .readouts import Readout, readout_for
 from .status import MethodStatus
-
-# The comparison's shared options and the recipe fields they set.
-_SHARED = {
-    "epochs": "max_iter",
-    "hidden": "hidden",
-    "activation": "activation",
-    "init": "init",
-    "normalize": "normalize",
-}
 
 
 @dataclass(frozen=True)
-class CollocationOptions(TrainerOptions):
-    """The comparison's options of collocation: a recipe and the shared options.
+class CollocationOptions:
+    """Collocation's options in the comparison.
 
     Attributes:
-        recipe: the recipe to train with (None: the generic
-            :class:`~collocnode.recipes.generic.SystemRecipe`); the shared options ``epochs``
-            (IPOPT's iteration limit), ``hidden``, ``activation``, ``init`` and ``normalize``
-            are written into it. Any recipe field is readable as an attribute of these options
-            (``options.stages``, ``options.strategy``).
+        recipe: the recipe that trains the model (a recipe of :mod:`collocnode.recipes`, one
+            :func:`~collocnode.compare.methods.readouts.readout_for` can read); its collocation
+            settings are ``recipe.collocation`` (also :attr:`settings`). Default: the generic
+            :class:`~collocnode.recipes.generic.SystemRecipe`; ``make_trainer`` gives the
+            problem's own.
+        seed: seed of the initial weights.
     """
 
-    epochs: int = 200
-    hidden: tuple[int, ...] = (16, 16)
-    normalize: bool = True
-    recipe: Any = None
-
-    def default_recipe(self) -> Any:
-        return SystemRecipe()
+    recipe: Any = field(default_factory=SystemRecipe)
+    seed: int = 0
 
     def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.param_inputs:
-            raise ValueError(
-                f"param_inputs {self.param_inputs!r}: collocation takes no parameter inputs"
-            )
-        recipe = self.default_recipe() if self.recipe is None else self.recipe
-        names = _names(recipe)
-        shared = {r: getattr(self, o) for o, r in _SHARED.items() if r in names}
-        object.__setattr__(self, "recipe", replace_flat(recipe, **shared))
+        readout_for(self.recipe)  # a TypeError naming the recipe types that can be read
+        if not isinstance(getattr(self.recipe, "collocation", None), CollocationSettings):
+            raise TypeError(f"recipe must have CollocationSettings, got {self.recipe!r:.80}")
+        v.nonnegative_int("seed", self.seed)
 
-    def __getattr__(self, name: str) -> Any:
-        # options.stages, options.strategy, ...: the recipe's fields by their own names
-        if name.startswith("_") or name == "recipe":
-            raise AttributeError(name)
-        return get_flat(self.recipe, name)
+    @property
+    def settings(self) -> CollocationSettings:
+        """The recipe's collocation settings (mesh, IPOPT, regularization)."""
+        return self.recipe.collocation
+
+    def overridden(self, **overrides: Any) -> CollocationOptions:
+        """These options with the comparison's settings ``overrides`` (see the module
+        docstring): ``recipe`` first, then ``seed``, ``epochs`` (IPOPT's ``max_iter``) and the
+        recipe's fields by name. An unknown name is one ValueError listing the valid ones."""
+        ignored = {k: overrides.pop(k) for k in list(overrides) if k in gradient_settings()}
+        if ignored:
+            GradientOptions(**ignored)  # one clear error for a bad value of an unused setting
+        recipe = overrides.pop("recipe", self.recipe)
+        seed = overrides.pop("seed", self.seed)
+        if overrides.pop("param_inputs", ()):
+            raise ValueError("param_inputs: collocation takes no parameter inputs")
+        if "epochs" in overrides:
+            overrides["max_iter"] = v.positive_int("epochs", overrides.pop("epochs"))
+        if overrides:
+            readout_for(recipe)  # a wrong recipe is named before its fields are looked up
+            recipe = replace_flat(recipe, **overrides)
+        return replace(self, recipe=recipe, seed=seed)
 
 
-def _names(recipe: Any) -> set[str]:
-    """The recipe's field names, nested ones included."""
-    return {path[-1] for path, _, _ in flat_fields(recipe)}
+def own_recipe(system: Any) -> Any:
+    """The recipe that trains ``system``: its registered one (:func:`collocnode.recipes.
+    for_problem`), the generic neural ODE for a system that is not registered."""
+    if system.name in problems.available():
+        return recipes.for_problem(system.name)
+    return SystemRecipe()
 
 
 class Collocation(Trainer):
-    """Radau IIA collocation + IPOPT with exact Hessians (the core of this library), trained by
-    the system's recipe."""
+    """Radau IIA collocation + IPOPT with exact Hessians (the core of this library), trained by a
+    recipe; see the module docstring."""
 
     name: ClassVar[str] = "collocation"
-    options_class: ClassVar[type[TrainerOptions]] = CollocationOptions
+    options_class: ClassVar[type] = CollocationOptions
     # the trained model exists once IPOPT returns: no test-error curve during the solve
     predicts_while_fitting: ClassVar[bool] = False
 
-    @classmethod
-    def not_applicable(cls, system: Any) -> str | None:
-        if system.name == "qvm":
-            return (
-                "the quarter vehicle is trained as a hybrid model: scripts/train_collocation.py qvm"
-            )
-        return None
+    options: CollocationOptions
+
+    def __init__(self, options: CollocationOptions | None = None, **overrides: Any) -> None:
+        opts = CollocationOptions() if options is None else options
+        if not isinstance(opts, CollocationOptions):
+            raise TypeError(f"options of collocation must be CollocationOptions, got {opts!r:.80}")
+        super().__init__(opts.overridden(**overrides))
 
     @classmethod
     def options_for(
         cls, problem: str | None = None, quick: bool = False, **overrides: Any
-    ) -> TrainerOptions:
-        """The recipe of ``problem`` (:func:`collocnode.recipes.for_problem`), shrunk by the
-        recipe's ``QUICK`` settings if ``quick``, then ``overrides``: shared options, recipe
-        fields and collocation settings by name. Gradient settings (lr, batch_size, device, ...)
-        are checked and ignored."""
-        recipe = cls.options_class().default_recipe() if problem is None else None
-        if recipe is None:
-            recipe = recipes.for_problem(problem)
+    ) -> CollocationOptions:
+        """The recipe of ``problem`` (:func:`collocnode.recipes.for_problem`; the generic one
+        for None), shrunk by the recipe's ``QUICK`` settings if ``quick``, then ``overrides``
+        (:meth:`CollocationOptions.overridden`)."""
+        recipe = SystemRecipe() if problem is None else recipes.for_problem(problem)
         if quick:
             recipe = replace_flat(recipe, **recipe.QUICK)
-        ignored = {k: overrides.pop(k) for k in list(overrides) if k in gradient_settings()}
-        if ignored:
-            GradientOptions(**ignored)  # one clear error for a bad value of an unused setting
-        own = {f.name for f in fields(cls.options_class)} - set(_SHARED) - {"recipe"}
-        kept = {k: overrides.pop(k) for k in list(overrides) if k in own}
-        shared = {k: overrides.pop(k) for k in list(overrides) if k in _SHARED}
-        recipe = replace_flat(recipe, **overrides)  # names the unknown ones
-        mirror = {o: get_flat(recipe, r) for o, r in _SHARED.items() if r in _names(recipe)}
-        return cls.options_class(recipe=recipe, **{**mirror, **shared, **kept})
+        return CollocationOptions(recipe).overridden(**overrides)
+
+    @property
+    def readout(self) -> Readout:
+        """How the comparison reads this recipe's models (chosen by the recipe)."""
+        return readout_for(self.options.recipe)
+
+    @property
+    def epoch_limit(self) -> int:
+        return self.options.settings.max_iter
+
+    def not_applicable(self, system: Any) -> str | None:  # type: ignore[override]
+        """Why this recipe does not train ``system``: the system is trained by a recipe of
+        another type (the quarter vehicle's hybrid model is not a black-box neural ODE, and the
+        reverse)."""
+        own = own_recipe(system)
+        if readout_for(own) is self.readout:
+            return None
+        return f"{system.name} is trained as {readout_for(own).model}, not as {self.readout.model}"
 
     def fit(
         self,
@@ -134,18 +151,13 @@ class Collocation(Trainer):
     ) -> FitResult:
         trajs, budget_s = self._check_fit_args(system, train, budget_s)
         start = time.perf_counter()
-        o: CollocationOptions = self.options  # type: ignore[assignment]
+        o = self.options
         trained = o.recipe.train(
             system, trajs, seed=o.seed, max_wall_time=budget_s, callback=callback
         )
         self.system, self.trained, self.data = system, trained, trajs
         self._fitted = True
         sol = trained.solution
-        detail = f"IPOPT: {sol.ipopt_status}"
-        for name, phase in trained.phases.items():
-            detail = f"{name} {phase.iterations} it. ({phase.ipopt_status}), final " + detail
-        if sol.consistency is not None:  # the comparison's row says it, not only a warning
-            detail += f"; {sol.consistency.summary()}"
         return FitResult(
             method=self.name,
             status=MethodStatus.from_solver(sol.status),
@@ -154,7 +166,7 @@ class Collocation(Trainer):
             n_params=sol.model.n_params,
             best_loss=sol.objective,
             history=[(h[0], h[1], h[2]) for h in sol.history],
-            message=detail + (f"; {sol.message}" if sol.message else ""),
+            message=_fit_message(trained),
         )
 
     @property
@@ -168,18 +180,18 @@ class Collocation(Trainer):
         self._require_fitted()
         return self.trained.solution.model.n_params
 
-    def _inputs(self, t: np.ndarray, u: Any) -> Callable[[np.ndarray], np.ndarray] | None:
-        """Known inputs as ``u(t: (n,)) -> (n, n_inputs)``: the system's own (None), a callable,
-        or samples at ``t`` interpolated linearly (as the torch methods receive them)."""
-        if not self.trained.solution.model.n_inputs or u is None:
-            return None
-        if callable(u):
-            return u
-        return Inputs.from_samples(t, np.asarray(u, dtype=float).reshape(t.size, -1), "linear")
+    @property
+    def derivative_source(self) -> str | None:
+        """Where :meth:`predict_with_derivatives` takes x' from (None: this recipe's models give
+        states only)."""
+        return self.readout.derivative_source
 
-    def _rollout(self, t: np.ndarray, x0: np.ndarray, u: Any, **kwargs: Any) -> np.ndarray:
+    def _rollout(self, t: Any, x0: Any, u: Any) -> tuple[np.ndarray, Any]:
+        """The readout's rollout of the checked ``t``, ``x0``; a blow-up is a DivergenceError
+        with its step, as for every method."""
+        t, x0 = self._check_predict_args(t, x0)
         try:
-            return self.trained.predict(t, x0, self._inputs(t, u), **kwargs)
+            return self.readout.rollout(self.trained, t, x0, u)
         except SimulationError as exc:
             step = int(np.searchsorted(t, exc.t_fail))
             raise DivergenceError(step, float(t[min(step, t.size - 1)]), why=str(exc)) from None
@@ -192,8 +204,43 @@ class Collocation(Trainer):
         *,
         params: Mapping[str, float] | None = None,
     ) -> np.ndarray:
-        t, x0 = self._check_predict_args(t, x0)
-        return self._rollout(t, x0, u, rtol=1e-9, atol=1e-9)
+        return self._rollout(t, x0, u)[0]
+
+    def predict_with_derivatives(
+        self,
+        t: np.ndarray,
+        x0: np.ndarray,
+        u: np.ndarray | Callable[[Any], Any] | None = None,
+        *,
+        params: Mapping[str, float] | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The rollout ``(n, n_states)`` and the model's x' along it ``(n, n_states)``, for a
+        recipe whose models give it (:attr:`derivative_source`; the quarter vehicle's hybrid
+        model: its outputs a_b, a_w are x'[:, 2:4])."""
+        if self.derivative_source is None:
+            raise NotImplementedError(
+                f"{type(self.options.recipe).__name__}'s models give states only"
+            )
+        return self._rollout(t, x0, u)
+
+    def characteristic_errors(self) -> dict[str, Any] | None:
+        """The learned characteristics against the true ones (the quarter vehicle's friction
+        and spring, in N), or None where this recipe's models have none."""
+        self._require_fitted()
+        score = self.readout.characteristics
+        return None if score is None else score(self.trained, self.data)
 
 
-__all__ = ["Collocation", "CollocationOptions", "TrainedModel"]
+def _fit_message(trained: TrainedModel) -> str:
+    """The row's account of a recipe's training: each phase's iterations and IPOPT status,
+    the consistency check's verdict (in the row, not only a warning) and the solver's message."""
+    sol = trained.solution
+    detail = f"IPOPT: {sol.ipopt_status}"
+    for name, phase in trained.phases.items():
+        detail = f"{name} {phase.iterations} it. ({phase.ipopt_status}), final " + detail
+    if sol.consistency is not None:
+        detail += f"; {sol.consistency.summary()}"
+    return detail + (f"; {sol.message}" if sol.message else "")
+
+
+__all__ = ["Collocation", "CollocationOptions", "TrainedModel", "own_recipe"]

@@ -40,11 +40,8 @@ class Method:
 
 METHODS: Mapping[str, Method] = MappingProxyType(
     {
-        # The quarter vehicle is the paper's hybrid model, not a black-box ODE: its collocation
-        # row is the quarter-vehicle experiment behind the trainer interface.
-        "collocation": Method(
-            "collocation", "Collocation", problems={"qvm": ("qvm_collocation", "QVMCollocation")}
-        ),
+        # the problem's recipe decides the model (the quarter vehicle's is its hybrid one)
+        "collocation": Method("collocation", "Collocation"),
         "fnode": Method("fnode", "FNODE"),
         "mbdnode": Method("mbdnode", "MBDNODE"),
         "snde": Method("snde", "SNDE"),

@@ -107,7 +107,7 @@ def _train(
     curve (empty unless ``cfg.records_curve``): a point at the first callback after each
     ``cfg.eval_every_s`` since the last point and after each time of ``cfg.eval_at_s``."""
     curve: list[tuple[float, float | None]] = []
-    bar = _bar(row.method, trainer.options.epochs, progress)
+    bar = _bar(row.method, trainer.epoch_limit, progress)
     last_eval = -math.inf
     pending = list(cfg.eval_at_s)  # sorted by CompareConfig
 
