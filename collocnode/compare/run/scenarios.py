@@ -11,15 +11,18 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from importlib import import_module
 from typing import Any, ClassVar, Protocol
 
+from ...tools.registry import Registry
 from ..methods.status import MethodStatus
 from .metrics import evaluate
 from .results import Divergence, Score
 
-# problem -> (module of this package, class) of its scenario; loaded on first use
-SCENARIOS: dict[str, tuple[str, str]] = {"qvm": ("qvm", "QVMScenario")}
+# problem -> the scenario class of a problem that has its own, loaded on first use; every other
+# problem is a StateRolloutScenario
+SCENARIOS: Registry[type[Scenario]] = Registry(
+    "scenario", {"qvm": "collocnode.compare.run.qvm:QVMScenario"}
+)
 
 # (row key, Markdown header) of the generic table
 STATE_COLUMNS = (
@@ -171,7 +174,4 @@ def _subsets(system: Any) -> dict[str, list[int]]:
 def scenario_for(problem: str) -> Scenario:
     """The scenario of ``problem``: its own (``SCENARIOS``) or the generic state rollout."""
     entry = SCENARIOS.get(problem)
-    if entry is None:
-        return StateRolloutScenario()
-    module, cls = entry
-    return getattr(import_module(f"{__package__}.{module}"), cls)()
+    return StateRolloutScenario() if entry is None else entry.load()()
