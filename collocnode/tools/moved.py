@@ -93,6 +93,8 @@ MOVED_MODULES: dict[str, tuple[str, ...]] = {
     "collocnode.compare.metrics": ("collocnode.compare.run.metrics",),
     "collocnode.compare.harness": (
         "collocnode.compare.run.harness",
+        "collocnode.compare.run.one_method",
+        "collocnode.compare.run.tasks",
         "collocnode.compare.run.config",
         "collocnode.compare.run.results",
         "collocnode.compare.run.report",

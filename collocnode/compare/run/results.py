@@ -7,12 +7,14 @@ returned by :func:`collocnode.compare.run.harness.run` the same way.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ..methods.base import FitResult
 from ..methods.status import MethodStatus
 
 # the columns every row has, in the order compare.json lists them
@@ -123,6 +125,14 @@ class MethodRow(Mapping[str, Any]):
     def unfinished(self) -> bool:
         """True for ``FAILED`` and ``INTERRUPTED``: the method did not run to an end of its own."""
         return self.status.unfinished
+
+    def record_fit(self, result: FitResult) -> None:
+        """The training fields of the fit's ``result`` (a best loss that is not finite is
+        None: strict JSON has no NaN or infinity)."""
+        self.status, self.message = result.status, result.message
+        self.train_time_s, self.epochs = result.train_time_s, result.epochs
+        self.n_params = result.n_params
+        self.best_loss = result.best_loss if math.isfinite(result.best_loss) else None
 
     def record_score(self, score: Score) -> None:
         self.scores.update(score.columns)
