@@ -136,8 +136,54 @@ def write_plots(report: Mapping[str, Any], out_dir: str | os.PathLike[str]) -> l
     rows, meta, problem = report["rows"], report["meta"], report["problem"]
     metric = meta.get("target_metric", "test_mse")
     label = metric.replace("_", " ").replace("mse", "MSE").replace("rmse", "RMSE")
-    states: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-    accelerations: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    states, accelerations = _saved_rollouts(out, rows)
+    figures: dict[str, Any] = {}
+    if accelerations:
+        t, truth, _ = next(iter(accelerations.values()))
+        figures["accelerations.png"] = plotting.acceleration_comparison(
+            t,
+            truth,
+            {name: a for name, (_, _, a) in accelerations.items()},
+            title=f"{problem}: accelerations on the unseen test road",
+        )
+    if states:
+        t, truth, _ = next(iter(states.values()))
+        figures["rollouts.png"] = plotting.rollout_comparison(
+            t,
+            truth,
+            {name: x for name, (_, _, x) in states.items()},
+            start=meta["n_train"] - 1,
+            title=f"{problem}: rollouts beyond the training window",
+        )
+    points = {
+        r["method"]: (r["train_time_s"], r[metric])
+        for r in rows
+        if r.get(metric) is not None and r.get("train_time_s")
+    }
+    if points:
+        title = f"{problem}: time vs error"
+        figures["time_vs_error.png"] = plotting.time_vs_error(points, label, title=title)
+    curves = {
+        r["method"]: np.array([(a, b) for a, b in r["curve"] if b is not None], dtype=float)
+        for r in rows
+        if r.get("curve")
+    }
+    if curves:
+        target = next((r.get(metric) for r in rows if r["method"] == "collocation"), None)
+        figures["error_vs_time.png"] = plotting.error_vs_time(
+            curves, label, target, f"collocation's {label}"
+        )
+    return [save_figure(fig, out / name) for name, fig in figures.items()]
+
+
+Arrays = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _saved_rollouts(out: Path, rows: Any) -> tuple[dict[str, Arrays], dict[str, Arrays]]:
+    """Per method with a ``<method>.npz`` in ``out``: ``(t, x_data, x_pred)`` of its state
+    rollout, or ``(t, a_data, a_pred)`` where it saved accelerations (the quarter vehicle)."""
+    states: dict[str, Arrays] = {}
+    accelerations: dict[str, Arrays] = {}
     for row in rows:
         path = out / f"{row['method']}.npz"
         if path.exists():
@@ -146,41 +192,4 @@ def write_plots(report: Mapping[str, Any], out_dir: str | os.PathLike[str]) -> l
                     accelerations[row["method"]] = (z["t"], z["a_data"], z["a_pred"])
                 elif "x_pred" in z:
                     states[row["method"]] = (z["t"], z["x_data"], z["x_pred"])
-    written = []
-    if accelerations:
-        t, truth, _ = next(iter(accelerations.values()))
-        fig = plotting.acceleration_comparison(
-            t,
-            truth,
-            {name: a for name, (_, _, a) in accelerations.items()},
-            title=f"{problem}: accelerations on the unseen test road",
-        )
-        written.append(save_figure(fig, out / "accelerations.png"))
-    if states:
-        t, truth, _ = next(iter(states.values()))
-        fig = plotting.rollout_comparison(
-            t,
-            truth,
-            {name: x for name, (_, _, x) in states.items()},
-            start=meta["n_train"] - 1,
-            title=f"{problem}: rollouts beyond the training window",
-        )
-        written.append(save_figure(fig, out / "rollouts.png"))
-    points = {
-        r["method"]: (r["train_time_s"], r[metric])
-        for r in rows
-        if r.get(metric) is not None and r.get("train_time_s")
-    }
-    if points:
-        fig = plotting.time_vs_error(points, label, title=f"{problem}: time vs error")
-        written.append(save_figure(fig, out / "time_vs_error.png"))
-    curves = {
-        r["method"]: np.array([(a, b) for a, b in r["curve"] if b is not None], dtype=float)
-        for r in rows
-        if r.get("curve")
-    }
-    if curves:
-        target = next((r.get(metric) for r in rows if r["method"] == "collocation"), None)
-        fig = plotting.error_vs_time(curves, label, target, f"collocation's {label}")
-        written.append(save_figure(fig, out / "error_vs_time.png"))
-    return written
+    return states, accelerations
