@@ -550,8 +550,7 @@ def _compare(argv: Sequence[str] | None) -> int:
             executor.shutdown()
     where = out.finish()
     rows = report["rows"]
-    failed = [r["method"] for r in rows if r["status"] == "failed"]
-    interrupted = [r["method"] for r in rows if r["status"] == "interrupted"]
+    failed, interrupted = report.failed, report.interrupted
     print(f"wrote {where / 'compare.json'} and {where / 'compare.md'}")
     if args.debug:
         for r in rows:

@@ -1,4 +1,9 @@
-"""The PyTorch side: FNODE, MBD-NODE, SNDE, MNN and baseline trainers, metrics and the harness.
+"""The comparison: FNODE, MBD-NODE, SNDE, MNN, the baselines and collocation, head to head.
+
+Two packages, the second over the first: :mod:`collocnode.compare.methods` (every method behind
+one trainer interface, and its registry; the PyTorch side) and :mod:`collocnode.compare.run` (one
+comparison: data, scoring, rows, ``compare.json`` and ``compare.md``). This package re-exports
+what a user of the methods imports.
 
 >>> from collocnode import problems
 >>> from collocnode.compare import make_trainer
