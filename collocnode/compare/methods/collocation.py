@@ -78,7 +78,7 @@ class CollocationOptions:
         seed = overrides.pop("seed", self.seed)
         if overrides.pop("param_inputs", ()):
             raise ValueError("param_inputs: collocation takes no parameter inputs")
-        if "epochs" in overrides:
+        if "epochs" in overrides:  # the comparison's word wins over max_iter, as it did in 0.2
             overrides["max_iter"] = v.positive_int("epochs", overrides.pop("epochs"))
         if overrides:
             readout_for(recipe)  # a wrong recipe is named before its fields are looked up
@@ -132,6 +132,7 @@ class Collocation(Trainer):
     def epoch_limit(self) -> int:
         return self.options.settings.max_iter
 
+    # asked of the trainer, not its class (as the other methods allow): the recipe decides
     def not_applicable(self, system: Any) -> str | None:  # type: ignore[override]
         """Why this recipe does not train ``system``: the system is trained by a recipe of
         another type (the quarter vehicle's hybrid model is not a black-box neural ODE, and the
