@@ -159,8 +159,8 @@ def method_overrides(items: Sequence[str]) -> dict[str, dict[str, object]]:
 def _config(args: argparse.Namespace, argv: list[str]) -> Any:
     """The comparison's ``CompareConfig``, every option checked (each method's ``--set``
     options by making its trainer, the device by resolving it) before any data is made."""
-    from ..compare import make_trainer
-    from ..compare.harness import CompareConfig, default_methods, parse_methods
+    from ..compare.methods import make_trainer
+    from ..compare.run import CompareConfig, default_methods, parse_methods
 
     if args.budget is not None and not args.budget > 0:
         raise ValueError(f"--budget must be > 0 seconds, got {args.budget:g}")
@@ -191,7 +191,7 @@ def _config(args: argparse.Namespace, argv: list[str]) -> Any:
         command=command_line("scripts/compare.py", argv),
     )
     if any(method != "collocation" for method in methods):
-        from ..compare.device import resolve_device
+        from ..compare.methods.device import resolve_device
 
         resolve_device(args.device)  # CUDA asked for where there is none: before any data
     return config
@@ -219,7 +219,7 @@ def _run(
     args: argparse.Namespace,
 ) -> int:
     """Run the comparison into ``out``, rename it to ``--out`` and report how it ended."""
-    from ..compare.harness import run
+    from ..compare.run import run
     from ..tools.tasks import StoredTaskMismatch
 
     try:
@@ -243,16 +243,15 @@ def _run(
             executor.shutdown()
     where = out.finish()
     print(f"wrote {where / 'compare.json'} and {where / 'compare.md'}")
-    return _exit_code(report["rows"], args.debug)
+    return _exit_code(report, args.debug)
 
 
-def _exit_code(rows: list[dict[str, Any]], debug: bool) -> int:
+def _exit_code(report: Any, debug: bool) -> int:
     """130 when a method was interrupted, 1 when one failed (named on stderr), else 0; with
     ``debug`` the failed methods' tracebacks go to stderr first."""
-    failed = [r["method"] for r in rows if r["status"] == "failed"]
-    interrupted = [r["method"] for r in rows if r["status"] == "interrupted"]
+    failed, interrupted = report.failed, report.interrupted
     if debug:
-        for r in rows:
+        for r in report["rows"]:
             if r.get("traceback"):
                 print(r["traceback"], file=sys.stderr)
     if interrupted:

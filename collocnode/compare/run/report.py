@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ..tools.io import atomic_write_text, save_figure, write_json, write_npz
+from ...tools.io import atomic_write_text, save_figure, write_json, write_npz
+from ..methods.status import MethodStatus
 from .scenarios import scenario_for
 
 
@@ -34,7 +35,11 @@ def summary_line(row: Mapping[str, Any]) -> str:
     road = ""
     if "test_road_rmse" in row:
         road = f", test-road a RMSE {_fmt(row.get('test_road_rmse'))}"
-    note = f" ({row['message']})" if row["status"] != "success" and row.get("message") else ""
+    note = (
+        f" ({row['message']})"
+        if row["status"] != MethodStatus.SUCCESS and row.get("message")
+        else ""
+    )
     full = f", full-window MSE {_fmt(row['full_mse'])}" if "full_mse" in row else ""
     return (
         f"{row['method']}: {row['status']}, train {_fmt(row.get('train_time_s'))} s, "
@@ -44,7 +49,7 @@ def summary_line(row: Mapping[str, Any]) -> str:
 
 
 def markdown(report: Mapping[str, Any]) -> str:
-    """The report (a :class:`~collocnode.compare.results.CompareReport` or its JSON) as a
+    """The report (a :class:`~collocnode.compare.run.results.CompareReport` or its JSON) as a
     Markdown table with the columns of its problem's scenario."""
     meta = report["meta"]
     scenario = scenario_for(report["problem"])
@@ -65,7 +70,7 @@ def markdown(report: Mapping[str, Any]) -> str:
         "|" + "---|" * (len(columns) + 1),
     ]
     for row in report["rows"]:
-        note = row.get("message", "") if row["status"] != "success" else ""
+        note = row.get("message", "") if row["status"] != MethodStatus.SUCCESS else ""
         cells = [_fmt(row.get(c)) for c, _ in columns]
         lines.append("| " + " | ".join([*cells, note.replace("|", "/").replace("\n", " ")]) + " |")
     lines += ["", f"{scenario.errors_label}: {meta['mse']}.", ""]
@@ -125,14 +130,60 @@ def save_arrays(
 def write_plots(report: Mapping[str, Any], out_dir: str | os.PathLike[str]) -> list[Path]:
     """The figures (see the module docstring) from the report's rows and the ``<method>.npz``
     files in ``out_dir``; returns the paths written."""
-    from ..tools import plotting
+    from ...tools import plotting
 
     out = Path(out_dir)
     rows, meta, problem = report["rows"], report["meta"], report["problem"]
     metric = meta.get("target_metric", "test_mse")
     label = metric.replace("_", " ").replace("mse", "MSE").replace("rmse", "RMSE")
-    states: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-    accelerations: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    states, accelerations = _saved_rollouts(out, rows)
+    figures: dict[str, Any] = {}
+    if accelerations:
+        t, truth, _ = next(iter(accelerations.values()))
+        figures["accelerations.png"] = plotting.acceleration_comparison(
+            t,
+            truth,
+            {name: a for name, (_, _, a) in accelerations.items()},
+            title=f"{problem}: accelerations on the unseen test road",
+        )
+    if states:
+        t, truth, _ = next(iter(states.values()))
+        figures["rollouts.png"] = plotting.rollout_comparison(
+            t,
+            truth,
+            {name: x for name, (_, _, x) in states.items()},
+            start=meta["n_train"] - 1,
+            title=f"{problem}: rollouts beyond the training window",
+        )
+    points = {
+        r["method"]: (r["train_time_s"], r[metric])
+        for r in rows
+        if r.get(metric) is not None and r.get("train_time_s")
+    }
+    if points:
+        title = f"{problem}: time vs error"
+        figures["time_vs_error.png"] = plotting.time_vs_error(points, label, title=title)
+    curves = {
+        r["method"]: np.array([(a, b) for a, b in r["curve"] if b is not None], dtype=float)
+        for r in rows
+        if r.get("curve")
+    }
+    if curves:
+        target = next((r.get(metric) for r in rows if r["method"] == "collocation"), None)
+        figures["error_vs_time.png"] = plotting.error_vs_time(
+            curves, label, target, f"collocation's {label}"
+        )
+    return [save_figure(fig, out / name) for name, fig in figures.items()]
+
+
+Arrays = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _saved_rollouts(out: Path, rows: Any) -> tuple[dict[str, Arrays], dict[str, Arrays]]:
+    """Per method with a ``<method>.npz`` in ``out``: ``(t, x_data, x_pred)`` of its state
+    rollout, or ``(t, a_data, a_pred)`` where it saved accelerations (the quarter vehicle)."""
+    states: dict[str, Arrays] = {}
+    accelerations: dict[str, Arrays] = {}
     for row in rows:
         path = out / f"{row['method']}.npz"
         if path.exists():
@@ -141,41 +192,4 @@ def write_plots(report: Mapping[str, Any], out_dir: str | os.PathLike[str]) -> l
                     accelerations[row["method"]] = (z["t"], z["a_data"], z["a_pred"])
                 elif "x_pred" in z:
                     states[row["method"]] = (z["t"], z["x_data"], z["x_pred"])
-    written = []
-    if accelerations:
-        t, truth, _ = next(iter(accelerations.values()))
-        fig = plotting.acceleration_comparison(
-            t,
-            truth,
-            {name: a for name, (_, _, a) in accelerations.items()},
-            title=f"{problem}: accelerations on the unseen test road",
-        )
-        written.append(save_figure(fig, out / "accelerations.png"))
-    if states:
-        t, truth, _ = next(iter(states.values()))
-        fig = plotting.rollout_comparison(
-            t,
-            truth,
-            {name: x for name, (_, _, x) in states.items()},
-            start=meta["n_train"] - 1,
-            title=f"{problem}: rollouts beyond the training window",
-        )
-        written.append(save_figure(fig, out / "rollouts.png"))
-    points = {
-        r["method"]: (r["train_time_s"], r[metric])
-        for r in rows
-        if r.get(metric) is not None and r.get("train_time_s")
-    }
-    if points:
-        fig = plotting.time_vs_error(points, label, title=f"{problem}: time vs error")
-        written.append(save_figure(fig, out / "time_vs_error.png"))
-    curves = {
-        r["method"]: np.array([(a, b) for a, b in r["curve"] if b is not None], dtype=float)
-        for r in rows
-        if r.get("curve")
-    }
-    if curves:
-        target = next((r.get(metric) for r in rows if r["method"] == "collocation"), None)
-        fig = plotting.error_vs_time(curves, label, target, f"collocation's {label}")
-        written.append(save_figure(fig, out / "error_vs_time.png"))
-    return written
+    return states, accelerations

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import _validation as v
-from ..data import Trajectory
-from ..tools import derivatives as tg
+from ... import _validation as v
+from ...data import Trajectory
+from ...tools import derivatives as tg
 from .field import RolloutOptions
 
 TARGETS = ("hybrid", "fft", "fd", "exact")

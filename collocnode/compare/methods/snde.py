@@ -13,7 +13,7 @@ asymptotically stable for γ large enough (Thm. 2). ``stabilizer="transpose"`` u
 stabilization acts on the whole state. As in the SNDE code, ``g`` is measured relative to its
 value at each trajectory's first state, so conserved quantities (energy, angular momentum,
 Casimirs) and holonomic constraints are handled alike. Training is multiple shooting on chunks of
-three steps through an adaptive solver (:mod:`collocnode.compare.node`).
+three steps through an adaptive solver (:mod:`collocnode.compare.methods.node`).
 
 The constraints come from the system in numpy. The stabilization term therefore enters torch as a
 custom autograd function whose backward pass uses the Jacobian of ``F g`` by central differences
@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .. import _validation as v
+from ... import _validation as v
 from .node import NODE, NODEOptions
 
 STABILIZERS = ("pinv", "transpose")

@@ -23,10 +23,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from .. import _validation as v
-from ..data import Trajectory
-from ..nn import MLP
-from ..tools.fixed_step import DivergenceError
+from ... import _validation as v
+from ...data import Trajectory
+from ...nn import MLP
+from ...tools.fixed_step import DivergenceError
 from .gradient import GradientOptions, GradientTrainer
 from .inputs import InputSignal, param_vector
 

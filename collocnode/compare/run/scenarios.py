@@ -4,21 +4,25 @@ A *scenario* gives a problem its data, its evaluation, its default methods and i
 columns. Every problem uses the generic :class:`StateRolloutScenario` (a rollout from the first
 sample, scored on the training window and the extrapolation window after it) unless
 ``SCENARIOS`` names its own: the quarter vehicle trains on its preset's road and is scored on
-accelerations on an unseen road (:class:`collocnode.compare.qvm.QVMScenario`).
+accelerations on an unseen road (:class:`collocnode.compare.run.qvm.QVMScenario`).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from importlib import import_module
 from typing import Any, ClassVar, Protocol
 
+from ...tools.registry import Registry
+from ..methods.status import MethodStatus
 from .metrics import evaluate
 from .results import Divergence, Score
 
-# problem -> (module of this package, class) of its scenario; loaded on first use
-SCENARIOS: dict[str, tuple[str, str]] = {"qvm": ("qvm", "QVMScenario")}
+# problem -> the scenario class of a problem that has its own, loaded on first use; every other
+# problem is a StateRolloutScenario
+SCENARIOS: Registry[type[Scenario]] = Registry(
+    "scenario", {"qvm": "collocnode.compare.run.qvm:QVMScenario"}
+)
 
 # (row key, Markdown header) of the generic table
 STATE_COLUMNS = (
@@ -32,6 +36,8 @@ STATE_COLUMNS = (
     ("n_params", "params"),
     ("time_to_target_s", "time to collocation's test MSE [s]"),
 )
+# the columns of the generic table (each row has them all)
+COLUMNS = tuple(key for key, _ in STATE_COLUMNS)
 
 
 class Evaluation(Protocol):
@@ -100,7 +106,7 @@ class StateRolloutScenario(Scenario):
     def load(
         self, problem: str, preset: str | None, quick: bool, seed: int, noise: float | None
     ) -> ScenarioData:
-        from .. import problems
+        from ... import problems
 
         system = problems.get(problem, preset)
         kw: dict[str, Any] = {} if noise is None else {"noise": noise}
@@ -141,7 +147,7 @@ class StateRollout:
             predict_time_s=m.predict_time_s,
         )
         divergence = None
-        if m.status == "diverged":  # then metrics sets diverged_step and diverged_t
+        if m.status == MethodStatus.DIVERGED:  # then metrics sets diverged_step and diverged_t
             divergence = Divergence(m.diverged_step, m.diverged_t, m.message)
         arrays: dict[str, Any] = {"t": full.t, "x_data": full.x}
         if m.prediction is not None:
@@ -168,7 +174,4 @@ def _subsets(system: Any) -> dict[str, list[int]]:
 def scenario_for(problem: str) -> Scenario:
     """The scenario of ``problem``: its own (``SCENARIOS``) or the generic state rollout."""
     entry = SCENARIOS.get(problem)
-    if entry is None:
-        return StateRolloutScenario()
-    module, cls = entry
-    return getattr(import_module(f"{__package__}.{module}"), cls)()
+    return StateRolloutScenario() if entry is None else entry.load()()

@@ -5,11 +5,11 @@ Pervez, Locatello & Gavves, "Mechanistic Neural Networks for Scientific Machine 
 parameters μ) and emits, for every state dimension and each of the next ``T`` points, the
 coefficients ``c_0..c_R`` and right-hand side ``b`` of a linear ODE of order ``R`` (MNN eq. 3 with
 time-varying coefficients, one independent ODE per dimension as the paper's ``ODEINDLayer``).
-The relaxed solver (:mod:`collocnode.compare.mnn_solver`) turns it into a least-squares problem
-whose solution over the window is the block's output; its initial values are the current state
-(``R = 2``: positions and velocities of a second-order system; ``R = 1``: the states of a first-
-order one). Training fits the solutions to the next ``T − 1`` samples of every window; prediction
-chains windows, each starting from the last state of the previous one.
+The relaxed solver (:mod:`collocnode.compare.methods.mnn_solver`) turns it into a least-squares
+problem whose solution over the window is the block's output; its initial values are the current
+state (``R = 2``: positions and velocities of a second-order system; ``R = 1``: the states of a
+first- order one). Training fits the solutions to the next ``T − 1`` samples of every window;
+prediction chains windows, each starting from the last state of the previous one.
 
 Our choices where the paper leaves freedom: the step sizes are the data's (the learned-step
 option of the paper is exercised by the solver's gradient test but not trained here), and the top
@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from .. import _validation as v
-from ..data import Trajectory
-from ..nn import MLP
-from ..tools.fixed_step import DivergenceError
+from ... import _validation as v
+from ...data import Trajectory
+from ...nn import MLP
+from ...tools.fixed_step import DivergenceError
 from .field import FieldOptions, FieldTrainer, data_stats
 from .mnn_solver import solve_ode
 

@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import _validation as v
-from .device import check_device_name
-from .registry import available
-from .scenarios import scenario_for
+from ... import _validation as v
+from ..methods.device import check_device_name
+from ..methods.registry import available
+from .scenarios import Scenario, ScenarioData, scenario_for
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class CompareConfig:
     command: str | None = None
 
     def __post_init__(self) -> None:
-        from .. import problems
+        from ... import problems
 
         v.choice("problem", self.problem, problems.available())
         if self.preset is not None:
@@ -87,6 +87,16 @@ class CompareConfig:
             object.__setattr__(self, "eval_every_s", every)
         if self.threads is not None:
             v.positive_int("threads", self.threads)
+
+    @property
+    def scenario(self) -> Scenario:
+        """The problem's scenario: where its data come from and how a model is scored."""
+        return scenario_for(self.problem)
+
+    def load(self) -> ScenarioData:
+        """The scenario's system, data and evaluation for these settings (shrunk when
+        ``quick``): the same for every method, as they depend on these settings only."""
+        return self.scenario.load(self.problem, self.preset, self.quick, self.seed, self.noise)
 
     @property
     def records_curve(self) -> bool:

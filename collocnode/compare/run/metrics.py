@@ -20,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from ..data import Trajectory
-from ..tools.fixed_step import DivergenceError
+from ...data import Trajectory
+from ...tools.fixed_step import DivergenceError
+from ..methods.status import MethodStatus
 
 
 @dataclass
@@ -29,7 +30,7 @@ class RolloutMetrics:
     """Errors of one rollout.
 
     Attributes:
-        status: "success", or "diverged" when the rollout left the finite range (then the error
+        status: ``SUCCESS``, or ``DIVERGED`` when the rollout left the finite range (then the error
             fields are None and ``diverged_step`` / ``diverged_t`` say where).
         train_mse, train_rmse: over the samples of the training window.
         test_mse, test_rmse: over the samples after the training window (extrapolation).
@@ -44,7 +45,7 @@ class RolloutMetrics:
         prediction: the rollout ``(n, n_states)`` of a successful evaluation.
     """
 
-    status: str
+    status: MethodStatus
     train_mse: float | None = None
     test_mse: float | None = None
     train_rmse: float | None = None
@@ -127,7 +128,7 @@ def evaluate(
         pred = trainer.predict(full.t, full.x[0], u)
     except DivergenceError as exc:
         return RolloutMetrics(
-            status="diverged",
+            status=MethodStatus.DIVERGED,
             diverged_step=exc.step,
             diverged_t=exc.t,
             predict_time_s=time.perf_counter() - start,
@@ -137,7 +138,7 @@ def evaluate(
     if not np.all(np.isfinite(pred)):  # a method that does not raise must not pass NaNs as success
         k = int(np.argmax(~np.all(np.isfinite(pred), axis=1)))
         return RolloutMetrics(
-            status="diverged",
+            status=MethodStatus.DIVERGED,
             diverged_step=k,
             diverged_t=float(full.t[k]),
             predict_time_s=elapsed,
@@ -150,7 +151,7 @@ def evaluate(
         for window in ("train", "test", "full"):
             extra[f"{name}_{window}_mse"] = sub[f"{window}_mse"]
     return RolloutMetrics(
-        status="success",
+        status=MethodStatus.SUCCESS,
         constraint_violation=constraint_violation(system, pred, full.x[0], full.t),
         invariant_drift=_drift(system, pred),
         predict_time_s=elapsed,

@@ -36,9 +36,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import _validation as v
-from ..data import Trajectory
-from ..tools.fixed_step import DivergenceError
+from ... import _validation as v
+from ...data import Trajectory
+from ...tools.fixed_step import DivergenceError
 from .results import Divergence, Score
 from .scenarios import Scenario, ScenarioData
 
@@ -128,8 +128,8 @@ def load(
 ) -> RoadData:
     """Generate the training- and test-road data of the preset (``noise`` as a fraction of each
     signal's σ; None: the preset's 2 %)."""
-    from .. import problems
-    from ..problems.qvm import NOISE_BASELINE
+    from ... import problems
+    from ...problems.qvm import NOISE_BASELINE
 
     system = problems.get("qvm", preset)
     level = NOISE_BASELINE if noise is None else noise
@@ -142,11 +142,12 @@ def load(
 
 def rollout(trainer: Any, t: np.ndarray, x0: np.ndarray, u: np.ndarray) -> tuple[Any, Any, str]:
     """States ``(n, 5)``, their derivatives ``(n, 5)`` and where the derivatives come from
-    (a key of :data:`SOURCES`, the trainer's ``derivative_source``); raises
-    ``DivergenceError`` like ``predict``."""
-    if hasattr(trainer, "predict_with_derivatives"):
+    (a key of :data:`SOURCES`, the trainer's ``derivative_source``, or central differences of
+    the rollout where the trainer has none); raises ``DivergenceError`` like ``predict``."""
+    source = getattr(trainer, "derivative_source", None)
+    if source is not None:
         x, dx = trainer.predict_with_derivatives(t, x0, u)
-        return x, dx, trainer.derivative_source
+        return x, dx, source
     x = trainer.predict(t, x0, u)
     return x, np.gradient(x, t, axis=0), "differences"
 
@@ -224,8 +225,11 @@ class RoadEvaluation:
             acceleration_source=SOURCES[test["source"]],
             predict_time_s=time.perf_counter() - start,
         )
-        if hasattr(trainer, "characteristic_errors"):
-            char = trainer.characteristic_errors()
+        # the learned characteristics of a hybrid model (None: a model without them)
+        char = (
+            trainer.characteristic_errors() if hasattr(trainer, "characteristic_errors") else None
+        )
+        if char is not None:
             fields.update(
                 characteristic=char,
                 friction_rmse=char["friction"]["rmse"],

@@ -21,9 +21,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from .. import _validation as v
-from ..data import Trajectory
-from ..tools.fixed_step import DivergenceError
+from ... import _validation as v
+from ...data import Trajectory
+from ...tools.fixed_step import DivergenceError
 from .field import FieldOptions, FieldTrainer
 from .inputs import InputSignal
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import _validation as v
+from ... import _validation as v
 
 DTYPES = ("float64", "float32")
 

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..data import Trajectory
-from ..tools.fixed_step import get_integrator
+from ...data import Trajectory
+from ...tools.fixed_step import get_integrator
 from .field import FieldTrainer, RolloutOptions
 
 

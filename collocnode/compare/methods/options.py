@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 
-from .. import _validation as v
+from ... import _validation as v
 from .device import DTYPES, check_device_name
 
 OptionsT = TypeVar("OptionsT", bound="TrainerOptions")
@@ -50,8 +50,8 @@ class TrainerOptions:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        from ..nn.activations import ACTIVATIONS
-        from ..nn.mlp import INITS
+        from ...nn.activations import ACTIVATIONS
+        from ...nn.mlp import INITS
 
         v.positive_int("epochs", self.epochs)
         if isinstance(self.hidden, (str, bytes)) or not isinstance(self.hidden, int | Sequence):

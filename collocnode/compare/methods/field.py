@@ -16,11 +16,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from .. import _validation as v
-from ..data import Trajectory
-from ..nn import MLP
-from ..problems.layout import StateLayout
-from ..tools.fixed_step import check_integrator, integrate
+from ... import _validation as v
+from ...data import Trajectory
+from ...nn import MLP
+from ...problems.layout import StateLayout
+from ...tools.fixed_step import check_integrator, integrate
 from .gradient import GradientOptions, GradientTrainer
 from .inputs import InputSignal, param_vector
 
@@ -59,7 +59,7 @@ class RolloutOptions(FieldOptions):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        from ..tools.fixed_step import INTEGRATORS
+        from ...tools.fixed_step import INTEGRATORS
 
         v.choice("integrator", self.integrator, INTEGRATORS)
         v.positive_int("substeps", self.substeps)

@@ -2,16 +2,20 @@
 
 The row and the report are dataclasses that also read as the JSON objects they are written as
 (``row["test_mse"]``, ``report["rows"]``), so code that reads ``compare.json`` reads a report
-returned by :func:`collocnode.compare.harness.run` the same way.
+returned by :func:`collocnode.compare.run.harness.run` the same way.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from ..methods.base import FitResult
+from ..methods.status import MethodStatus
 
 # the columns every row has, in the order compare.json lists them
 BASE_COLUMNS = (
@@ -25,8 +29,6 @@ BASE_COLUMNS = (
     "n_params",
     "message",
 )
-# statuses after which the command line exits non-zero
-UNFINISHED = ("failed", "interrupted")
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ class Score:
         arrays: what ``<method>.npz`` keeps: ``t`` ``(n,)``, ``x_data`` ``(n, n_states)`` and,
             when the rollout succeeded, ``x_pred`` (and ``a_data``/``a_pred`` for scenarios
             scored on accelerations).
-        divergence: set when the rollout diverged (the row's status becomes "diverged").
+        divergence: set when the rollout diverged (the row's status becomes ``DIVERGED``).
 
     Unpacks as ``(fields, arrays)``, where ``fields`` are the columns the row takes, with
     ``status``, ``diverged_step``, ``diverged_t`` and ``message`` of a divergence.
@@ -63,7 +65,10 @@ class Score:
         if self.divergence is not None:
             d = self.divergence
             fields.update(
-                status="diverged", diverged_step=d.step, diverged_t=d.t, message=d.message
+                status=MethodStatus.DIVERGED,
+                diverged_step=d.step,
+                diverged_t=d.t,
+                message=d.message,
             )
         return fields
 
@@ -77,9 +82,10 @@ class MethodRow(Mapping[str, Any]):
 
     Attributes:
         method: registry name.
-        status: "success", "budget", "iteration_limit", "stopped" (a training callback
-            stopped it; ``message`` says why), "interrupted", "diverged" (the rollout left the
-            finite range), "failed" (the method raised; see ``traceback``) or "not applicable".
+        status: how the method ended (:class:`MethodStatus`; its word is accepted too, as a
+            row read back from a stored task has it): ``DIVERGED`` when the rollout left the
+            finite range, ``FAILED`` when the method raised (see ``traceback``), otherwise the
+            fit's status or ``NOT_APPLICABLE``.
         train_time_s: training wall time without callbacks [s].
         epochs: completed epochs, or IPOPT iterations.
         n_params: trained parameters.
@@ -94,7 +100,7 @@ class MethodRow(Mapping[str, Any]):
     """
 
     method: str
-    status: str = "failed"
+    status: MethodStatus = MethodStatus.FAILED
     train_time_s: float | None = None
     epochs: int | None = None
     n_params: int | None = None
@@ -108,16 +114,31 @@ class MethodRow(Mapping[str, Any]):
     traceback: str | None = None
     time_to_target_s: float | None = None
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # a status set by word (a row read back from a stored task) is checked and typed here,
+        # whoever sets it
+        if name == "status":
+            value = MethodStatus.of(value)
+        super().__setattr__(name, value)
+
     @property
     def unfinished(self) -> bool:
-        """True for "failed" and "interrupted": the method did not run to an end of its own."""
-        return self.status in UNFINISHED
+        """True for ``FAILED`` and ``INTERRUPTED``: the method did not run to an end of its own."""
+        return self.status.unfinished
+
+    def record_fit(self, result: FitResult) -> None:
+        """The training fields of the fit's ``result`` (a best loss that is not finite is
+        None: strict JSON has no NaN or infinity)."""
+        self.status, self.message = result.status, result.message
+        self.train_time_s, self.epochs = result.train_time_s, result.epochs
+        self.n_params = result.n_params
+        self.best_loss = result.best_loss if math.isfinite(result.best_loss) else None
 
     def record_score(self, score: Score) -> None:
         self.scores.update(score.columns)
         if score.divergence is not None:
             d = score.divergence
-            self.status, self.message = "diverged", d.message
+            self.status, self.message = MethodStatus.DIVERGED, d.message
             self.diverged_step, self.diverged_t = d.step, d.t
 
     def to_json(self) -> dict[str, Any]:
@@ -164,13 +185,13 @@ class CompareReport(Mapping[str, Any]):
 
     @property
     def failed(self) -> list[str]:
-        """Methods whose status is "failed"."""
-        return [r.method for r in self.rows if r.status == "failed"]
+        """Methods whose status is ``FAILED``."""
+        return [r.method for r in self.rows if r.status == MethodStatus.FAILED]
 
     @property
     def interrupted(self) -> list[str]:
-        """Methods whose status is "interrupted" (stopped by Ctrl-C, or skipped after it)."""
-        return [r.method for r in self.rows if r.status == "interrupted"]
+        """Methods whose status is ``INTERRUPTED`` (stopped by Ctrl-C, or skipped after it)."""
+        return [r.method for r in self.rows if r.status == MethodStatus.INTERRUPTED]
 
     def to_json(self) -> dict[str, Any]:
         return {

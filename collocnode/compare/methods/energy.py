@@ -23,8 +23,8 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from ..data import Trajectory
-from ..nn import MLP
+from ...data import Trajectory
+from ...nn import MLP
 from .base import NotApplicableError
 from .field import FieldTrainer, NeuralField, data_stats
 from .labels import LabelOptions, fnode_targets

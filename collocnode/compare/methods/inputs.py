@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .. import _validation as v
+from ... import _validation as v
 
 
 class InputSignal:

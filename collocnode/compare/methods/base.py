@@ -7,7 +7,8 @@ A method is a :class:`Trainer` built from a frozen options dataclass::
     x = trainer.predict(split.full.t, split.full.x[0])     # (len(t), n_states)
 
 How a method trains is its own business: the PyTorch methods share the gradient-descent loop of
-:class:`~collocnode.compare.gradient.GradientTrainer`; collocation solves one NLP with IPOPT.
+:class:`~collocnode.compare.methods.gradient.GradientTrainer`; collocation solves one NLP with
+IPOPT.
 """
 
 from __future__ import annotations
@@ -20,15 +21,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import _validation as v
-from ..data import Trajectory
+from ... import _validation as v
+from ...data import Trajectory
 from .options import TrainerOptions, replace_options
+from .status import MethodStatus
 
 __all__ = [
-    "STATUSES",
     "Callback",
     "EpochAccess",
     "FitResult",
+    "MethodStatus",
     "NotApplicableError",
     "Progress",
     "Trainer",
@@ -36,17 +38,6 @@ __all__ = [
     "as_trajectories",
     "replace_options",
 ]
-
-STATUSES = (
-    "success",
-    "budget",
-    "interrupted",
-    "iteration_limit",
-    "stopped",
-    "diverged",
-    "failed",
-    "not applicable",
-)
 
 
 class NotApplicableError(ValueError):
@@ -129,10 +120,11 @@ class FitResult:
 
     Attributes:
         method: registry name of the method.
-        status: "success", "budget" (wall-time budget ran out), "interrupted"
-            (KeyboardInterrupt; the best weights are kept), "iteration_limit", "stopped" (the
-            callback asked to stop; ``message`` says why), "diverged" (non-finite loss) or
-            "failed" (also when the callback raised).
+        status: how the training ended (:class:`MethodStatus`; its word is accepted too):
+            ``SUCCESS``, ``BUDGET`` (wall-time budget ran out), ``INTERRUPTED``
+            (KeyboardInterrupt; the best weights are kept), ``ITERATION_LIMIT``, ``STOPPED`` (the
+            callback asked to stop; ``message`` says why), ``DIVERGED`` (non-finite loss) or
+            ``FAILED`` (also when the callback raised).
         train_time_s: wall time of setup (targets, data) and optimisation, without callbacks.
         epochs: completed epochs (or iterations).
         n_params: trainable parameters.
@@ -142,13 +134,16 @@ class FitResult:
     """
 
     method: str
-    status: str
+    status: MethodStatus
     train_time_s: float
     epochs: int
     n_params: int
     best_loss: float = math.inf
     history: list[tuple[float, int, float]] = field(default_factory=list)
     message: str = ""
+
+    def __post_init__(self) -> None:
+        self.status = MethodStatus.of(self.status)
 
 
 Callback = Callable[[Progress], Any]
@@ -166,20 +161,21 @@ def as_trajectories(train: Trajectory | Sequence[Trajectory]) -> list[Trajectory
 class Trainer(ABC):
     """A method of the comparison: the interface shared by every method.
 
-    Subclasses set ``name`` and ``options_class``, may restrict :meth:`not_applicable`, and
-    implement :meth:`fit`, :meth:`predict` and :attr:`n_params`. ``PAPER`` maps a problem name
-    to the seed papers' option values for it and ``QUICK`` holds the overrides of a smoke-test
-    run. ``predicts_while_fitting`` says whether :meth:`predict` works inside the training
-    callback (the harness then records an error-vs-time curve during training).
+    Subclasses set ``name`` and ``options_class`` (a frozen options dataclass:
+    :class:`TrainerOptions` or one derived from it, or collocation's own), may restrict
+    :meth:`not_applicable`, and implement :meth:`fit`, :meth:`predict` and :attr:`n_params`.
+    ``PAPER`` maps a problem name to the seed papers' option values for it and ``QUICK`` holds the
+    overrides of a smoke-test run. ``predicts_while_fitting`` says whether :meth:`predict` works
+    inside the training callback (the harness then records an error-vs-time curve during training).
     """
 
     name: ClassVar[str] = ""
-    options_class: ClassVar[type[TrainerOptions]] = TrainerOptions
+    options_class: ClassVar[type] = TrainerOptions
     predicts_while_fitting: ClassVar[bool] = True
     PAPER: ClassVar[dict[str, dict[str, Any]]] = {}
     QUICK: ClassVar[dict[str, Any]] = {}
 
-    def __init__(self, options: TrainerOptions | None = None, **overrides: Any) -> None:
+    def __init__(self, options: Any = None, **overrides: Any) -> None:
         opts = self.options_class() if options is None else options
         if not isinstance(opts, self.options_class):
             raise TypeError(
@@ -204,10 +200,13 @@ class Trainer(ABC):
         if reason:
             raise NotApplicableError(f"{self.name} does not apply to {system.name}: {reason}")
 
+    @property
+    def epoch_limit(self) -> int:
+        """The most epochs (or solver iterations) a fit runs: what a progress bar counts to."""
+        return self.options.epochs
+
     @classmethod
-    def options_for(
-        cls, problem: str | None = None, quick: bool = False, **overrides: Any
-    ) -> TrainerOptions:
+    def options_for(cls, problem: str | None = None, quick: bool = False, **overrides: Any) -> Any:
         """The seed papers' options for ``problem`` (defaults where they give none), optionally
         shrunk for a quick run, then ``overrides``."""
         values: dict[str, Any] = dict(cls.PAPER.get(problem or "", {}))
@@ -230,9 +229,9 @@ class Trainer(ABC):
 
         ``budget_s`` limits the training wall time [s]; ``callback(Progress)``, where the method
         has epochs, runs after every epoch (its own time is not counted) and may return True to
-        stop training (status "stopped"); it follows the protocol of
+        stop training (status ``STOPPED``); it follows the protocol of
         :mod:`collocnode.training.callbacks` (``on_start``, ``on_end``, ``reason``). Ctrl-C keeps
-        the best model so far and returns status "interrupted".
+        the best model so far and returns status ``INTERRUPTED``.
         Raises :class:`NotApplicableError` if the method does not apply to ``system``.
         """
 

@@ -9,8 +9,9 @@ loss (as the FNODE and MBD-NODE reference code does; there is no validation spli
 
 The callback follows the protocol of :mod:`collocnode.training.callbacks`: ``on_start(RunInfo)``
 before the first epoch (its errors propagate from ``fit``), ``callback(Progress)`` after every epoch
-(True stops with status "stopped" and the callback's ``reason`` as the message; an exception stops
-with status "failed" and the exception in the message; the best weights are kept either way),
+(True stops with status ``STOPPED`` and the callback's ``reason`` as the message; an exception
+stops with status ``FAILED`` and the exception in the message; the best weights are kept either
+way),
 ``on_end()`` at the end.
 
 Torch is imported when a trainer fits, not when this module loads.
@@ -28,10 +29,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..data import Trajectory
-from ..training.callbacks import RunInfo, stop_requested
+from ...data import Trajectory
+from ...training.callbacks import RunInfo, stop_requested
 from .base import Callback, EpochAccess, FitResult, Progress, Trainer
 from .options import GradientOptions, TrainerOptions
+from .status import MethodStatus
 
 __all__ = ["GradientOptions", "GradientTrainer"]
 
@@ -170,38 +172,38 @@ class GradientTrainer(Trainer):
         scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=opts.lr_decay)
         best = _BestWeights(self.modules())
         history: list[tuple[float, int, float]] = []
-        status, message, done = "success", "", 0
+        status, message, done = MethodStatus.SUCCESS, "", 0
         try:
             for epoch in range(1, opts.epochs + 1):
                 loss, seen, status, message = self._epoch(
                     epoch, n, optimizer, params, clock, budget_s
                 )
-                if status == "diverged":
+                if status == MethodStatus.DIVERGED:
                     break
-                if status == "budget" and seen < n:
+                if status == MethodStatus.BUDGET and seen < n:
                     best.offer_partial(loss)
                     break
                 done = epoch
                 best.offer(loss)
                 scheduler.step()
                 history.append((clock.elapsed(), epoch, loss))
-                if status == "budget":
+                if status == MethodStatus.BUDGET:
                     break
                 if callback is not None:
                     progress = Progress(history[-1][0], epoch, opts.epochs, loss, best.loss)
                     status, message = self._call_back(callback, clock, progress)
-                    if status != "success":
+                    if status != MethodStatus.SUCCESS:
                         break
         except KeyboardInterrupt:
-            status = "interrupted"
+            status = MethodStatus.INTERRUPTED
             message = (
                 f"interrupted in epoch {done + 1}; kept the best weights "
                 f"(epoch loss {best.loss:.3g})"
             )
         best.restore()
-        if status == "failed":
+        if status == MethodStatus.FAILED:
             message += f"; kept the best weights (epoch loss {best.loss:.3g})"
-        if status == "success" and not message:
+        if status == MethodStatus.SUCCESS and not message:
             message = f"{done} epochs, best training loss {best.loss:.3g}"
         return FitResult(
             method=self.name,
@@ -214,24 +216,30 @@ class GradientTrainer(Trainer):
             message=message,
         )
 
-    def _call_back(self, callback: Callback, clock: _Clock, progress: Progress) -> tuple[str, str]:
-        """Run the callback on ``progress`` (given access to this trainer): ("success", "") to
-        go on, ("stopped", why) when it asked to stop, ("failed", what it raised) if it raised."""
+    def _call_back(
+        self, callback: Callback, clock: _Clock, progress: Progress
+    ) -> tuple[MethodStatus, str]:
+        """Run the callback on ``progress`` (given access to this trainer): (``SUCCESS``, "") to
+        go on, (``STOPPED``, why) when it asked to stop, (``FAILED``, what it raised) if it
+        raised."""
         epoch = progress.epoch
         access = EpochAccess(self, self._flat_params)
         progress = replace(progress, access=access)
         try:
             returned = clock.call_excluded(callback, progress)
         except Exception as exc:  # a Ctrl-C (KeyboardInterrupt) is handled by the loop
-            return "failed", f"the callback raised {type(exc).__name__} in epoch {epoch}: {exc}"
+            return (
+                MethodStatus.FAILED,
+                f"the callback raised {type(exc).__name__} in epoch {epoch}: {exc}",
+            )
         finally:
             access.live = False
         if not stop_requested(returned):
-            return "success", ""
+            return MethodStatus.SUCCESS, ""
         reason = getattr(callback, "reason", None)
         if isinstance(reason, str) and reason:
-            return "stopped", reason
-        return "stopped", f"stopped by the callback after epoch {epoch}"
+            return MethodStatus.STOPPED, reason
+        return MethodStatus.STOPPED, f"stopped by the callback after epoch {epoch}"
 
     def _epoch(
         self,
@@ -241,9 +249,10 @@ class GradientTrainer(Trainer):
         params: list[Any],
         clock: _Clock,
         budget_s: float | None,
-    ) -> tuple[float, int, str, str]:
+    ) -> tuple[float, int, MethodStatus, str]:
         """One pass over the ``n`` samples in random batches: the mean loss of the samples seen,
-        their number, and "success", or "diverged"/"budget" with why the pass stopped early."""
+        their number, and ``SUCCESS``, or ``DIVERGED``/``BUDGET`` with why the pass stopped
+        early."""
         import torch
 
         opts = self.options
@@ -255,7 +264,7 @@ class GradientTrainer(Trainer):
             value = float(loss.detach())
             if not math.isfinite(value):
                 why = f"training loss became non-finite in epoch {epoch}"
-                return math.nan, seen, "diverged", why
+                return math.nan, seen, MethodStatus.DIVERGED, why
             loss.backward()
             if opts.grad_clip is not None:
                 torch.nn.utils.clip_grad_norm_(params, opts.grad_clip)
@@ -264,8 +273,8 @@ class GradientTrainer(Trainer):
             seen += idx.numel()
             if budget_s is not None and clock.elapsed() > budget_s:
                 why = f"wall-time budget of {budget_s:g} s ran out in epoch {epoch}"
-                return total / max(seen, 1), seen, "budget", why
-        return total / max(seen, 1), seen, "success", ""
+                return total / max(seen, 1), seen, MethodStatus.BUDGET, why
+        return total / max(seen, 1), seen, MethodStatus.SUCCESS, ""
 
 
 def _hook(callback: Any, name: str, *args: Any) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..data import Trajectory
+from ...data import Trajectory
 from .field import FieldTrainer
 from .labels import LabelOptions, fnode_targets
 
