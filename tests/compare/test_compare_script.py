@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from collocnode.cli.run_folder import MARKER
 from collocnode.compare.run import CompareConfig, markdown, run
 from collocnode.compare.run.scenarios import COLUMNS
 
@@ -71,7 +72,8 @@ def test_quick_run_writes_valid_json_and_markdown(tmp_path):
     md = (out / "compare.md").read_text()
     assert "| method | status |" in md and "| fnode | success |" in md
     assert "not applicable" in md
-    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temporary files left
+    hidden = [p.name for p in out.iterdir() if p.name.startswith(".")]
+    assert hidden == [MARKER]  # the run folder's marker; no temporary files left
     arrays = np.load(out / "fnode.npz")
     assert arrays["x_pred"].shape == arrays["x_data"].shape
     assert arrays["weights_f"].size == rows["fnode"]["n_params"]
