@@ -20,7 +20,9 @@ class Trajectory:
         u: known inputs at the sample times, shape ``(n, n_inputs)`` (``n_inputs`` may be 0).
         y: observed outputs that are not states (e.g. accelerations), shape ``(n, n_outputs)``
             (``n_outputs`` may be 0).
-        state_names, input_names, output_names: labels of the columns.
+        state_names, input_names, output_names: labels of the columns. A table with named
+            columns (a pandas DataFrame) given as ``x``, ``u`` or ``y`` names them: its column
+            names are used where no labels are given, and must match the labels given.
         params: parameter values the trajectory was generated with (for parameterized systems),
             name -> finite float.
     """
@@ -35,6 +37,18 @@ class Trajectory:
     params: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        for field_name, labels_name in (
+            ("x", "state_names"),
+            ("u", "input_names"),
+            ("y", "output_names"),
+        ):
+            object.__setattr__(
+                self,
+                labels_name,
+                _labels_of_columns(
+                    field_name, getattr(self, field_name), labels_name, getattr(self, labels_name)
+                ),
+            )
         t = v.increasing("t", self.t)
         n = t.size
         if n < 1:
@@ -145,6 +159,24 @@ class Trajectory:
         )
         fields.update(changes)
         return Trajectory(**fields)  # type: ignore[arg-type]
+
+
+def _labels_of_columns(field_name: str, table: object, labels_name: str, labels: object) -> object:
+    """The labels of ``table``'s columns where it is a table with string column names (a pandas
+    DataFrame) and ``labels`` are not given; ``labels`` otherwise (checked later). Labels given
+    that differ from the column names are refused: one of the two orders is a mistake."""
+    columns = getattr(table, "columns", None)
+    if columns is None or isinstance(table, np.ndarray):
+        return labels
+    names = tuple(columns)
+    if not names or not all(isinstance(c, str) for c in names):
+        return labels  # unnamed columns (0, 1, ...): no labels to take
+    if isinstance(labels, (list, tuple)) and len(labels) and tuple(labels) != names:
+        raise ValueError(
+            f"{labels_name} {tuple(labels)!r:.80} differ from the column names of {field_name} "
+            f"{names!r:.80}; give one of them"
+        )
+    return names
 
 
 def _check_params(params: object) -> dict[str, float]:
