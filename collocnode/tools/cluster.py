@@ -13,11 +13,13 @@ names its scheduler's address), another HTTP server, or something that speaks ne
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from importlib.util import find_spec
@@ -266,8 +268,27 @@ def _executor(client: Any) -> Executor:
     shutdown = executor.shutdown
 
     def shutdown_and_close(wait: bool = True, **kwargs: Any) -> None:
-        shutdown(wait=wait, **kwargs)
-        client.close()
+        # a client whose scheduler is gone is still trying to reconnect; closing it cancels
+        # that attempt, which Dask logs as an error with a traceback: the loss has already
+        # been reported (ExecutorLost), once
+        lost = getattr(client, "status", "running") != "running"
+        with _quiet(("distributed.client", "distributed.utils") if lost else ()):
+            shutdown(wait=wait, **kwargs)
+            client.close()
 
     executor.shutdown = shutdown_and_close  # type: ignore[method-assign]
     return executor
+
+
+@contextlib.contextmanager
+def _quiet(names: Sequence[str]) -> Iterator[None]:
+    """The loggers ``names`` silenced below CRITICAL for the duration."""
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [log.level for log in loggers]
+    for log in loggers:
+        log.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for log, level in zip(loggers, levels, strict=True):
+            log.setLevel(level)
