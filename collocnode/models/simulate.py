@@ -126,10 +126,9 @@ def _simulate_scipy(
 ) -> Trajectory:
     """``simulate`` with a scipy ``solve_ivp`` method; ``settings``: rtol, atol, max_step."""
     xs, us, ts = ca.SX.sym("x", model.n_states), ca.SX.sym("u", model.n_inputs), ca.SX.sym("t")
-    xdot, y = model.function(xs, ca.DM(p), us, ts)
+    xdot = model.function(xs, ca.DM(p), us, ts)[0]
     f = _Buffered(ca.Function("f", [ts, xs, us], [ca.densify(xdot)]))
     jac = _Buffered(ca.Function("J", [ts, xs, us], [ca.densify(ca.jacobian(xdot, xs))]))
-    out = ca.Function("y", [ts, xs, us], [y])
 
     def u_at(tt: float) -> np.ndarray:
         if not model.n_inputs:
@@ -162,20 +161,7 @@ def _simulate_scipy(
         raise SimulationError(
             f"simulation produced non-finite states at t = {t[bad]:.6g}", float(t[bad])
         )
-    u = np.array([u_at(tt) for tt in t]) if model.n_inputs else None
-    yv = None
-    if model.n_outputs:
-        U = u.T if u is not None else np.zeros((0, t.size))
-        yv = np.asarray(out.map(t.size)(t[None, :], x.T, U)).T
-    return Trajectory(
-        t=t,
-        x=x,
-        u=u,
-        y=yv,
-        state_names=model.state_names,
-        input_names=model.input_names,
-        output_names=model.output_names,
-    )
+    return _trajectory(model, p, t, x, inputs)
 
 
 class _Buffered:
@@ -266,28 +252,8 @@ def _simulate_rk4(
         with np.errstate(all="ignore"):
             traj = step.mapaccum("rollout", n)(x0, Ucols, t[None, :-1], np.diff(t)[None, :])
         X = np.vstack([x0, np.asarray(traj).T])
-    bad = ~np.all(np.isfinite(X) & (np.abs(X) <= bound), axis=1)
-    if bad.any():
-        k = int(np.argmax(bad))
-        raise SimulationError(
-            f"simulation failed at t = {t[k]:.6g}: the state left ±{bound:g} or became non-finite",
-            float(t[k]),
-        )
-    u = np.asarray(inputs(t), dtype=float).reshape(t.size, nu) if nu else None
-    yv = None
-    if model.n_outputs:
-        xs, us, ts = ca.SX.sym("x", nx), ca.SX.sym("u", nu), ca.SX.sym("t")
-        out = ca.Function("y", [ts, xs, us], [model.function(xs, P, us, ts)[1]])
-        yv = np.asarray(out.map(t.size)(t[None, :], X.T, u.T if nu else np.zeros((0, t.size)))).T
-    return Trajectory(
-        t=t,
-        x=X,
-        u=u,
-        y=yv,
-        state_names=model.state_names,
-        input_names=model.input_names,
-        output_names=model.output_names,
-    )
+    _check_bound(t, X, bound)
+    return _trajectory(model, p, t, X, inputs)
 
 
 class _CVODESFailed(Exception):
@@ -344,6 +310,13 @@ def _simulate_cvodes(
         break
     if X is None:
         raise _CVODESFailed
+    _check_bound(t, X, bound)
+    return _trajectory(model, p, t, X, inputs)
+
+
+def _check_bound(t: np.ndarray, X: np.ndarray, bound: float) -> None:
+    """A :class:`SimulationError` at the first time the states ``X`` (n, n_states) at ``t``
+    leave ±``bound`` or are not finite."""
     bad = ~np.all(np.isfinite(X) & (np.abs(X) <= bound), axis=1)
     if bad.any():
         k = int(np.argmax(bad))
@@ -351,7 +324,6 @@ def _simulate_cvodes(
             f"simulation failed at t = {t[k]:.6g}: the state left ±{bound:g} or became non-finite",
             float(t[k]),
         )
-    return _trajectory(model, p, t, X, inputs)
 
 
 def _input_expression(

@@ -5,8 +5,8 @@ the guess). :class:`Auto` chooses them from the problem, at solve time, and says
 
 1. the mesh from the data (``RadauIIA(intervals="auto")``: as fine as the sampling and the
    signal's rate of change ask for);
-2. for a training problem whose ``regularization`` is None, λ on held-out data
-   (:class:`~collocnode.RegularizationPath` without its refit);
+2. for a training problem whose ``regularization`` is None and whose model has network weights,
+   λ on held-out data (:class:`~collocnode.RegularizationPath` without its refit);
 3. a warm start by regression on the smoothed data (:class:`~collocnode.WarmStarted`) where
    every state is fitted and no value is missing;
 4. the solve at that λ, refined until the model is consistent
@@ -109,7 +109,7 @@ class Auto(Wrapper):
     def solve_problem(self, problem: Any, context: SolveContext) -> AutoSolution:
         times: dict[str, float] = {}
         path = None
-        if problem.problem_kind == "training" and problem.regularization is None:
+        if _chooses_lambda(problem):
             t0 = time.perf_counter()
             leaf = self.inner
             if self.warm_start and _regression_applies(problem):
@@ -125,6 +125,16 @@ class Auto(Wrapper):
         result = alg.solve_problem(problem, context)
         times["solve"] = time.perf_counter() - t0
         return AutoSolution(result, alg, path, times)
+
+
+def _chooses_lambda(problem: Any) -> bool:
+    """Whether λ is to be chosen: a training problem that gives none, with network weights for
+    it to act on."""
+    return (
+        problem.problem_kind == "training"
+        and problem.regularization is None
+        and problem.model.n_weights > 0
+    )
 
 
 def _regression_applies(problem: Any) -> bool:
