@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 from ..algorithm import Algorithm, SolveContext, Wrapper, check_inner, final
 from ..status import SolverStatus
 from ..transcription.collocation import RadauIIA
+from ..transcription.ipopt.options import IpoptOptions
 from .phases import WarmStarted
 from .regularization import RegularizationPath, RegularizationSolution
 from .until_consistent import UntilConsistent
@@ -76,14 +77,17 @@ class Auto(Wrapper):
     """Choose the mesh, λ and the guess from the problem (see the module docstring).
 
     Args:
-        inner: the collocation leaf (default ``RadauIIA(intervals="auto")``).
+        inner: the collocation leaf (default ``RadauIIA(intervals="auto")``, IPOPT silent:
+            a progress callback, ``solve(..., callback=ProgressBar())``, shows the iterations).
         warm_start: regress on the smoothed data first where the problem allows it.
         until_consistent: the most mesh refinements of the final solve (0: none).
         path: the regularization path used when the problem gives no λ (its refit is off:
             the final solve is the refit).
     """
 
-    inner: Algorithm = field(default_factory=lambda: RadauIIA(intervals="auto"))
+    inner: Algorithm = field(
+        default_factory=lambda: RadauIIA(intervals="auto", ipopt=IpoptOptions(print_level=0))
+    )
     warm_start: bool = True
     until_consistent: int = 3
     path: RegularizationPath = field(default_factory=lambda: RegularizationPath(refit=False))
