@@ -289,6 +289,10 @@ class _Watched:
     def reason(self) -> Any:
         return getattr(self._watch.user, "reason", None)
 
+    @property
+    def outcome(self) -> Any:
+        return getattr(self._watch.user, "outcome", None)
+
     def on_start(self, info: RunInfo) -> None:
         hook = getattr(self._watch.user, "on_start", None)
         if callable(hook):
