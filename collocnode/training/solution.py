@@ -17,7 +17,7 @@ from .consistency import ConsistencyCheck, ConsistencyReport, check_consistency
 from .problem import TrainingProblem
 
 if TYPE_CHECKING:
-    from .uncertainty import Uncertainty
+    from .uncertainty import Profile, Uncertainty
 
 
 @dataclass
@@ -126,6 +126,14 @@ class TrainingSolution:
         from .uncertainty import uncertainty
 
         return uncertainty(self, noise=noise, hessian=hessian, **options)
+
+    def profile(self, name: str, **options: Any) -> Profile:
+        """The profile likelihood of the fitted physical parameter ``name`` by warm-started
+        re-solves with it fixed on a grid
+        (:func:`collocnode.training.uncertainty.profile_likelihood`)."""
+        from .uncertainty import profile_likelihood
+
+        return profile_likelihood(self, name, **options)
 
     def to_dict(self) -> dict[str, Any]:
         """The collocation solution's summary (:meth:`Solution.to_dict`) with the consistency

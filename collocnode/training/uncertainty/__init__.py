@@ -15,6 +15,7 @@ its prediction bands, :mod:`.identifiability` the report, :mod:`.result` the obj
 from .bands import Band
 from .identifiability import Direction, Identifiability
 from .posterior import ParameterPosterior
+from .profile import Profile, profile_likelihood
 from .result import Uncertainty, UncertaintyWarning, uncertainty
 
 __all__ = [
@@ -22,7 +23,9 @@ __all__ = [
     "Direction",
     "Identifiability",
     "ParameterPosterior",
+    "Profile",
     "Uncertainty",
     "UncertaintyWarning",
+    "profile_likelihood",
     "uncertainty",
 ]

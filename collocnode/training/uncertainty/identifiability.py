@@ -49,8 +49,8 @@ class Identifiability:
             of their scaled unit vector in non-identifiable directions).
         non_identifiable_posterior: those that stay undetermined with the λ prior (their
             intervals are infinite).
-        wide: physical parameters whose interval (at ``level``) is wider than their value
-            (half-width > |value|).
+        wide: physical parameters whose (finite) interval at ``level`` is wider than their
+            value (half-width > |value|).
         level: the level of those intervals.
     """
 
@@ -119,7 +119,7 @@ def analyse(
     wide = tuple(
         data.names[i]
         for i in physical
-        if not np.isfinite(half_width[i]) or half_width[i] > abs(data.values[i])
+        if np.isfinite(half_width[i]) and half_width[i] > abs(data.values[i])
     )
     return Identifiability(
         eigenvalues=spec.values / top,
