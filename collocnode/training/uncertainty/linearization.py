@@ -36,13 +36,13 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-import casadi as ca
 import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ...transcription.collocation import RadauIIA, build_nlp
+from .points import OutputJacobians, chunks
 from .quantities import FittedQuantities, initial_state_name, parameter_names
 
 #: relative distance below which a parameter or a block constraint counts as at its bound
@@ -120,10 +120,10 @@ def linearize(sol: Any, exact: bool = False) -> Linearization:
             when the solve used a quasi-Newton one).
     """
     clock = _Clock()
-    problem, model = sol.problem, sol.model
+    problem = sol.problem
     nlp = nlp_of(sol, exact)
     clock("nlp")
-    nx, n_p, P0 = nlp.nx, model.n_params, nlp.P0
+    nx = nlp.nx
     z = iterate(nlp, sol)
     nominal = nlp.dop.node_vector("nominal")
     J = _matrix(nlp, "jac", nlp.fn_jac(z))
@@ -136,7 +136,9 @@ def linearize(sol: Any, exact: bool = False) -> Linearization:
     dyn_rows = (np.arange(nlp.N)[:, None] * per_node + np.arange(nlp.nd)).ravel()
     dep_cols = (np.asarray(nlp.coll_node)[:, None] * nx + np.arange(nlp.nd)).ravel()
     J_dyn = J.tocsr()[dyn_rows]
-    lu = spla.splu(J_dyn[:, dep_cols].tocsc())
+    # the minimum-degree ordering of AᵀA keeps the factors of the interval-by-interval
+    # (block-bidiagonal) collocation Jacobian sparse: half the fill of COLAMD
+    lu = spla.splu(J_dyn[:, dep_cols].tocsc(), permc_spec="MMD_AT_PLUS_A")
     # S per unit of θ's z-column, then per physical unit of θ (initial states are scaled)
     S = -lu.solve(J_dyn[:, theta_cols].toarray()) * per_unit
     Z = np.zeros((nlp.n_z, n_t))
@@ -162,8 +164,7 @@ def linearize(sol: Any, exact: bool = False) -> Linearization:
     node_sensitivity = [
         Xs[a:b, : nlp.nd] for a, b in zip(nlp.node_start[:-1], nlp.node_start[1:], strict=True)
     ]
-    Zp = Z[P0 : P0 + n_p]
-    residuals, times, observed, fisher = _at_samples(sol, node_sensitivity, Zp)
+    residuals, times, observed, fisher = _at_samples(sol, node_sensitivity, quantities.p_index)
     clock("samples")
 
     penalty = np.zeros(n_t)
@@ -182,7 +183,7 @@ def linearize(sol: Any, exact: bool = False) -> Linearization:
         H = upper + sp.triu(upper, 1).T
         exact_hessian = Z.T @ (H @ Z)
         exact_hessian = 0.5 * (exact_hessian + exact_hessian.T)
-    gn, weight_sum = _objective_gauss_newton(sol, node_sensitivity, Zp, exact)
+    gn, weight_sum = _objective_gauss_newton(sol, node_sensitivity, quantities.p_index, exact)
     if exact:
         clock("exact")
     return Linearization(
@@ -332,92 +333,43 @@ def _loss_points(problem: Any, sol: Any, k: int) -> tuple[np.ndarray, np.ndarray
     return t, mesh.quadrature_weights[:, None] / problem.scales()[None, :] ** 2
 
 
-def _output_jacobians(model: Any) -> ca.Function:
-    """``(x, p, u, t) -> (y, ∂y/∂x, ∂y/∂p)`` of the model's outputs."""
-    x, p = ca.SX.sym("x", model.n_states), ca.SX.sym("p", model.n_params)
-    u, t = ca.SX.sym("u", model.n_inputs), ca.SX.sym("t")
-    _, y = model.symbolic(x, p, u, t)
-    return ca.Function("outputs", [x, p, u, t], [y, ca.jacobian(y, x), ca.jacobian(y, p)])
-
-
-def _outputs(
-    model: Any, fn: ca.Function, x: np.ndarray, p: np.ndarray, u: np.ndarray, t: np.ndarray
-):
-    """y (n, n_y), ∂y/∂x (n, n_y, n_x) and ∂y/∂p (n, n_y, n_p) at n points."""
-    n, ny = t.size, model.n_outputs
-    U = u.T if model.n_inputs else np.zeros((0, n))
-    y, jx, jp = fn.map(n)(x.T, p, U, t[None, :])
-    y = np.asarray(y).reshape(ny, n).T
-    jx = np.asarray(jx).reshape(ny, n, model.n_states).transpose(1, 0, 2)
-    jp = np.asarray(jp).reshape(ny, n, model.n_params).transpose(1, 0, 2)
-    return y, jx, jp
-
-
-def _fitted_at(sol: Any, k: int, t: np.ndarray, with_jacobians: bool, fn: Any = None):
-    """The fitted columns at times t of trajectory k, (n, n_fit), and, with_jacobians, the
-    outputs' Jacobians (None without outputs)."""
-    problem, model = sol.problem, sol.model
-    x = sol.solution.states(t, k)
-    cols = problem.columns
-    y = jac = None
-    if any(kind == "y" for kind, _ in cols):
-        fn = fn or _output_jacobians(model)
-        u_fn = problem.input_function(k)
-        u = u_fn(t) if u_fn is not None else np.zeros((t.size, 0))
-        y, jx, jp = _outputs(model, fn, x, np.asarray(sol.p, dtype=float), u, t)
-        jac = (jx, jp) if with_jacobians else None
-    q = np.column_stack([x[:, i] if kind == "x" else y[:, i] for kind, i in cols])
-    return q, jac
-
-
-def _column_sensitivities(
-    sol: Any, k: int, t: np.ndarray, node_sensitivity: np.ndarray, Zp: np.ndarray, fn: Any
-) -> tuple[np.ndarray, np.ndarray]:
-    """The fitted columns q (n, n_fit) at times t of trajectory k and their sensitivities
-    dq/dθ (n, n_fit, n_θ)."""
-    dx = sol.solution.meshes[k].interpolate(node_sensitivity, t)  # (n, n_states, n_θ)
-    q, jac = _fitted_at(sol, k, t, True, fn)
-    g = np.empty((t.size, q.shape[1], Zp.shape[1]))
-    for c, (kind, i) in enumerate(sol.problem.columns):
-        if kind == "x":
-            g[:, c] = dx[:, i, :]
-        else:
-            jx, jp = jac
-            g[:, c] = np.einsum("nx,nxt->nt", jx[:, i, :], dx) + jp[:, i, :] @ Zp
-    return q, g
+def _gram(g: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Σ_n w_nc g_nc g_ncᵀ per column c: g (n, n_fit, n_θ), weights (n, n_fit) -> (n_fit, n_θ,
+    n_θ), one BLAS product per column."""
+    return np.stack([(g[:, c] * weights[:, c : c + 1]).T @ g[:, c] for c in range(g.shape[1])])
 
 
 def _objective_gauss_newton(
-    sol: Any, node_sensitivity: list[np.ndarray], Zp: np.ndarray, with_hessian: bool
+    sol: Any, node_sensitivity: list[np.ndarray], p_columns: np.ndarray, with_hessian: bool
 ) -> tuple[np.ndarray | None, np.ndarray]:
     """Per fitted column the Gauss-Newton Hessian of its data term, 2 Σ_k w_kc g_kc g_kcᵀ over
     the loss points (n_fit, n_θ, n_θ; None unless ``with_hessian``), and W_c = Σ_k w_kc
     (n_fit,)."""
     problem = sol.problem
-    n_fit, n_t = len(problem.columns), Zp.shape[1]
+    n_fit, n_t = len(problem.columns), p_columns.size
     gn = np.zeros((n_fit, n_t, n_t)) if with_hessian else None
     weight_sum = np.zeros(n_fit)
-    fn = _output_jacobians(sol.model) if problem.model.n_outputs and with_hessian else None
+    outputs = OutputJacobians(sol.model) if problem.model.n_outputs and with_hessian else None
     for k in range(problem.n_trajectories):
         t, w = _loss_points(problem, sol, k)
         weight_sum += w.sum(axis=0)
         if gn is None:
             continue
-        _, g = _column_sensitivities(sol, k, t, node_sensitivity[k], Zp, fn)
-        gn += 2.0 * np.einsum("nc,nci,ncj->cij", w, g, g)
+        for part, _, g in chunks(sol, k, t, node_sensitivity[k], p_columns, outputs):
+            gn += 2.0 * _gram(g, w[part])
     return gn, weight_sum
 
 
 def _at_samples(
-    sol: Any, node_sensitivity: list[np.ndarray], Zp: np.ndarray
+    sol: Any, node_sensitivity: list[np.ndarray], p_columns: np.ndarray
 ) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarray]:
     """At every sample inside each trajectory's horizon: the data minus the fitted column (NaN
     where not observed) and the sample times, per trajectory; the count of observed values per
     column; and per column the Fisher information of unit noise, Σ_s g_sc g_scᵀ over the
     observed samples (n_fit, n_θ, n_θ)."""
     problem = sol.problem
-    n_fit, n_t = len(problem.columns), Zp.shape[1]
-    fn = _output_jacobians(sol.model) if problem.model.n_outputs else None
+    n_fit, n_t = len(problem.columns), p_columns.size
+    outputs = OutputJacobians(sol.model) if problem.model.n_outputs else None
     out, times = [], []
     observed = np.zeros(n_fit, dtype=np.int64)
     fisher = np.zeros((n_fit, n_t, n_t))
@@ -427,10 +379,13 @@ def _at_samples(
         tol = 1e-9 * max(1.0, tf - t0)
         inside = (d.t >= t0 - tol) & (d.t <= tf + tol)
         t = np.clip(d.t[inside], t0, tf)
-        q, g = _column_sensitivities(sol, k, t, node_sensitivity[k], Zp, fn)
         seen = problem.observed(k)[inside]
-        out.append(np.where(seen, problem.targets(k)[inside] - q, np.nan))
+        targets = problem.targets(k)[inside]
+        r = np.empty(seen.shape)
+        for part, q, g in chunks(sol, k, t, node_sensitivity[k], p_columns, outputs):
+            r[part] = np.where(seen[part], targets[part] - q, np.nan)
+            fisher += _gram(g, seen[part].astype(float))
+        out.append(r)
         times.append(t)
         observed += seen.sum(axis=0)
-        fisher += np.einsum("nc,nci,ncj->cij", seen.astype(float), g, g)
     return out, times, observed, fisher

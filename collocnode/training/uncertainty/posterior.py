@@ -76,14 +76,26 @@ class ParameterPosterior:
         whole story)."""
         return self.basis @ self.spectrum.covariance() @ self.basis.T
 
+    def _reduced(self, gradients: np.ndarray) -> np.ndarray:
+        """θ-gradients (..., n_θ) in the coordinates φ, Tᵀa; exactly 0 where a lies along the
+        normals of the active constraints (a quantity the constraints fix, such as a block's
+        value where a block constraint holds it) up to round-off."""
+        a = np.asarray(gradients, dtype=float)
+        reduced = a @ self.basis
+        largest = float(np.abs(self.basis).max()) if self.basis.size else 1.0
+        size = np.linalg.norm(a, axis=-1, keepdims=True) * max(1.0, largest)
+        return np.where(
+            np.linalg.norm(reduced, axis=-1, keepdims=True) <= 1e-10 * size, 0.0, reduced
+        )
+
     def bounded(self, gradients: np.ndarray) -> np.ndarray:
         """Whether the variance of linear functions with these θ-gradients (..., n_θ) is
         bounded (they do not move along a non-identifiable direction)."""
-        return self.spectrum.bounded(np.asarray(gradients, dtype=float) @ self.basis)
+        return self.spectrum.bounded(self._reduced(gradients))
 
     def variance(self, gradients: np.ndarray) -> np.ndarray:
         """Var(aᵀθ) for θ-gradients a (..., n_θ): (...,), inf where unbounded."""
-        a = np.asarray(gradients, dtype=float) @ self.basis
+        a = self._reduced(gradients)
         root = self.spectrum.square_root()
         var = np.sum((a @ root) ** 2, axis=-1)
         return np.where(self.spectrum.bounded(a), var, np.inf)

@@ -23,7 +23,8 @@ from ..checks import column_label
 from .bands import Band
 from .identifiability import Identifiability, analyse
 from .laplace import HESSIANS, LaplaceFit, check_noise, fit
-from .linearization import Linearization, _output_jacobians, _outputs, linearize
+from .linearization import Linearization, linearize
+from .points import chunks
 from .posterior import ParameterPosterior, _level, delta_band, sampled_band
 from .quantities import FittedQuantities
 from .spectrum import RCOND
@@ -213,17 +214,19 @@ class Uncertainty:
         self, post: ParameterPosterior, t: np.ndarray, k: int, outputs: bool, level: float
     ) -> Band:
         sol, lin = self.solution, self.linearization
-        mesh = sol.solution.meshes[k]
-        dx = mesh.interpolate(lin.node_sensitivity[k], t)  # (n, n_x, n_θ)
-        x = sol.solution.states(t, k)
-        if not outputs:
-            return delta_band(t, x, dx, post, level)
         model = sol.model
-        u_fn = sol.problem.input_function(k)
-        u = u_fn(t) if u_fn is not None else np.zeros((t.size, 0))
-        y, jx, jp = _outputs(model, _output_jacobians(model), x, np.asarray(sol.p), u, t)
-        g = np.einsum("nyx,nxt->nyt", jx, dx) + post.p_gradient(jp)
-        return delta_band(t, y, g, post, level)
+        columns = (
+            [("y", j) for j in range(model.n_outputs)]
+            if outputs
+            else [("x", i) for i in range(model.n_states)]
+        )
+        value = np.empty((t.size, len(columns)))
+        grad = np.empty((t.size, len(columns), self.quantities.n))
+        for part, q, g in chunks(
+            sol, k, t, lin.node_sensitivity[k], self.quantities.p_index, columns=columns
+        ):
+            value[part], grad[part] = q, g
+        return delta_band(t, value, grad, post, level)
 
     def _sampled_trajectory(
         self,
@@ -270,11 +273,8 @@ class Uncertainty:
         bounded = np.ones(value.shape, dtype=bool)
         tf = problem.horizon_of(k)[1]
         inside = t <= tf
-        if not outputs and np.any(inside):
-            dx = sol.solution.meshes[k].interpolate(
-                self.linearization.node_sensitivity[k], t[inside]
-            )
-            bounded[inside] = post.bounded(dx)
+        if np.any(inside):
+            bounded[inside] = self._delta_trajectory(post, t[inside], k, outputs, level).bounded
         return sampled_band(t, value, np.array(draws), level, bounded, failed)
 
     # ---- reports -------------------------------------------------------------------------------
@@ -393,11 +393,12 @@ def uncertainty(
             UncertaintyWarning,
             stacklevel=3,
         )
-    lin = linearize(sol, exact=hessian == "exact")
-    tick = time.perf_counter()
-    # matrices of n_θ ≈ 100: one BLAS thread is fastest, and far faster than several on a
-    # machine whose cores are busy
+    # one BLAS thread: the dense work is on matrices of n_θ ≈ 100 columns (and the triangular
+    # solves of a sparse LU), where more threads gain little on an idle machine and lose
+    # tenfold on a busy one (OpenBLAS threads spin waiting for cores)
     with threadpool_limits(limits=1, user_api="blas"):
+        lin = linearize(sol, exact=hessian == "exact")
+        tick = time.perf_counter()
         return _result(sol, lin, sigma, hessian, level, rcond, labels, converged, start, tick)
 
 
