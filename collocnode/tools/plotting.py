@@ -37,11 +37,15 @@ def trajectories(
     names: Sequence[str] = (),
     train_end: float | None = None,
     title: str = "",
+    band: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    band_label: str = "95 % band",
 ) -> Any:
     """One panel per state: data (dots), truth (line), learned model (dashed).
 
     ``truth`` is ``(len(t_truth), n_states)``, ``model`` and ``data`` likewise on their times;
-    ``train_end`` [s] marks the end of the training window."""
+    ``train_end`` [s] marks the end of the training window. ``band`` = (t, lower, upper), the
+    bounds ``(len(t), n_states)``, shades a prediction band around the learned model (only
+    where it is finite)."""
     n = truth.shape[1]
     fig = _figure((8, 2.2 * n))
     axes = fig.subplots(n, 1, sharex=True, squeeze=False)
@@ -49,6 +53,19 @@ def trajectories(
         if data is not None:
             ax.plot(t_data, data[:, k], ".", ms=2.5, color="0.6", label="data")
         ax.plot(t_truth, truth[:, k], "k-", lw=1.2, label="truth")
+        if band is not None:
+            tb, lo, hi = band
+            finite = np.isfinite(lo[:, k]) & np.isfinite(hi[:, k])
+            ax.fill_between(
+                tb,
+                lo[:, k],
+                hi[:, k],
+                where=finite,
+                color="tab:red",
+                alpha=0.2,
+                lw=0,
+                label=band_label,
+            )
         if model is not None:
             ax.plot(t_model, model[:, k], "--", color="tab:red", lw=1.4, label="learned")
         if train_end is not None:
@@ -235,13 +252,20 @@ def characteristic(
     reference: tuple[np.ndarray, np.ndarray] | None = None,
     reference_label: str = "reference",
     title: str = "",
+    band: tuple[np.ndarray, np.ndarray] | None = None,
+    band_label: str = "95 % band",
 ) -> Any:
     """A learned force characteristic against the true one over the inputs ``x`` ``(n,)``
     (``true``, ``learned`` ``(n,)``), with vertical lines at ±1σ (dotted) and ±2σ (dash-dotted)
     of the training inputs (``sigma``, in the units of ``x``). ``reference`` = (x, F) adds
-    another learned curve (e.g. a paper's), cut to the range of ``x``."""
+    another learned curve (e.g. a paper's), cut to the range of ``x``. ``band`` = (lower,
+    upper) on ``x`` shades a prediction band around the learned curve (where it is finite)."""
     fig = _figure((6, 4))
     ax = fig.subplots()
+    if band is not None:
+        lo, hi = (np.asarray(a, dtype=float) for a in band)
+        finite = np.isfinite(lo) & np.isfinite(hi)
+        ax.fill_between(x, lo, hi, where=finite, color="tab:red", alpha=0.2, lw=0, label=band_label)
     ax.plot(x, true, "k-", lw=1.5, label=true_label)
     ax.plot(x, learned, "--", color="tab:red", lw=1.5, label=learned_label)
     if reference is not None:
@@ -251,6 +275,12 @@ def characteristic(
     for k, style in ((1, ":"), (2, "-.")):
         for sign in (-1, 1):
             ax.axvline(sign * k * sigma, color="0.5", ls=style, lw=0.8)
+    if band is not None:
+        # the band widens fast where the training inputs end: keep the curves readable
+        curves = np.concatenate([np.asarray(true, dtype=float), np.asarray(learned, dtype=float)])
+        low, high = float(curves.min()), float(curves.max())
+        pad = 0.15 * (high - low or 1.0)
+        ax.set_ylim(low - pad, high + pad)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if title:

@@ -152,7 +152,8 @@ def test_the_weight_penalty_is_the_ridge_prior():
     np.testing.assert_allclose(band.upper - band.value, 1.959963984540054 * band.std, rtol=1e-12)
     # the trajectory band inside the horizon
     tt = np.linspace(0.0, HORIZON, 7)
-    traj = unc.trajectory_band(tt)
+    traj = unc.trajectory_band(tt, method="collocation")
+    np.testing.assert_allclose(unc.trajectory_band(tt).std, traj.std, rtol=1e-6, atol=1e-12)
     G = np.column_stack([0.5 * tt**2, tt])
     np.testing.assert_allclose(
         traj.std[:, 0], np.sqrt(np.einsum("ij,jk,ik->i", G, posterior, G)), rtol=1e-6, atol=1e-15

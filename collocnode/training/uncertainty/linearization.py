@@ -146,15 +146,16 @@ def linearize(sol: Any, exact: bool = False) -> Linearization:
     Z[theta_cols, np.arange(n_t)] = per_unit
     clock("sensitivities")
 
-    # active boundary rows (the block constraints) constrain θ: C dθ = 0
-    g = np.asarray(nlp.fn_g(z)).ravel()
+    # active boundary rows (the block constraints) constrain θ: C dθ = 0; equalities always,
+    # inequalities where the value sits at a bound
     bnd = np.arange(nlp.N * per_node, nlp.n_c)
-    scale = BOUND_TOL * (1.0 + np.abs(g[bnd]))
-    active = bnd[
-        (nlp.lbg[bnd] == nlp.ubg[bnd])
-        | (np.abs(g[bnd] - nlp.lbg[bnd]) <= scale)
-        | (np.abs(g[bnd] - nlp.ubg[bnd]) <= scale)
-    ]
+    equal = nlp.lbg[bnd] == nlp.ubg[bnd]
+    active = bnd[equal]
+    if not equal.all():
+        g = np.asarray(nlp.fn_g(z)).ravel()[bnd]
+        scale = BOUND_TOL * (1.0 + np.abs(g))
+        at_bound = (np.abs(g - nlp.lbg[bnd]) <= scale) | (np.abs(g - nlp.ubg[bnd]) <= scale)
+        active = bnd[equal | at_bound]
     C = np.asarray(J.tocsr()[active] @ Z) if active.size else np.zeros((0, n_t))
     basis, independent = _elimination_basis(C, quantities)
     reduced_gradient = Z.T @ grad

@@ -92,6 +92,19 @@ class OutputJacobians:
         return y.copy(), jx.copy(), jp.copy()
 
 
+def outputs_at(
+    model: Any, x: np.ndarray, p: np.ndarray, u: np.ndarray, t: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:class:`OutputJacobians` at any number of points: y (n, n_y), ∂y/∂x (n, n_y, n_x),
+    ∂y/∂p (n, n_y, n_p)."""
+    fn = OutputJacobians(model, min(CHUNK, max(1, t.size)))
+    parts = [
+        fn(x[a : a + fn.chunk], p, u[a : a + fn.chunk], t[a : a + fn.chunk])
+        for a in range(0, t.size, fn.chunk)
+    ]
+    return tuple(np.concatenate([part[k] for part in parts]) for k in range(3))  # type: ignore[return-value]
+
+
 def chunks(
     sol: Any,
     k: int,

@@ -162,18 +162,18 @@ class ParameterPosterior:
         v.choice("method", method, ("delta", "sampling"))
         p = ca.SX.sym("p", self.p.size)
         expr = ca.vec(fn(p))
-        evaluate = ca.Function("band_values", [p], [expr, ca.jacobian(expr, p)])
-        value, jac = (np.asarray(out) for out in evaluate(self.p))
-        value = value.ravel()
+        values = ca.Function("band_values", [p], [expr])
+        jacobian = ca.Function("band_jacobian", [p], [ca.jacobian(expr, p)])
+        value = np.asarray(values(self.p)).ravel()
         x = np.asarray(x, dtype=float)
         if x.shape[0] != value.size:
             raise ValueError(f"x has {x.shape[0]} points, fn gives {value.size} values")
-        gradients = self.p_gradient(jac)
+        gradients = self.p_gradient(np.asarray(jacobian(self.p)))
         if method == "delta":
             return delta_band(x, value, gradients, self, level)
         draws = self.parameter_vectors(self.sample(samples, seed))
-        values = np.asarray(evaluate.map(draws.shape[0])(draws.T)[0]).T
-        return sampled_band(x, value, values, level, self.bounded(gradients))
+        sampled = np.asarray(values.map(draws.shape[0])(draws.T)).T
+        return sampled_band(x, value, sampled, level, self.bounded(gradients))
 
     def block_band(
         self,
@@ -198,14 +198,26 @@ class ParameterPosterior:
         v.finite_array("inputs", X)
         if not 0 <= int(output) < b.n_out:
             raise ValueError(f"output must be in [0, {b.n_out}), got {output!r}")
+        level = _level(level)
+        v.choice("method", method, ("delta", "sampling"))
         s = model.slices[block]
-        Xs = ca.DM(X.T)
-
-        def fn(p: Any) -> Any:
-            outs = b.casadi_function().map(X.shape[0])(Xs, p[s.start : s.stop])
-            return outs[int(output), :].T
-
-        return self.band_of(fn, X[:, 0] if b.n_in == 1 else X, level, method, samples, seed)
+        # the block and its Jacobian in its own weights, mapped over the points (the weights
+        # shared): numbers, not a symbolic Jacobian of all points in all of p
+        xs, ws = ca.SX.sym("x", b.n_in), ca.SX.sym("w", b.n_params)
+        y = b.casadi(xs, ws)[int(output)]
+        fn = ca.Function("block_band", [xs, ws], [y, ca.jacobian(y, ws)])
+        m = X.shape[0]
+        value, jac = fn.map("block_band_map", "serial", m, [1], [])(X.T, self.p[s])
+        value = np.asarray(value).ravel()
+        jac_p = np.zeros((m, self.p.size))
+        jac_p[:, s] = np.asarray(jac).reshape(m, b.n_params)
+        gradients = self.p_gradient(jac_p)
+        x = X[:, 0] if b.n_in == 1 else X
+        if method == "delta":
+            return delta_band(x, value, gradients, self, level)
+        draws = self.parameter_vectors(self.sample(samples, seed))
+        sampled = np.stack([b.numpy(X, w)[:, int(output)] for w in draws[:, s]])
+        return sampled_band(x, value, sampled, level, self.bounded(gradients))
 
 
 def _level(level: float) -> float:

@@ -21,10 +21,11 @@ from ...models.simulate import SimulationError, simulate
 from ...status import SolverStatus
 from ..checks import column_label
 from .bands import Band
+from .forward import simulate_sensitivities
 from .identifiability import Identifiability, analyse
 from .laplace import HESSIANS, LaplaceFit, check_noise, fit
 from .linearization import Linearization, linearize
-from .points import chunks
+from .points import chunks, outputs_at
 from .posterior import ParameterPosterior, _level, delta_band, sampled_band
 from .quantities import FittedQuantities
 from .spectrum import RCOND
@@ -174,16 +175,21 @@ class Uncertainty:
         """The band of trajectory ``segment``'s states (or, ``outputs``, its model outputs) at
         times ``t`` (n,): value (n, n_states or n_outputs) with its band.
 
-        ``method="delta"`` propagates the covariance through the collocation sensitivities
-        dx/dθ (the value is the collocation trajectory; only inside the training horizon).
-        ``method="sampling"`` re-simulates the model (:func:`collocnode.models.simulate`, with
-        ``simulate_kwargs``) from the start of the horizon for ``samples`` draws from the
+        ``method="delta"`` (the linearised predictive) re-simulates the model from the start of
+        the horizon with its forward sensitivities (:mod:`.forward`; ``simulate_kwargs`` go to
+        :func:`collocnode.models.simulate`) and propagates the covariance through them; the
+        value is the re-simulation at θ̂; any ``t`` at or after the horizon's start.
+        ``method="collocation"`` propagates it through the collocation sensitivities instead
+        (no integration; the value is the collocation trajectory; inside the training horizon
+        only). ``method="sampling"`` re-simulates the model for ``samples`` draws from the
         posterior (initial states among them when they were fitted) and takes quantiles; the
-        value is the re-simulation at θ̂; any ``t`` at or after the horizon's start. Draws whose
-        re-simulation fails are counted in ``failed`` and left out.
+        value is the re-simulation at θ̂. Draws whose re-simulation fails are counted in
+        ``failed`` and left out. For a network with many weights the draws move along
+        directions the data do not constrain and spread far wider than the linearised band
+        (see :mod:`.forward`).
         """
         level = _level(level)
-        v.choice("method", method, ("delta", "sampling"))
+        v.choice("method", method, ("delta", "collocation", "sampling"))
         post = self._pick(which)
         problem = self.solution.problem
         segment = v.nonnegative_int("segment", segment)
@@ -196,21 +202,55 @@ class Uncertainty:
             raise ValueError("the model has no outputs")
         t = v.increasing("t", t)
         t0, tf = problem.horizon_of(segment)
-        if method == "delta":
+        if method == "collocation":
             if t.size and (t[0] < t0 or t[-1] > tf):
                 raise ValueError(
-                    f"the delta method's bands come from the collocation sensitivities on the "
-                    f"training horizon [{t0!r}, {tf!r}]; use method='sampling' to re-simulate "
-                    "beyond it"
+                    f"the collocation sensitivities exist on the training horizon [{t0!r}, "
+                    f"{tf!r}] only; method='delta' re-simulates beyond it"
                 )
-            return self._delta_trajectory(post, t, segment, outputs, level)
+            return self._collocation_trajectory(post, t, segment, outputs, level)
         if t.size and t[0] < t0:
             raise ValueError(f"t must start at or after the horizon's start {t0!r}")
+        if method == "delta":
+            return self._forward_trajectory(post, t, segment, outputs, level, simulate_kwargs)
         return self._sampled_trajectory(
             post, t, segment, outputs, level, samples, seed, simulate_kwargs
         )
 
-    def _delta_trajectory(
+    def _start(self, k: int, t: np.ndarray) -> tuple[np.ndarray, bool]:
+        """The times of a re-simulation of trajectory k from its horizon's start that reports
+        at ``t``, and whether the start was prepended."""
+        t0 = self.solution.problem.horizon_of(k)[0]
+        prepend = not t.size or t[0] > t0
+        return (np.concatenate([[t0], t]) if prepend else t), prepend
+
+    def _forward_trajectory(
+        self,
+        post: ParameterPosterior,
+        t: np.ndarray,
+        k: int,
+        outputs: bool,
+        level: float,
+        kwargs: dict[str, Any],
+    ) -> Band:
+        sol = self.solution
+        problem, model = sol.problem, sol.model
+        t_sim, prepend = self._start(k, t)
+        inputs = problem.input_function(k)
+        x0 = np.asarray(sol.solution.states(t_sim[0], k), dtype=float)
+        dx0 = self.linearization.node_sensitivity[k][0]
+        p, p_cols = np.asarray(sol.p, dtype=float), self.quantities.p_index
+        x, S = simulate_sensitivities(model, p, p_cols, t_sim, x0, dx0, inputs, **kwargs)
+        if prepend:
+            x, S = x[1:], S[1:]
+        if not outputs:
+            return delta_band(t, x, S, post, level)
+        u = inputs(t) if inputs is not None else np.zeros((t.size, 0))
+        y, jx, jp = outputs_at(model, x, p, u, t)
+        g = np.einsum("nyx,nxt->nyt", jx, S) + post.p_gradient(jp)
+        return delta_band(t, y, g, post, level)
+
+    def _collocation_trajectory(
         self, post: ParameterPosterior, t: np.ndarray, k: int, outputs: bool, level: float
     ) -> Band:
         sol, lin = self.solution, self.linearization
@@ -241,11 +281,9 @@ class Uncertainty:
     ) -> Band:
         sol = self.solution
         problem, model = sol.problem, sol.model
-        t0 = problem.horizon_of(k)[0]
-        prepend = not t.size or t[0] > t0
-        t_sim = np.concatenate([[t0], t]) if prepend else t
+        t_sim, prepend = self._start(k, t)
         inputs = problem.input_function(k)
-        x0_fit = np.asarray(sol.solution.states(t0, k), dtype=float)
+        x0_fit = np.asarray(sol.solution.states(t_sim[0], k), dtype=float)
         own = [
             (i, int(self.quantities.state[i, 1]))
             for i in self.quantities.of_kind("initial_state")
@@ -269,12 +307,14 @@ class Uncertainty:
                 draws.append(run(p, x0))
             except SimulationError:
                 failed += 1
-        # bounded where the delta method's gradient is (inside the horizon), else everywhere
+        # the draws do not move along undetermined directions: the band is bounded where the
+        # linearised one is (inside the horizon; beyond it taken as bounded)
         bounded = np.ones(value.shape, dtype=bool)
-        tf = problem.horizon_of(k)[1]
-        inside = t <= tf
+        inside = t <= problem.horizon_of(k)[1]
         if np.any(inside):
-            bounded[inside] = self._delta_trajectory(post, t[inside], k, outputs, level).bounded
+            bounded[inside] = self._collocation_trajectory(
+                post, t[inside], k, outputs, level
+            ).bounded
         return sampled_band(t, value, np.array(draws), level, bounded, failed)
 
     # ---- reports -------------------------------------------------------------------------------
