@@ -289,6 +289,59 @@ def characteristic(
     return fig
 
 
+def characteristic_bands(panels: Sequence[Mapping[str, Any]], level: float = 0.95) -> Any:
+    """Learned characteristics with their prediction bands beside the truth, one column per
+    panel: on top the curves (band shaded), below the deviation from the learned curve (the
+    band's half-widths and the truth's deviation), where narrow bands are visible.
+
+    Each panel maps ``x`` (n,), ``true``, ``learned``, ``lower``, ``upper`` (n,), ``sigma``
+    (±1σ, ±2σ of the training inputs, units of ``x``), ``xlabel``, ``title`` and optionally
+    ``ylabel`` (default "F [N]")."""
+    fig = _figure((5.2 * len(panels), 6.4))
+    axes = fig.subplots(2, len(panels), sharex="col", squeeze=False, height_ratios=(3, 2))
+    label = f"{100 * level:g} % band"
+    for k, panel in enumerate(panels):
+        x = np.asarray(panel["x"], dtype=float)
+        true, learned = (np.asarray(panel[key], dtype=float) for key in ("true", "learned"))
+        lo, hi = (np.asarray(panel[key], dtype=float) for key in ("lower", "upper"))
+        finite = np.isfinite(lo) & np.isfinite(hi)
+        top, bottom = axes[0, k], axes[1, k]
+        top.fill_between(x, lo, hi, where=finite, color="tab:red", alpha=0.25, lw=0, label=label)
+        top.plot(x, true, "k-", lw=1.3, label="true (data generator)")
+        top.plot(x, learned, "--", color="tab:red", lw=1.3, label="learned")
+        span = float(np.ptp(np.concatenate([true, learned]))) or 1.0
+        top.set_ylim(
+            min(true.min(), learned.min()) - 0.1 * span, max(true.max(), learned.max()) + 0.1 * span
+        )
+        bottom.fill_between(
+            x, lo - learned, hi - learned, where=finite, color="tab:red", alpha=0.25, lw=0
+        )
+        bottom.plot(x, true - learned, "k-", lw=1.0, label="true − learned")
+        bottom.axhline(0.0, color="tab:red", lw=0.8, ls="--")
+        inner = np.abs(x) <= 2.5 * panel["sigma"]
+        dev = np.concatenate(
+            [
+                (hi - learned)[inner & finite],
+                (lo - learned)[inner & finite],
+                (true - learned)[inner],
+            ]
+        )
+        if dev.size:
+            bottom.set_ylim(1.3 * dev.min(), 1.3 * dev.max())
+        for ax in (top, bottom):
+            for j, style in ((1, ":"), (2, "-.")):
+                for sign in (-1, 1):
+                    ax.axvline(sign * j * panel["sigma"], color="0.5", ls=style, lw=0.7)
+        top.set_title(panel["title"])
+        top.set_ylabel(panel.get("ylabel", "F [N]"))
+        bottom.set_ylabel("deviation from learned")
+        bottom.set_xlabel(panel["xlabel"])
+        top.legend(fontsize=7, loc="upper left")
+        bottom.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
 def acceleration_window(
     t: np.ndarray,
     data: np.ndarray,

@@ -80,7 +80,7 @@ def test_uncertainty_of_another_parameter_vector_is_refused(trained, tmp_path):
     sol, unc = trained
     with pytest.raises(ValueError, match="another parameter vector"):
         save_model(tmp_path / "model.json", sol.model, p=sol.p + 1.0, uncertainty=unc)
-    with pytest.raises(TypeError, match="result of sol.uncertainty"):
+    with pytest.raises(TypeError, match=r"result of sol\.uncertainty"):
         save_model(tmp_path / "model.json", sol, uncertainty=unc.posterior)
 
 

@@ -63,7 +63,7 @@ def split():
 
 
 def test_a_singular_information_is_reported_as_a_non_identifiable_direction(split):
-    with pytest.warns(UncertaintyWarning, match="not determined by the data"):
+    with pytest.warns(UncertaintyWarning, match="k1, k2 are not determined by the data"):
         unc = split.uncertainty(noise=SIGMA)
     ident = unc.identifiability
     assert ident.n_null == 1

@@ -132,7 +132,8 @@ def fit(lin: Linearization, noise: np.ndarray | None, hessian: str, rcond: float
         nu = _effective(lin, info, precision, rcond)
         n = n_c.sum()
         dof = n_c - nu * n_c / n
-        if np.any(dof <= 0):
+        # less than half a residual degree of freedom per column leaves σ to round-off
+        if np.any(dof < 0.5):
             raise ValueError(
                 f"the fit has about {nu:.1f} effective parameters for {int(n)} observations, so "
                 "the noise cannot be estimated from the residuals; give it: noise=..."

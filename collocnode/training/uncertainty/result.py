@@ -499,13 +499,17 @@ def _result(
 
 
 def _warn(result: Uncertainty) -> None:
+    """Warnings about the physical parameters and initial states; undetermined combinations of
+    network weights are the rule (many weights, few directions the data see) and are reported
+    by the identifiability report and the summary only."""
     ident = result.identifiability
-    shown = [n for n in ident.non_identifiable_posterior if not n.endswith("]")]
-    if ident.non_identifiable_posterior:
-        named = f" (among them {', '.join(shown[:5])})" if shown else ""
+    q = result.quantities
+    named = set(q.names[i] for i in q.of_kind("parameter", "initial_state"))
+    undetermined = [n for n in ident.non_identifiable_posterior if n in named]
+    if undetermined:
         warnings.warn(
-            f"{len(ident.non_identifiable_posterior)} fitted quantities are not determined by "
-            f"the data and the prior{named}: their intervals are infinite; see "
+            f"{', '.join(undetermined)} {'is' if len(undetermined) == 1 else 'are'} not "
+            "determined by the data (and the prior): infinite intervals; see "
             "identifiability.sloppiest",
             UncertaintyWarning,
             stacklevel=5,
