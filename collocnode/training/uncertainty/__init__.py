@@ -8,8 +8,10 @@ objective to the fitted quantities (:mod:`.quantities`); :mod:`.laplace` turns i
 information of the data and the posterior with the prior the weight penalty implies, with the
 noise given or estimated; :mod:`.spectrum` inverts it, setting apart what the data do not
 determine; :mod:`.posterior` holds the result (and is what a model file stores), :mod:`.bands`
-its prediction bands, :mod:`.identifiability` the report, :mod:`.result` the object
-``sol.uncertainty()`` returns, :mod:`.profile` profile likelihoods by warm-started re-solves.
+a prediction band, :mod:`.trajectories` the bands of trajectories (by the forward sensitivities
+of :mod:`.forward`), :mod:`.identifiability` the report, :mod:`.result` the object
+``sol.uncertainty()`` returns, :mod:`.profile` profile likelihoods by warm-started re-solves;
+:mod:`.points` evaluates the fitted columns and their sensitivities at many times.
 """
 
 from .bands import Band

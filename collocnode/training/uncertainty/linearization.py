@@ -1,5 +1,6 @@
 """The training problem linearised at a solution: the collocation states eliminated through the
-collocation equations, the reduced Hessian of the training objective in the fitted quantities.
+collocation equations, the sensitivities of the fitted columns at the samples, and the reduced
+Hessian of the training objective in the fitted quantities.
 
 The NLP's unknowns are z = [node states, p] (the states scaled by ``x_nominal``), its
 constraints c(z) = 0 the collocated dynamics (seed paper eq. 12b) and the block constraints.
@@ -13,16 +14,20 @@ step per interval) and the fitted quantities θ (free parameters and free initia
 one sparse LU factorisation and n_θ back-substitutions. Z is in scaled units of z per physical
 unit of θ; the node states' sensitivities are reported in physical units (times the nominal).
 
-The reduced Hessian of the objective f (data term and weight penalty, eq. 21a) along Z:
+At every sample the fitted columns' sensitivities g_sc = dq_c(t_s)/dθ (:mod:`.points`) give the
+Fisher information of the samples for unit noise, Σ_s g_sc g_scᵀ per column. The reduced Hessian
+of the objective f (data term and weight penalty, eq. 21a) along Z, for ``exact=True``:
 
-* ``exact``: Zᵀ ∇²ℒ Z with ℒ = f + μᵀc, the NLP's own exact Lagrangian Hessian evaluated with the
+* Zᵀ ∇²ℒ Z with ℒ = f + μᵀc, the NLP's own exact Lagrangian Hessian evaluated with the
   adjoint multipliers μ = −A_x⁻ᵀ ∇ₓf (which equal IPOPT's at a converged solution; at any other
   iterate they make Zᵀ∇²ℒZ the second derivative of the reduced objective f(x(θ), θ)). The
   multipliers of active block constraints come from the least-squares fit of the reduced gradient.
-* Gauss-Newton, per fitted column c: 2 Σ_k w_kc g_kc g_kcᵀ over the loss points k (the
-  collocation nodes with the Radau weights h_i b_j / s_c² for ``loss="nodes"``, the samples with
-  their cell weights / s_c² for ``loss="samples"``), g_kc = dq_c(t_k)/dθ the sensitivity of the
-  fitted column (a state, or a model output through ∂y/∂x S + ∂y/∂p).
+* and its Gauss-Newton part, per fitted column c: 2 Σ_k w_kc g_kc g_kcᵀ over the loss points k
+  (the collocation nodes with the Radau weights h_i b_j / s_c² for ``loss="nodes"``, the samples
+  with their cell weights / s_c² for ``loss="samples"``), whose difference is the second-order
+  part :mod:`.laplace` adds to the information.
+
+The loss weights' sums W_c (what the objective's temperature needs) are always computed.
 
 Active constraints on θ alone (block constraints such as F(0) = 0, eq. 17) leave θ a linear
 subspace to move in: :attr:`Linearization.basis` (n_θ × n_φ), a few entries of θ (block weights

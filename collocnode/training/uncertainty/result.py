@@ -17,18 +17,16 @@ from scipy.stats import norm
 from threadpoolctl import threadpool_limits
 
 from ... import _validation as v
-from ...models.simulate import SimulationError, simulate
 from ...status import SolverStatus
 from ..checks import column_label
 from .bands import Band
-from .forward import simulate_sensitivities
 from .identifiability import Identifiability, analyse
 from .laplace import HESSIANS, LaplaceFit, check_noise, fit
 from .linearization import Linearization, linearize
-from .points import chunks, outputs_at
-from .posterior import ParameterPosterior, _level, delta_band, sampled_band
+from .posterior import ParameterPosterior, _level
 from .quantities import FittedQuantities
 from .spectrum import RCOND
+from .trajectories import collocation_band, forward_band, sampled_trajectory_band
 
 
 class UncertaintyWarning(UserWarning):
@@ -208,114 +206,14 @@ class Uncertainty:
                     f"the collocation sensitivities exist on the training horizon [{t0!r}, "
                     f"{tf!r}] only; method='delta' re-simulates beyond it"
                 )
-            return self._collocation_trajectory(post, t, segment, outputs, level)
+            return collocation_band(self, post, t, segment, outputs, level)
         if t.size and t[0] < t0:
             raise ValueError(f"t must start at or after the horizon's start {t0!r}")
         if method == "delta":
-            return self._forward_trajectory(post, t, segment, outputs, level, simulate_kwargs)
-        return self._sampled_trajectory(
-            post, t, segment, outputs, level, samples, seed, simulate_kwargs
+            return forward_band(self, post, t, segment, outputs, level, simulate_kwargs)
+        return sampled_trajectory_band(
+            self, post, t, segment, outputs, level, samples, seed, simulate_kwargs
         )
-
-    def _start(self, k: int, t: np.ndarray) -> tuple[np.ndarray, bool]:
-        """The times of a re-simulation of trajectory k from its horizon's start that reports
-        at ``t``, and whether the start was prepended."""
-        t0 = self.solution.problem.horizon_of(k)[0]
-        prepend = not t.size or t[0] > t0
-        return (np.concatenate([[t0], t]) if prepend else t), prepend
-
-    def _forward_trajectory(
-        self,
-        post: ParameterPosterior,
-        t: np.ndarray,
-        k: int,
-        outputs: bool,
-        level: float,
-        kwargs: dict[str, Any],
-    ) -> Band:
-        sol = self.solution
-        problem, model = sol.problem, sol.model
-        t_sim, prepend = self._start(k, t)
-        inputs = problem.input_function(k)
-        x0 = np.asarray(sol.solution.states(t_sim[0], k), dtype=float)
-        dx0 = self.linearization.node_sensitivity[k][0]
-        p, p_cols = np.asarray(sol.p, dtype=float), self.quantities.p_index
-        x, S = simulate_sensitivities(model, p, p_cols, t_sim, x0, dx0, inputs, **kwargs)
-        if prepend:
-            x, S = x[1:], S[1:]
-        if not outputs:
-            return delta_band(t, x, S, post, level)
-        u = inputs(t) if inputs is not None else np.zeros((t.size, 0))
-        y, jx, jp = outputs_at(model, x, p, u, t)
-        g = np.einsum("nyx,nxt->nyt", jx, S) + post.p_gradient(jp)
-        return delta_band(t, y, g, post, level)
-
-    def _collocation_trajectory(
-        self, post: ParameterPosterior, t: np.ndarray, k: int, outputs: bool, level: float
-    ) -> Band:
-        sol, lin = self.solution, self.linearization
-        model = sol.model
-        columns = (
-            [("y", j) for j in range(model.n_outputs)]
-            if outputs
-            else [("x", i) for i in range(model.n_states)]
-        )
-        value = np.empty((t.size, len(columns)))
-        grad = np.empty((t.size, len(columns), self.quantities.n))
-        for part, q, g in chunks(
-            sol, k, t, lin.node_sensitivity[k], self.quantities.p_index, columns=columns
-        ):
-            value[part], grad[part] = q, g
-        return delta_band(t, value, grad, post, level)
-
-    def _sampled_trajectory(
-        self,
-        post: ParameterPosterior,
-        t: np.ndarray,
-        k: int,
-        outputs: bool,
-        level: float,
-        samples: int,
-        seed: int | None,
-        kwargs: dict[str, Any],
-    ) -> Band:
-        sol = self.solution
-        problem, model = sol.problem, sol.model
-        t_sim, prepend = self._start(k, t)
-        inputs = problem.input_function(k)
-        x0_fit = np.asarray(sol.solution.states(t_sim[0], k), dtype=float)
-        own = [
-            (i, int(self.quantities.state[i, 1]))
-            for i in self.quantities.of_kind("initial_state")
-            if self.quantities.state[i, 0] == k
-        ]
-
-        def run(p: np.ndarray, x0: np.ndarray) -> np.ndarray:
-            traj = simulate(model, p, t_sim, x0, inputs=inputs, **kwargs)
-            out = traj.y if outputs else traj.x
-            return out[1:] if prepend else out
-
-        value = run(np.asarray(sol.p, dtype=float), x0_fit)
-        theta = post.sample(samples, seed)
-        P = post.parameter_vectors(theta)
-        draws, failed = [], 0
-        for p, th in zip(P, theta, strict=True):
-            x0 = x0_fit.copy()
-            for i, s in own:
-                x0[s] = th[i]
-            try:
-                draws.append(run(p, x0))
-            except SimulationError:
-                failed += 1
-        # the draws do not move along undetermined directions: the band is bounded where the
-        # linearised one is (inside the horizon; beyond it taken as bounded)
-        bounded = np.ones(value.shape, dtype=bool)
-        inside = t <= problem.horizon_of(k)[1]
-        if np.any(inside):
-            bounded[inside] = self._collocation_trajectory(
-                post, t[inside], k, outputs, level
-            ).bounded
-        return sampled_band(t, value, np.array(draws), level, bounded, failed)
 
     # ---- reports -------------------------------------------------------------------------------
     def summary(self, level: float = 0.95) -> str:
