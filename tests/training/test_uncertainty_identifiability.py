@@ -197,3 +197,46 @@ def test_a_neural_ode_reports_its_sloppy_directions_by_weight_name():
     assert np.all(np.diff(ident.eigenvalues) >= 0) and ident.eigenvalues[-1] == 1.0
     # with the prior every weight has a finite posterior interval
     assert np.all(np.isfinite(unc.std()))
+
+
+def _decay_rhs(x, u, t, blocks, params):
+    return ca.vertcat(-params["k"] * x[0])
+
+
+def test_profile_re_solves_run_on_an_executor_with_the_same_result():
+    """The grid points are independent solves: on a process pool they give what they give
+    one after another (the warm solution crosses without its NLP)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    model = HybridModel(
+        n_states=1, blocks={}, rhs=_decay_rhs, parameters={"k": Parameter(0.5, fit=True)}
+    )
+    sol = solve(TrainingProblem(model, decay_data(), initial_state=np.array([1.5])), ALG, seed=0)
+    unc = sol.uncertainty()
+    grid = np.linspace(1.25, 1.35, 4)
+    here = sol.profile("k", uncertainty=unc, values=grid)
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        there = sol.profile("k", uncertainty=unc, values=grid, executor=pool)
+    np.testing.assert_allclose(there.objective, here.objective, rtol=1e-10)
+    assert there.statuses == here.statuses
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"name": "f"}, ValueError, "name must be a fitted physical parameter"),
+        ({"name": "k", "values": [0.1, 9.0]}, ValueError, "outside the bounds of 'k'"),
+        ({"name": "k", "level": 2.0}, ValueError, r"level must be in \(0, 1\)"),
+        ({"name": "k", "alg": "RadauIIA"}, TypeError, "alg must be an algorithm object"),
+    ],
+)
+def test_bad_profile_arguments(kwargs, error, match):
+    model = HybridModel(
+        n_states=1,
+        blocks={},
+        rhs=_decay_rhs,
+        parameters={"k": Parameter(0.5, fit=True, lb=0.0, ub=5.0)},
+    )
+    sol = solve(TrainingProblem(model, decay_data(), initial_state=np.array([1.5])), ALG, seed=0)
+    with pytest.raises(error, match=match):
+        sol.profile(**kwargs)

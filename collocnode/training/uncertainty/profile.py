@@ -203,14 +203,16 @@ def profile_likelihood(
         alg = RadauIIA(ipopt=IpoptOptions(max_iter=100, print_level=0))
     if not isinstance(alg, Algorithm):
         raise TypeError(f"alg must be an algorithm object, got {alg!r:.80}")
-    context = SolveContext(seed=0, warm=sol, meshes=list(sol.solution.meshes))
+    # the warm start needs the node states, the parameters and the meshes only: without the
+    # problem and the NLP (closures, CasADi Functions) it also crosses to other processes
+    warm = replace(sol.solution, problem=None, nlp=None)
+    context = SolveContext(seed=0, warm=warm, meshes=list(sol.solution.meshes))
     problems = [fixed_problem(sol.problem, name, float(x)) for x in grid]
     alg.validate(problems[0], context)
     start = time.perf_counter()
     if executor is None:
         results = [_solve_point(p, alg, context) for p in problems]
     else:
-        # the warm solution crosses the process boundary without its NLP
         results = list(
             executor.map(_solve_point, problems, [alg] * len(problems), [context] * len(problems))
         )
