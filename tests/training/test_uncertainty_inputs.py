@@ -144,3 +144,18 @@ def test_free_initial_states_of_several_trajectories_are_named_and_sampled():
     np.testing.assert_allclose(band.std, colloc.std, rtol=1e-3)
     sampled = unc.trajectory_band(np.array([0.0, 2.0]), segment=1, method="sampling", samples=300)
     np.testing.assert_allclose(sampled.std, band.std[[0, 2]], rtol=0.2)
+
+
+def test_a_solution_without_its_nlp_gets_it_rebuilt(trained):
+    """A copied (or unpickled) solution has lost its NLP: it is built again from the problem,
+    with the same numbers."""
+    import copy
+
+    copied = copy.deepcopy(trained)
+    assert copied.solution.nlp is None and trained.solution.nlp is not None
+    for hessian in ("gauss-newton", "exact"):
+        np.testing.assert_allclose(
+            copied.uncertainty(hessian=hessian).covariance(),
+            trained.uncertainty(hessian=hessian).covariance(),
+            rtol=1e-9,
+        )
