@@ -13,9 +13,9 @@ parameters and learns the predation rate per predator, N(x):
 N a 1-5-1 tanh network (16 weights; the truth is N(x) = β x, ε = γ / β), λ = 1e-4, 16
 intervals of 3 stages per second, the initial states fitted too (taking the noisy first sample
 as the exact initial state would leave its noise out of the Laplace covariance, while every
-bootstrap data set draws it anew). Along a closed orbit every prey level is passed at two
-predator levels, which separates α from y N(x) and, with N known from the prey, ε and δ from
-each other.
+bootstrap data set draws it anew; ``--initial-state data`` shows the difference). Along a
+closed orbit every prey level is passed at two predator levels, which separates α from y N(x)
+and, with N known from the prey, ε and δ from each other.
 
 The bootstrap resamples the noise: B data sets are the fitted collocation trajectory at the
 sample times plus Gaussian noise of the estimated σ, each solved again warm-started from the
@@ -26,7 +26,7 @@ range / 1.349) is the bootstrap's standard error. The Laplace standard errors co
 (the target: within 30 %) and the wall time of each.
 
     python benchmarks/uncertainty_bootstrap.py [--resamples 100] [--seeds 1,2] [--horizon 5]
-        [--samples 41] [--json out.json]
+        [--samples 41] [--initial-state fit|data] [--json out.json]
 """
 
 from __future__ import annotations
@@ -78,7 +78,9 @@ def physics(x, u, t, blocks, params):
     ]
 
 
-def problem(seed: int = 0, horizon: float = T_TRAIN, samples: int = SAMPLES) -> TrainingProblem:
+def problem(
+    seed: int = 0, horizon: float = T_TRAIN, samples: int = SAMPLES, initial_state: str = "fit"
+) -> TrainingProblem:
     rng = np.random.default_rng(seed)
     x0 = np.array([1.0, 1.0]) + 2.0 * rng.random(2)
     t = np.linspace(0.0, horizon, samples)
@@ -97,7 +99,7 @@ def problem(seed: int = 0, horizon: float = T_TRAIN, samples: int = SAMPLES) -> 
         model,
         data,
         regularization=1e-4,
-        initial_state=None,
+        initial_state=None if initial_state == "fit" else "data",
         state_guess="data",
     )
 
@@ -152,11 +154,15 @@ def bootstrap(
 
 
 def run(
-    resamples: int, seed: int, horizon: float = T_TRAIN, samples: int = SAMPLES
+    resamples: int,
+    seed: int,
+    horizon: float = T_TRAIN,
+    samples: int = SAMPLES,
+    initial_state: str = "fit",
 ) -> dict[str, Any]:
     alg = algorithm(horizon)
     start = time.perf_counter()
-    sol = solve(problem(seed, horizon, samples), alg, seed=seed)
+    sol = solve(problem(seed, horizon, samples, initial_state), alg, seed=seed)
     train_s = time.perf_counter() - start
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -167,6 +173,7 @@ def run(
         "seed": seed,
         "horizon": horizon,
         "samples": samples,
+        "initial_state": initial_state,
         "status": sol.status.value,
         "fitted": {n: float(sol.params[n]) for n in NAMES},
         "truth": {"alpha": ALPHA, "delta": DELTA, "efficiency": GAMMA / BETA},
@@ -188,11 +195,17 @@ def main() -> None:
     ap.add_argument("--seeds", default="1", help="data seeds, comma-separated")
     ap.add_argument("--horizon", type=float, default=T_TRAIN)
     ap.add_argument("--samples", type=int, default=SAMPLES)
+    ap.add_argument(
+        "--initial-state",
+        default="fit",
+        choices=("fit", "data"),
+        help="fit the initial states (default) or take the first sample as exact",
+    )
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     runs = []
     for seed in (int(s) for s in args.seeds.split(",")):
-        result = run(args.resamples, seed, args.horizon, args.samples)
+        result = run(args.resamples, seed, args.horizon, args.samples, args.initial_state)
         runs.append(result)
         boot = result["bootstrap"]
         print(f"seed {seed}: training {result['status']}, fitted {result['fitted']}")
@@ -212,7 +225,8 @@ def main() -> None:
         "machine": describe(),
         "command": (
             f"python benchmarks/uncertainty_bootstrap.py --resamples {args.resamples} --seeds "
-            f"{args.seeds} --horizon {args.horizon} --samples {args.samples}"
+            f"{args.seeds} --horizon {args.horizon} --samples {args.samples} --initial-state "
+            f"{args.initial_state}"
         ),
     }
     if args.json:
