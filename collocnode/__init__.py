@@ -47,6 +47,7 @@ from .tools.moved import install as _install_moved
 from .training import BlockConstraint, TrainingProblem, TrainingSolution
 from .training.callbacks import CallbackList, EarlyStopping, ProgressBar, StopOnStagnation
 from .training.consistency import ConsistencyCheck, ConsistencyReport, InconsistentModelWarning
+from .training.uncertainty import Uncertainty, UncertaintyWarning
 from .transcription import (
     AlgebraicStates,
     Constraint,
@@ -114,6 +115,8 @@ __all__ = [
     "TrainingProblem",
     "TrainingSolution",
     "Trajectory",
+    "Uncertainty",
+    "UncertaintyWarning",
     "UntilConsistent",
     "WarmStarted",
     "__version__",

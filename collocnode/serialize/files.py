@@ -15,6 +15,7 @@ import numpy as np
 from .. import _validation as v
 from ..models.hybrid import HybridModel
 from ..tools.io import atomic_write_text
+from ..training.uncertainty import Band
 from .builders import check_arguments, check_builders, lookup, name_for_saving
 from .codec import check_depth, decode, decode_block, encode
 from .format import (
@@ -31,6 +32,7 @@ from .format import (
     require,
     show,
 )
+from .uncertainty import StoredUncertainty, decode_uncertainty, encode_uncertainty
 
 # ---- recipes --------------------------------------------------------------------------------
 
@@ -104,6 +106,7 @@ def save_model(
     p: np.ndarray | None = None,
     metadata: Mapping[str, Any] | None = None,
     builders: Mapping[str, Builder] | None = None,
+    uncertainty: Any = None,
 ) -> Path:
     """Write a trained model to one JSON file, atomically.
 
@@ -120,6 +123,10 @@ def save_model(
             training settings, status, ...
         builders: model builders by name besides the registered ones (see
             :func:`register_builder`); the recipe may name one, or be the function itself.
+        uncertainty: the model's ``sol.uncertainty()``
+            (:class:`~collocnode.training.uncertainty.Uncertainty`) to store with it: the
+            Laplace posterior of its fitted quantities, from which the loaded model draws
+            bands (:attr:`LoadedModel.uncertainty`); it must belong to ``p``.
 
     Returns:
         The path written.
@@ -210,6 +217,11 @@ def _document(
 
     description = _describe(model)
     description["blocks"] = {k: _block_json(b) for k, b in description["blocks"].items()}
+    section = None
+    if uncertainty is not None:
+        section = encode_uncertainty(uncertainty)
+        if not np.array_equal(uncertainty.posterior.p, p):
+            raise ValueError("uncertainty belongs to another parameter vector than p")
     doc = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -218,6 +230,7 @@ def _document(
         "p": p.tolist(),
         "p_sha256": _checksum(p),
         "metadata": encode(meta, "metadata", 2),
+        **({"uncertainty": section} if section is not None else {}),
     }
     try:
         check_depth(doc)
@@ -236,6 +249,9 @@ class LoadedModel:
         metadata: the free-form metadata stored with it.
         library_version: the collocnode version that wrote the file.
         format_version: the file format version.
+        uncertainty: the stored Laplace posterior of the fitted quantities
+            (:class:`~collocnode.serialize.uncertainty.StoredUncertainty`), or None when the
+            file has none.
     """
 
     model: HybridModel
@@ -243,6 +259,20 @@ class LoadedModel:
     metadata: dict[str, Any] = field(default_factory=dict)
     library_version: str = ""
     format_version: int = FORMAT_VERSION
+    uncertainty: StoredUncertainty | None = None
+
+    def block_band(
+        self, block: str, inputs: np.ndarray, which: str = "posterior", **options: Any
+    ) -> Band:
+        """The band of a block's output over ``inputs`` from the stored uncertainty
+        (:meth:`~collocnode.training.uncertainty.ParameterPosterior.block_band`: ``output``,
+        ``level``, ``method``, ``samples``, ``seed``)."""
+        if self.uncertainty is None:
+            raise ValueError(
+                "the model file holds no uncertainty: save it with "
+                "save_model(..., uncertainty=sol.uncertainty())"
+            )
+        return self.uncertainty.pick(which).block_band(self.model, block, inputs, **options)
 
     @property
     def params(self) -> dict[str, np.ndarray | float]:
@@ -447,12 +477,16 @@ def _load(doc: dict[str, Any], builders: Mapping[str, Builder]) -> LoadedModel:
         raise ValueError("p does not match p_sha256 (the file was edited or corrupted)")
     p.setflags(write=False)
     metadata = decode(doc.get("metadata", {}), "metadata", MAX_ELEMENTS)
+    stored = None
+    if doc.get("uncertainty") is not None:
+        stored = decode_uncertainty(doc["uncertainty"], model, p)
     return LoadedModel(
         model=model,
         p=p,
         metadata=metadata if isinstance(metadata, dict) else {"value": metadata},
         library_version=str(doc["library_version"]),
         format_version=int(version),
+        uncertainty=stored,
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,6 +15,9 @@ from ..models.simulate import simulate
 from ..transcription.solution import Solution
 from .consistency import ConsistencyCheck, ConsistencyReport, check_consistency
 from .problem import TrainingProblem
+
+if TYPE_CHECKING:
+    from .uncertainty import Profile, Uncertainty
 
 
 @dataclass
@@ -111,6 +114,26 @@ class TrainingSolution:
             for k in range(self.problem.n_trajectories)
         ]
         return check_consistency(self.model, self.solution, self.state_spread(), inputs, settings)
+
+    def uncertainty(
+        self, noise: Any = None, hessian: str = "gauss-newton", **options: Any
+    ) -> Uncertainty:
+        """Error bars of the trained model: the Laplace approximation of its fitted quantities
+        (weights, physical parameters, free initial states) at this solution, with prediction
+        bands and an identifiability report (:func:`collocnode.training.uncertainty.uncertainty`;
+        ``noise``: the measurement noise's standard deviation, one number or one per fitted
+        column, None to estimate it; ``hessian``: "gauss-newton" or "exact")."""
+        from .uncertainty import uncertainty
+
+        return uncertainty(self, noise=noise, hessian=hessian, **options)
+
+    def profile(self, name: str, **options: Any) -> Profile:
+        """The profile likelihood of the fitted physical parameter ``name`` by warm-started
+        re-solves with it fixed on a grid
+        (:func:`collocnode.training.uncertainty.profile_likelihood`)."""
+        from .uncertainty import profile_likelihood
+
+        return profile_likelihood(self, name, **options)
 
     def to_dict(self) -> dict[str, Any]:
         """The collocation solution's summary (:meth:`Solution.to_dict`) with the consistency
