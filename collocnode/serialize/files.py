@@ -148,7 +148,7 @@ def save_model(
         raise TypeError(f"metadata must be a dict, got {metadata!r}")
     meta.update(metadata or {})
     recipe = _checked_recipe(model, extra)
-    doc = _document(model, recipe, p, meta)
+    doc = _document(model, recipe, p, meta, uncertainty)
     # allow_nan=False: the encoder already replaced non-finite floats; this guards the claim
     return atomic_write_text(path, json.dumps(doc, indent=1, allow_nan=False) + "\n")
 
@@ -210,9 +210,14 @@ def _checked_recipe(model: HybridModel, extra: Mapping[str, Builder]) -> dict[st
 
 
 def _document(
-    model: HybridModel, recipe: dict[str, Any], p: np.ndarray, meta: dict[str, Any]
+    model: HybridModel,
+    recipe: dict[str, Any],
+    p: np.ndarray,
+    meta: dict[str, Any],
+    uncertainty: Any = None,
 ) -> dict[str, Any]:
-    """The model file's JSON document, checked not to nest too deeply."""
+    """The model file's JSON document (with the model's stored ``uncertainty`` where given),
+    checked not to nest too deeply."""
     from .._version import __version__
 
     description = _describe(model)

@@ -197,16 +197,17 @@ def feasible(nlp, z_star, theta_cols, theta):
     method (the NLP's own residual and Jacobian)."""
     z = z_star.copy()
     z[theta_cols] = theta
-    free = np.setdiff1d(np.arange(nlp.P0), theta_cols)
+    free = np.setdiff1d(np.arange(nlp.layout.P0), theta_cols)
     free = free[nlp.lbz[free] < nlp.ubz[free]]
     rows, cols = nlp.jacobian_structure()
-    n_dyn = nlp.N * nlp.nd
+    n_dyn = nlp.layout.N * nlp.layout.nd
     for _ in range(30):
         g = np.asarray(nlp.fn_g(z)).ravel()[:n_dyn]
         if np.abs(g).max() < 1e-14:
             break
         J = sp.csc_matrix(
-            (np.asarray(nlp.fn_jac(z)).ravel(), (rows, cols)), shape=(nlp.n_c, nlp.n_z)
+            (np.asarray(nlp.fn_jac(z)).ravel(), (rows, cols)),
+            shape=(nlp.layout.n_c, nlp.layout.n_z),
         ).tocsr()[:n_dyn][:, free]
         z[free] -= spla.spsolve(J.tocsc(), g)
     return z
@@ -222,7 +223,7 @@ def test_exact_reduced_hessian_and_sensitivities_match_finite_differences():
     problem = TrainingProblem(model, data, initial_state="data", regularization=1e-3)
     sol = solve(problem, RadauIIA(8, 3, ipopt=IpoptOptions(tol=1e-10, print_level=0)), seed=1)
     nlp = sol.solution.nlp
-    cols = nlp.P0 + np.arange(model.n_params)
+    cols = nlp.layout.P0 + np.arange(model.n_params)
     z_star = iterate(nlp, sol)
     # a feasible point away from the optimum: weights moved, states solved for
     theta = z_star[cols] + 0.05 * np.random.default_rng(0).standard_normal(cols.size)

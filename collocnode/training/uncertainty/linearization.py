@@ -128,7 +128,7 @@ def linearize(sol: Any, exact: bool = False) -> Linearization:
     problem = sol.problem
     nlp = nlp_of(sol, exact)
     clock("nlp")
-    nx = nlp.nx
+    nx = nlp.layout.nx
     z = iterate(nlp, sol)
     nominal = nlp.dop.node_vector("nominal")
     J = _matrix(nlp, "jac", nlp.fn_jac(z))
@@ -137,23 +137,23 @@ def linearize(sol: Any, exact: bool = False) -> Linearization:
 
     quantities, theta_cols, per_unit = _quantities(nlp, sol, z)
     n_t = quantities.n
-    per_node = nlp.nd + nlp.ng
-    dyn_rows = (np.arange(nlp.N)[:, None] * per_node + np.arange(nlp.nd)).ravel()
-    dep_cols = (np.asarray(nlp.coll_node)[:, None] * nx + np.arange(nlp.nd)).ravel()
+    per_node = nlp.layout.nd + nlp.layout.ng
+    dyn_rows = (np.arange(nlp.layout.N)[:, None] * per_node + np.arange(nlp.layout.nd)).ravel()
+    dep_cols = (np.asarray(nlp.layout.coll_node)[:, None] * nx + np.arange(nlp.layout.nd)).ravel()
     J_dyn = J.tocsr()[dyn_rows]
     # the minimum-degree ordering of AᵀA keeps the factors of the interval-by-interval
     # (block-bidiagonal) collocation Jacobian sparse: half the fill of COLAMD
     lu = spla.splu(J_dyn[:, dep_cols].tocsc(), permc_spec="MMD_AT_PLUS_A")
     # S per unit of θ's z-column, then per physical unit of θ (initial states are scaled)
     S = -lu.solve(J_dyn[:, theta_cols].toarray()) * per_unit
-    Z = np.zeros((nlp.n_z, n_t))
+    Z = np.zeros((nlp.layout.n_z, n_t))
     Z[dep_cols] = S
     Z[theta_cols, np.arange(n_t)] = per_unit
     clock("sensitivities")
 
     # active boundary rows (the block constraints) constrain θ: C dθ = 0; equalities always,
     # inequalities where the value sits at a bound
-    bnd = np.arange(nlp.N * per_node, nlp.n_c)
+    bnd = np.arange(nlp.layout.N * per_node, nlp.layout.n_c)
     equal = nlp.lbg[bnd] == nlp.ubg[bnd]
     active = bnd[equal]
     if not equal.all():
@@ -166,19 +166,20 @@ def linearize(sol: Any, exact: bool = False) -> Linearization:
     reduced_gradient = Z.T @ grad
 
     # node sensitivities in physical units, per trajectory
-    Xs = (Z[: nlp.nn * nx].reshape(nlp.nn, nx, n_t)) * nominal[:nx, None]
+    Xs = (Z[: nlp.layout.nn * nx].reshape(nlp.layout.nn, nx, n_t)) * nominal[:nx, None]
     node_sensitivity = [
-        Xs[a:b, : nlp.nd] for a, b in zip(nlp.node_start[:-1], nlp.node_start[1:], strict=True)
+        Xs[a:b, : nlp.layout.nd]
+        for a, b in zip(nlp.layout.node_start[:-1], nlp.layout.node_start[1:], strict=True)
     ]
     residuals, times, observed, fisher = _at_samples(sol, node_sensitivity, quantities.p_index)
     clock("samples")
 
     penalty = np.zeros(n_t)
-    penalty[quantities.of_kind("weight")] = 2.0 * problem.regularization
+    penalty[quantities.of_kind("weight")] = 2.0 * problem.lam
 
     exact_hessian = None
     if exact:
-        mu = np.zeros(nlp.n_c)
+        mu = np.zeros(nlp.layout.n_c)
         mu[dyn_rows] = -lu.solve(grad[dep_cols], trans="T")
         if active.size:
             # the multipliers of the active block constraints: the least-squares fit of the
@@ -218,7 +219,7 @@ _PATTERNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def _matrix(nlp: Any, which: str, nonzeros: Any) -> sp.csc_matrix:
     """The NLP's Jacobian (``which="jac"``) or upper-triangle Hessian (``"hess"``) from its
     nonzeros (CasADi's column-major order) as a scipy matrix."""
-    sparsity = nlp.jac_sparsity if which == "jac" else nlp.hess_sparsity
+    sparsity = nlp.layout.jac_sparsity if which == "jac" else nlp.layout.hess_sparsity
     patterns = _PATTERNS.setdefault(nlp, {})
     if which not in patterns:
         colind, row = sparsity.get_ccs()
@@ -243,7 +244,7 @@ def _quantities(nlp: Any, sol: Any, z: np.ndarray) -> tuple[FittedQuantities, np
     """θ: the free entries of p (model layout), then the free initial states; their z-columns
     and, per entry, dz/dθ of its z-column (1 for parameters, 1 / nominal for a state)."""
     model = sol.model
-    if nlp.nx != nlp.nd or nlp.ng:
+    if nlp.layout.nx != nlp.layout.nd or nlp.layout.ng:
         raise ValueError(
             "the uncertainty of a training problem needs states only at the nodes (no algebraic "
             "states, controls or path constraints)"
@@ -254,7 +255,7 @@ def _quantities(nlp: Any, sol: Any, z: np.ndarray) -> tuple[FittedQuantities, np
     held: dict[str, str] = {}
     p_names = parameter_names(model)
     for j in range(model.n_params):
-        col = nlp.P0 + j
+        col = nlp.layout.P0 + j
         lb, ub, value = nlp.lbz[col], nlp.ubz[col], z[col]
         if lb == ub:
             held[p_names[j]] = "fixed"
@@ -274,9 +275,9 @@ def _quantities(nlp: Any, sol: Any, z: np.ndarray) -> tuple[FittedQuantities, np
         values.append(value)
     nominal = nlp.dop.node_vector("nominal")
     n_seg = len(nlp.meshes)
-    for k, first in enumerate(nlp.node_start[:-1]):
-        for i in range(nlp.nd):
-            col = int(first) * nlp.nx + i
+    for k, first in enumerate(nlp.layout.node_start[:-1]):
+        for i in range(nlp.layout.nd):
+            col = int(first) * nlp.layout.nx + i
             if nlp.lbz[col] == nlp.ubz[col]:
                 continue
             names.append(initial_state_name(model, k, i, n_seg))
