@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from numbers import Real
 from typing import Any
 
@@ -33,6 +33,7 @@ def simulate(
     bound: float = 1e6,
     substeps: int = 2,
     max_steps: int = MAX_STEPS,
+    trajectory_params: Mapping[str, float] | None = None,
 ) -> Trajectory:
     """Integrate ``model`` with parameter vector ``p`` from ``x0`` and sample it at ``t``.
 
@@ -52,6 +53,8 @@ def simulate(
         substeps: "rk4" steps per output interval.
         max_steps: step budget of the integrator (default :data:`MAX_STEPS`); an
             integration that needs more steps stops with a :class:`SimulationError`.
+        trajectory_params: values of the model's per-trajectory parameters by name (e.g. a
+            trajectory's ``params``; other names are ignored); default: their ``value``.
 
     Returns:
         A :class:`Trajectory` with the states and, if the model has outputs, ``y``. A single
@@ -76,10 +79,27 @@ def simulate(
     bound = v.positive_float("bound", bound)
     substeps = v.positive_int("substeps", substeps)
     max_steps = v.positive_int("max_steps", max_steps)
+    fn = _model_function(model, trajectory_params)
     if method == "rk4":
-        return _simulate_rk4(model, p, t, x0, inputs, substeps, bound, max_steps)
+        return _simulate_rk4(model, fn, p, t, x0, inputs, substeps, bound, max_steps)
     settings = {"rtol": rtol, "atol": atol, "max_step": max_step}
-    return _simulate_scipy(model, p, t, x0, inputs, method, settings, bound, max_steps)
+    return _simulate_scipy(model, fn, p, t, x0, inputs, method, settings, bound, max_steps)
+
+
+def _model_function(
+    model: HybridModel, trajectory_params: Mapping[str, float] | None
+) -> Callable[..., Any]:
+    """``(x, p, u, t) -> (xdot, y)``: the model with its per-trajectory parameters set."""
+    if not model.per_trajectory:
+        if trajectory_params is not None:
+            model.per_trajectory_values(trajectory_params)  # the type checked all the same
+        return model.function
+    c = ca.DM(model.per_trajectory_values(trajectory_params))
+
+    def with_params(x: Any, p: Any, u: Any, t: Any) -> Any:
+        return model.per_trajectory_function(x, p, u, t, c)
+
+    return with_params
 
 
 def _check_settings(
@@ -98,6 +118,7 @@ def _check_settings(
 
 def _simulate_scipy(
     model: HybridModel,
+    fn: Callable[..., Any],
     p: np.ndarray,
     t: np.ndarray,
     x0: np.ndarray,
@@ -109,7 +130,7 @@ def _simulate_scipy(
 ) -> Trajectory:
     """``simulate`` with a scipy ``solve_ivp`` method; ``settings``: rtol, atol, max_step."""
     xs, us, ts = ca.SX.sym("x", model.n_states), ca.SX.sym("u", model.n_inputs), ca.SX.sym("t")
-    xdot, y = model.function(xs, ca.DM(p), us, ts)
+    xdot, y = fn(xs, ca.DM(p), us, ts)
     f = _Buffered(ca.Function("f", [ts, xs, us], [ca.densify(xdot)]))
     jac = _Buffered(ca.Function("J", [ts, xs, us], [ca.densify(ca.jacobian(xdot, xs))]))
     out = ca.Function("y", [ts, xs, us], [y])
@@ -202,6 +223,7 @@ def _checked_inputs(inputs: InputFn, n_inputs: int) -> InputFn:
 
 def _simulate_rk4(
     model: HybridModel,
+    fn: Callable[..., Any],
     p: np.ndarray,
     t: np.ndarray,
     x0: np.ndarray,
@@ -223,7 +245,7 @@ def _simulate_rk4(
     P = ca.DM(p)
 
     def f(xx, k, tt):
-        return model.function(xx, P, U[:, k], tt)[0]
+        return fn(xx, P, U[:, k], tt)[0]
 
     hs = h / substeps
     xk = x
@@ -260,7 +282,7 @@ def _simulate_rk4(
     yv = None
     if model.n_outputs:
         xs, us, ts = ca.SX.sym("x", nx), ca.SX.sym("u", nu), ca.SX.sym("t")
-        out = ca.Function("y", [ts, xs, us], [model.function(xs, P, us, ts)[1]])
+        out = ca.Function("y", [ts, xs, us], [fn(xs, P, us, ts)[1]])
         yv = np.asarray(out.map(t.size)(t[None, :], X.T, u.T if nu else np.zeros((0, t.size)))).T
     return Trajectory(
         t=t,
