@@ -242,8 +242,8 @@ class DynamicOptimizationProblem:
         x_guess: initial guess for the states: a constant vector (n_states,), a callable
             ``t (n,) -> (n, n_states)``, or None for zeros.
         p_guess: initial guess for the parameters (n_params,).
-        x0: a fixed initial state (n_states,) (imposed through the variable bounds of x_00), or
-            None for a free initial state.
+        x0: a fixed initial state (n_states,) (imposed through the variable bounds of x_00;
+            NaN entries stay free), or None for a free initial state.
         sample_loss: ``ℓ(x, p, u, t, d) -> scalar``, the data term of one sample (d: the
             sample's row of ``Samples.data``), or None.
         samples: the data terms of the (single) trajectory (:class:`Samples`), or None; every
@@ -352,7 +352,9 @@ class DynamicOptimizationProblem:
                 self, "x_guess", v.finite_array("x_guess", self.x_guess, shape=(nx,))
             )
         if self.x0 is not None:
-            object.__setattr__(self, "x0", v.finite_array("x0", self.x0, shape=(nx,)))
+            object.__setattr__(
+                self, "x0", v.measured_array("x0", self.x0, shape=(nx,), nan="it is free")
+            )
         nominal = (
             np.ones(nx)
             if self.x_nominal is None
@@ -379,7 +381,9 @@ class DynamicOptimizationProblem:
                     f"cover its horizon ({a}, {b})"
                 )
             x0k = (
-                None if seg.x0 is None else v.finite_array(f"segments[{k}].x0", seg.x0, shape=(nx,))
+                None
+                if seg.x0 is None
+                else v.measured_array(f"segments[{k}].x0", seg.x0, shape=(nx,), nan="it is free")
             )
             guess = seg.x_guess
             if guess is not None and not callable(guess):

@@ -625,8 +625,9 @@ class StructuredNLP:
         self.ubz = np.concatenate([np.tile(dop.node_vector("ub") / nom, nn), p_ub])
         for seg, n0, mesh in zip(dop.all_segments(), self.node_start, self.meshes, strict=False):
             i0 = int(n0) * nx
-            if seg.x0 is not None:
-                self.lbz[i0 : i0 + nd] = self.ubz[i0 : i0 + nd] = seg.x0 / nom[:nd]
+            if seg.x0 is not None:  # NaN entries of x0 stay free
+                fixed = np.flatnonzero(np.isfinite(seg.x0))
+                self.lbz[i0 + fixed] = self.ubz[i0 + fixed] = seg.x0[fixed] / nom[fixed]
             if nx > nd:
                 # a trajectory's initial point is no collocation node: its algebraic states and
                 # controls appear in no function, so they are fixed (IPOPT drops fixed unknowns)
