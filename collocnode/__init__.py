@@ -37,7 +37,13 @@ from .strategies import (
     WarmStarted,
 )
 from .tools.moved import install as _install_moved
-from .training import BlockConstraint, TrainingProblem, TrainingSolution
+from .training import (
+    BlockConstraint,
+    PathConstraint,
+    TrainingProblem,
+    TrainingSolution,
+    UndeterminedStateWarning,
+)
 from .training.callbacks import CallbackList, EarlyStopping, ProgressBar, StopOnStagnation
 from .training.consistency import ConsistencyCheck, ConsistencyReport, InconsistentModelWarning
 from .transcription import (
@@ -84,6 +90,7 @@ __all__ = [
     "OrderingTrial",
     "Parameter",
     "PartialQuasiNewton",
+    "PathConstraint",
     "PhasedSolution",
     "Pretrained",
     "ProgressBar",
@@ -100,6 +107,7 @@ __all__ = [
     "TrainingProblem",
     "TrainingSolution",
     "Trajectory",
+    "UndeterminedStateWarning",
     "UntilConsistent",
     "WarmStarted",
     "__version__",

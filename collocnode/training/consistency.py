@@ -14,9 +14,11 @@ each pair of neighbouring nodes). The deviation of state i is scaled by the data
 
     d_ki(t) = |x_sim,ki(t) − x_coll,ki(t)| / s_i
 
-and reported as its maximum and its time-RMS sqrt(∫ d² dt / (tf − t0)) (trapezoid rule on the
-grid), per trajectory and state, with the first time it exceeds the tolerance. A simulation that
-fails (blow-up, non-finite state, step budget) is a deviation of +inf from the time it failed.
+(a hidden state, which the data never measure, is scaled by the spread of its own collocated
+trajectory instead) and reported as its maximum and its time-RMS sqrt(∫ d² dt / (tf − t0))
+(trapezoid rule on the grid), per trajectory and state, with the first time it exceeds the
+tolerance. A simulation that fails (blow-up, non-finite state, step budget) is a deviation of
++inf from the time it failed.
 
 The default tolerance :data:`DEFAULT_TOLERANCE` and the check's cost are measured by
 ``benchmarks/consistency.py`` (``docs/collocation_extensions.md``, "Consistency check").
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,10 +110,12 @@ class ConsistencyReport:
         failed_at: time [s] where the re-simulation of each trajectory failed (the last time
             of the check's grid it reached), shape (n_trajectories,); NaN where it did not.
         failures: the integrator's message per trajectory ("" where it did not fail).
-        scales: the spread s_i of each state in the data, shape (n_states,) (units of the state).
+        scales: the spread s_i of each state, shape (n_states,) (units of the state).
         state_names: labels of the states.
         horizons: (t0, tf) of each trajectory [s].
         wall_time_s: wall time of the check [s].
+        scale_sources: where each state's scale comes from: "data" (its measured values) or
+            "collocation" (a hidden state: its collocated trajectory); empty: all from data.
     """
 
     consistent: bool
@@ -125,6 +129,7 @@ class ConsistencyReport:
     state_names: tuple[str, ...]
     horizons: tuple[tuple[float, float], ...]
     wall_time_s: float
+    scale_sources: tuple[str, ...] = ()
 
     @property
     def n_trajectories(self) -> int:
@@ -182,6 +187,22 @@ class ConsistencyReport:
             text += f", above {self.tol:g} from t = {self.starts_at:.4g}"
         return text
 
+    @property
+    def units(self) -> str:
+        """What the deviations are measured in, for the messages."""
+        hidden = [
+            self.state_names[i] if self.state_names else f"x{i}"
+            for i, source in enumerate(self.scale_sources)
+            if source == "collocation"
+        ]
+        if not hidden:
+            return "in units of each state's spread in the data"
+        listed = ", ".join(repr(n) for n in hidden)
+        return (
+            f"in units of each state's spread in the data; for the hidden state"
+            f"{'s' if len(hidden) > 1 else ''} {listed}, in the collocated trajectory"
+        )
+
     def summary(self) -> str:
         """One line for a run's summary."""
         if self.consistent:
@@ -190,8 +211,8 @@ class ConsistencyReport:
                 f"({self.describe()}; check {self.wall_time_s:.2f} s)"
             )
         return (
-            f"INCONSISTENT: {self.describe()} (tolerance {self.tol:g}, in units of each state's "
-            f"spread in the data; check {self.wall_time_s:.2f} s)"
+            f"INCONSISTENT: {self.describe()} (tolerance {self.tol:g}, {self.units}; check "
+            f"{self.wall_time_s:.2f} s)"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -215,6 +236,7 @@ class ConsistencyReport:
             "failed_at": [None if np.isnan(t) else float(t) for t in self.failed_at],
             "failures": list(self.failures),
             "scales": self.scales.tolist(),
+            "scale_sources": list(self.scale_sources) or ["data"] * self.scales.size,
             "wall_time_s": self.wall_time_s,
         }
 
@@ -223,7 +245,8 @@ class ConsistencyReport:
         if not self.consistent:
             warnings.warn(
                 f"the trained model is inconsistent with its collocation trajectory: "
-                f"{self.describe()} (tolerance {self.tol:g}). The solver status is unchanged; "
+                f"{self.describe()} (tolerance {self.tol:g}, {self.units}). The solver status "
+                f"is unchanged; "
                 f"refine the mesh (UntilConsistent), raise the regularization or simplify the "
                 f"model.",
                 InconsistentModelWarning,
@@ -247,17 +270,25 @@ def check_consistency(
     scales: np.ndarray,
     inputs: Sequence[Callable[[np.ndarray], np.ndarray] | None],
     settings: ConsistencyCheck | None = None,
+    *,
+    trajectory_params: Sequence[Mapping[str, float]] | None = None,
+    scale_sources: Sequence[str] = (),
 ) -> ConsistencyReport:
     """Re-simulate ``model`` with the solution's parameters from each trajectory's collocated
     initial state and compare with the collocation polynomials (see the module docstring).
 
     Args:
         model: the trained model.
-        solution: its collocation solution (parameters ``p`` and one mesh per trajectory).
-        scales: the data's spread of every state, shape (n_states,), > 0 (units of the state).
+        solution: its collocation solution (one mesh per trajectory; the model's parameters
+            are the first ``model.n_params`` of its ``p``).
+        scales: the spread of every state, shape (n_states,), > 0 (units of the state).
         inputs: the known inputs of each trajectory, ``u(t: (n,)) -> (n, n_inputs)`` (None for
             a model without inputs), one per trajectory.
         settings: tolerance and integrator (default ``ConsistencyCheck()``).
+        trajectory_params: per trajectory, the values of the model's per-trajectory
+            parameters (default: their ``value``).
+        scale_sources: per state "data" or "collocation", where ``scales`` came from (for the
+            report's words).
     """
     settings = ConsistencyCheck() if settings is None else settings
     if not isinstance(settings, ConsistencyCheck):
@@ -270,9 +301,15 @@ def check_consistency(
     n = solution.n_segments
     if len(inputs) != n:
         raise ValueError(f"inputs must hold one entry per trajectory ({n}), got {len(inputs)}")
+    params = [None] * n if trajectory_params is None else list(trajectory_params)
+    if len(params) != n:
+        raise ValueError(
+            f"trajectory_params must hold one entry per trajectory ({n}), got {len(params)}"
+        )
     start = time.perf_counter()
     per_trajectory = [
-        _check_trajectory(model, solution, k, scales, inputs[k], settings) for k in range(n)
+        _check_trajectory(model, solution, k, scales, inputs[k], settings, params[k])
+        for k in range(n)
     ]
     max_dev, rms_dev, exceeds, failed_at, failures = zip(*per_trajectory, strict=True)
     max_dev, rms_dev = np.array(max_dev), np.array(rms_dev)
@@ -290,6 +327,7 @@ def check_consistency(
         state_names=tuple(model.state_names),
         horizons=tuple((float(m.t0), float(m.tf)) for m in solution.meshes),
         wall_time_s=time.perf_counter() - start,
+        scale_sources=tuple(scale_sources),
     )
 
 
@@ -300,12 +338,14 @@ def _check_trajectory(
     scales: np.ndarray,
     inputs: Callable[[np.ndarray], np.ndarray] | None,
     settings: ConsistencyCheck,
+    trajectory_params: Mapping[str, float] | None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, str]:
     """max, RMS and first exceedance time per state (n_states,) of trajectory k, the time its
     re-simulation failed (NaN if it did not) and the integrator's message."""
     mesh, x_nodes = solution.meshes[k], solution.segment_states[k]
     grid = check_grid(mesh)
     nx = model.n_states
+    p = solution.p[: model.n_params]
     if not (np.all(np.isfinite(solution.p)) and np.all(np.isfinite(x_nodes))):
         t0 = float(mesh.t0)
         inf = np.full(nx, np.inf)
@@ -315,7 +355,7 @@ def _check_trajectory(
     def run(t: np.ndarray) -> np.ndarray:
         traj = simulate(
             model,
-            solution.p,
+            p,
             t,
             x_nodes[0],
             inputs=inputs,
@@ -325,6 +365,7 @@ def _check_trajectory(
             # a blow-up: far outside anything the collocation trajectory reaches
             bound=max(1e6, 1e3 * float(np.max(np.abs(x_nodes)))),
             max_steps=settings.max_steps,
+            trajectory_params=trajectory_params,
         )
         return traj.x
 
