@@ -262,6 +262,7 @@ def test_a_fixed_hidden_state_that_reads_a_free_one_is_undetermined_too():
 
 
 # ---- names flow from the data to the model -------------------------------------------------------
+@pytest.mark.filterwarnings("ignore::collocnode.InconsistentModelWarning")  # 3 iterations
 def test_names_flow_from_the_data_to_the_model_the_nlp_and_the_report():
     data = Trajectory(T, circle(), state_names=("prey", "predator"))
     model = linear_model()
