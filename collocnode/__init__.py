@@ -44,7 +44,13 @@ from .strategies import (
     WarmStarted,
 )
 from .tools.moved import install as _install_moved
-from .training import BlockConstraint, TrainingProblem, TrainingSolution
+from .training import (
+    BlockConstraint,
+    PathConstraint,
+    TrainingProblem,
+    TrainingSolution,
+    UndeterminedStateWarning,
+)
 from .training.callbacks import CallbackList, EarlyStopping, ProgressBar, StopOnStagnation
 from .training.consistency import ConsistencyCheck, ConsistencyReport, InconsistentModelWarning
 from .training.uncertainty import Uncertainty, UncertaintyWarning
@@ -96,6 +102,7 @@ __all__ = [
     "OrderingTrial",
     "Parameter",
     "PartialQuasiNewton",
+    "PathConstraint",
     "PhasedSolution",
     "Pretrained",
     "ProgressBar",
@@ -117,6 +124,7 @@ __all__ = [
     "Trajectory",
     "Uncertainty",
     "UncertaintyWarning",
+    "UndeterminedStateWarning",
     "UntilConsistent",
     "WarmStarted",
     "__version__",

@@ -254,6 +254,7 @@ class Pretrained(Wrapper):
                 x0,
                 inputs=problem.input_function(0),
                 method=self.method,
+                trajectory_params=trained.trajectory_params[0],
             )
             full = replace(full, state_guess=Trajectory(t, sim.x))
             simulated = True

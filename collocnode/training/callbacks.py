@@ -124,12 +124,13 @@ class TrainingIterationState:
         return self._problem.model
 
     def params(self) -> np.ndarray:
-        """The model's parameter vector at this iterate, shape (n_params,)."""
-        return self._state.params()
+        """The model's parameter vector at this iterate, shape (n_params,) (without the fitted
+        per-trajectory parameters that the NLP holds after it)."""
+        return self._state.params()[: self.model.n_params]
 
     def params_by_block(self) -> dict[str, np.ndarray | float]:
         """Block weights and fitted physical parameters by name at this iterate."""
-        return self.model.split_params(self._state.params())
+        return self.model.split_params(self.params())
 
     def states(self, segment: int = 0) -> np.ndarray:
         """Node states of trajectory ``segment``, shape (n_nodes, n_states)."""
@@ -159,8 +160,15 @@ class TrainingIterationState:
             else:
                 values = np.asarray(u, dtype=float).reshape(t.size, -1)
                 inputs = Inputs.from_samples(t, values, "linear")
-        settings = {"rtol": 1e-6, "atol": 1e-6, **simulate_kwargs}
-        return simulate(self.model, self._state.params(), t, x0, inputs=inputs, **settings).x
+        settings = {
+            "rtol": 1e-6,
+            "atol": 1e-6,
+            "trajectory_params": self._problem.layout.values(
+                self._state.params(), self._problem.trajectories
+            )[0],
+            **simulate_kwargs,
+        }
+        return simulate(self.model, self.params(), t, x0, inputs=inputs, **settings).x
 
     def __repr__(self) -> str:
         return f"Training{self._state!r}"
