@@ -37,15 +37,23 @@ from .strategies import (
     Pretrained,
     RegularizationPath,
     RegularizationSolution,
+    StopWhenSettled,
     StopWhenStagnant,
     TimeLimit,
     UntilConsistent,
     WarmStarted,
 )
 from .tools.moved import install as _install_moved
-from .training import BlockConstraint, TrainingProblem, TrainingSolution
+from .training import (
+    BlockConstraint,
+    PathConstraint,
+    TrainingProblem,
+    TrainingSolution,
+    UndeterminedStateWarning,
+)
 from .training.callbacks import CallbackList, EarlyStopping, ProgressBar, StopOnStagnation
 from .training.consistency import ConsistencyCheck, ConsistencyReport, InconsistentModelWarning
+from .training.uncertainty import Uncertainty, UncertaintyWarning
 from .transcription import (
     AlgebraicStates,
     Constraint,
@@ -94,6 +102,7 @@ __all__ = [
     "OrderingTrial",
     "Parameter",
     "PartialQuasiNewton",
+    "PathConstraint",
     "PhasedSolution",
     "Pretrained",
     "ProgressBar",
@@ -107,11 +116,15 @@ __all__ = [
     "SolveInterrupted",
     "SolverStatus",
     "StopOnStagnation",
+    "StopWhenSettled",
     "StopWhenStagnant",
     "TimeLimit",
     "TrainingProblem",
     "TrainingSolution",
     "Trajectory",
+    "Uncertainty",
+    "UncertaintyWarning",
+    "UndeterminedStateWarning",
     "UntilConsistent",
     "WarmStarted",
     "__version__",

@@ -20,8 +20,15 @@ def load(name: str):
     return module
 
 
-def test_the_gallery_has_the_three_kinds_of_example():
-    assert EXAMPLES == ["duffing_inputs", "lotka_volterra_ude", "spiral_neural_ode"]
+def test_the_gallery_has_its_examples():
+    assert EXAMPLES == [
+        "bioreactor_feeds",
+        "duffing_inputs",
+        "fitzhugh_nagumo_hidden",
+        "lotka_volterra_gaps",
+        "lotka_volterra_ude",
+        "spiral_neural_ode",
+    ]
 
 
 @pytest.mark.parametrize("name", EXAMPLES)

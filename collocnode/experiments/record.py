@@ -11,6 +11,7 @@ durable the moment they are written, while the rest of the output is staged.
 from __future__ import annotations
 
 import uuid
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 from ..serialize import save_model
 from ..tools.io import save_figure, write_json
 from ..training import TrainingSolution
+from ..training.uncertainty import Uncertainty, UncertaintyWarning
 
 
 def new_run_id() -> str:
@@ -91,10 +93,10 @@ class RunRecord:
         if sol.consistency is not None:
             self.update(consistency=sol.consistency.to_dict())
 
-    def save_trained(self, sol: TrainingSolution) -> None:
-        """Write ``model.json`` and a first ``result.json`` (``"evaluation": "pending"``) as soon
-        as training ends, so an interrupted or failing evaluation never loses the trained
-        model."""
+    def save_trained(self, sol: TrainingSolution, uncertainty: Uncertainty | None = None) -> None:
+        """Write ``model.json`` (with the model's ``uncertainty`` when given) and a first
+        ``result.json`` (``"evaluation": "pending"``) as soon as training ends, so an
+        interrupted or failing evaluation never loses the trained model."""
         save_model(
             self.out_dir / "model.json",
             sol,
@@ -103,8 +105,30 @@ class RunRecord:
                 "settings": self.result.get("settings"),
                 "run_id": self.run_id,
             },
+            uncertainty=uncertainty,
         )
         self.write(evaluation="pending")
+
+    def uncertainty(self, sol: TrainingSolution) -> Uncertainty | None:
+        """The trained model's uncertainty (``sol.uncertainty()``, the noise estimated from the
+        residuals), recorded under ``"uncertainty"`` with the warnings it gave (they are shown
+        too); None, with the reason recorded, when it cannot be computed (e.g. residuals that
+        cannot estimate the noise). The model file is written again with it."""
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", UncertaintyWarning)
+                unc = sol.uncertainty()
+        except ValueError as exc:
+            self.update(uncertainty={"error": str(exc)})
+            return None
+        messages = []
+        for w in caught:
+            if issubclass(w.category, UncertaintyWarning):
+                messages.append(str(w.message))
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        self.update(uncertainty={**unc.to_dict(), "warnings": messages})
+        self.save_trained(sol, unc)
+        return unc
 
     def figure(self, fig: Any, name: str) -> Path:
         """Save a matplotlib figure as ``name`` with the run id in its metadata."""

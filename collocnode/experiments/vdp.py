@@ -42,7 +42,10 @@ class VdPOptions:
     (e.g. ``tcp://host:8786``; empty: local). Each finished seed is stored in the output's
     ``seeds/`` directory as it completes, and ``--resume`` reuses those of an earlier run of the
     same settings. A run succeeds when its re-simulation from x(0) stays within
-    ``success_tol`` RMSE of the truth over [0, 32].
+    ``success_tol`` RMSE of the truth over [0, 32]. ``uncertainty`` computes the trained model's
+    error bars on noisy data (``sol.uncertainty()``): in ``result.json``, in ``model.json`` and
+    as the 95 % band of the re-simulation (the linearised predictive, by forward sensitivities)
+    in the trajectory figure.
     """
 
     noise: float = 0.0
@@ -51,6 +54,7 @@ class VdPOptions:
     workers: int = 0
     scheduler: str = ""
     success_tol: float = 0.1
+    uncertainty: bool = True
     recipe: SystemRecipe = field(default_factory=lambda: replace_flat(VDP, print_level=5))
 
     def __post_init__(self) -> None:
@@ -61,6 +65,8 @@ class VdPOptions:
         if not isinstance(self.scheduler, str):
             raise TypeError(f"scheduler must be an address string, got {self.scheduler!r}")
         v.positive_float("success_tol", self.success_tol)
+        if not isinstance(self.uncertainty, (bool, np.bool_)):
+            raise TypeError(f"uncertainty must be True or False, got {self.uncertainty!r}")
         if not isinstance(self.recipe, SystemRecipe):
             raise TypeError(f"recipe must be a SystemRecipe, got {self.recipe!r}")
 
@@ -349,10 +355,28 @@ def run(opts: VdPOptions, record: RunRecord, executor: Any = None) -> dict[str, 
     sol, split = train(opts)
     record.trained(sol)
     record.save_trained(sol)  # the trained model is safe before the evaluation starts
+    unc = None
+    if opts.uncertainty and opts.noise > 0:
+        record.enter("uncertainty")
+        unc = record.uncertainty(sol)
+    elif opts.uncertainty:
+        record.update(uncertainty={"skipped": "noise-free data: no measurement noise"})
     record.enter("evaluation")
     ev = evaluate(sol)
     record.update(**ev.metrics())
     record.against_trivial("extrapolation_rmse", ev.extrapolation_rmse, trivial(split.train, ev))
+    band = None
+    if unc is not None:
+        band = unc.trajectory_band(ev.t, rtol=1e-10, atol=1e-10)
+        inside = band.contains(ev.truth)
+        record.update(
+            trajectory_band={
+                "level": band.level,
+                "method": band.method,
+                "truth_inside_share_train": float(inside[ev.t <= T_TRAIN].mean()),
+                "truth_inside_share_extrapolation": float(inside[ev.t > T_TRAIN].mean()),
+            }
+        )
     record.write()
     record.enter("plots")
     record.figure(
@@ -366,6 +390,7 @@ def run(opts: VdPOptions, record: RunRecord, executor: Any = None) -> dict[str, 
             names=("x", "y"),
             train_end=T_TRAIN,
             title=f"Van der Pol, σ = {opts.noise}: data, truth, learned neural ODE",
+            band=None if band is None else (band.x, band.lower, band.upper),
         ),
         "trajectories.png",
     )

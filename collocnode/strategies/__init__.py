@@ -6,7 +6,7 @@ of the data, and the defaults of a first solve (:class:`Auto`)."""
 from .adaptive import AdaptiveRefinement, AdaptiveSolution, RoundRecord
 from .admm import ConsensusADMM, ConsensusRound, ConsensusSolution
 from .auto import Auto, AutoSolution
-from .limits import StopWhenStagnant, TimeLimit
+from .limits import StopWhenSettled, StopWhenStagnant, TimeLimit
 from .multistart import Multistart, MultistartSolution, StartRecord
 from .phases import PhasedSolution, Pretrained, WarmStarted
 from .regularization import (
@@ -36,6 +36,7 @@ __all__ = [
     "RegularizationSolution",
     "RoundRecord",
     "StartRecord",
+    "StopWhenSettled",
     "StopWhenStagnant",
     "TimeLimit",
     "UntilConsistent",

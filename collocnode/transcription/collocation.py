@@ -293,6 +293,7 @@ def package(
         tf=tf,
         segment_unknowns=nlp.segment_unknowns(res.z),
         ordering_trial=dict(res.ordering_trial),
+        nlp=nlp,
     )
 
 
