@@ -129,6 +129,7 @@ def test_labels_print_as_what_they_are(label, match):
     # letters of any script, and a zero-width joiner inside an emoji, are labels
     assert Trajectory(t, np.ones((3, 2)), state_names=("θ̇", "👩\u200d🔬")).state_names[0] == "θ̇"
 
+
 # ---- missing values: NaN marks them, the consumer says where they are acceptable ---------------
 def test_nan_marks_a_missing_state_or_output_value():
     x = X.copy()
