@@ -430,8 +430,10 @@ class TaskPool:
             self._fill()
             while self.in_flight:
                 done, _ = wait(list(self.in_flight), return_when=FIRST_COMPLETED)
-                # what finished is recorded before a cancelled task stops the run
-                for future in sorted(done, key=lambda f: f.cancelled()):
+                # what finished is recorded before a cancelled task stops the run, and the
+                # first cancelled task in submission order is the one named (`done` is a set)
+                order = {future: i for i, future in enumerate(self.in_flight)}
+                for future in sorted(done, key=lambda f: (f.cancelled(), order[f])):
                     self._settle(future)
                 self._fill()
         except KeyboardInterrupt:
