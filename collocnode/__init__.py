@@ -29,6 +29,9 @@ from .strategies import (
     ConsensusRound,
     ConsensusSolution,
     ConsistentSolution,
+    Discovered,
+    DiscoverySolution,
+    DiscoveryWarning,
     PhasedSolution,
     Pretrained,
     StopWhenStagnant,
@@ -40,6 +43,7 @@ from .tools.moved import install as _install_moved
 from .training import BlockConstraint, TrainingProblem, TrainingSolution
 from .training.callbacks import CallbackList, EarlyStopping, ProgressBar, StopOnStagnation
 from .training.consistency import ConsistencyCheck, ConsistencyReport, InconsistentModelWarning
+from .training.discovery import ClosedForm, DiscoveryError, SparseRegression, discover
 from .transcription import (
     AlgebraicStates,
     Constraint,
@@ -64,6 +68,7 @@ __all__ = [
     "Algorithm",
     "BlockConstraint",
     "CallbackList",
+    "ClosedForm",
     "ConsensusADMM",
     "ConsensusRound",
     "ConsensusSolution",
@@ -72,6 +77,10 @@ __all__ = [
     "ConsistentSolution",
     "Constraint",
     "Controls",
+    "Discovered",
+    "DiscoveryError",
+    "DiscoverySolution",
+    "DiscoveryWarning",
     "DynamicOptimizationProblem",
     "EarlyStopping",
     "HybridModel",
@@ -91,6 +100,7 @@ __all__ = [
     "RadauIIA",
     "SimulationError",
     "Solution",
+    "SparseRegression",
     "SolveContext",
     "SolveInterrupted",
     "SolverStatus",
@@ -104,6 +114,7 @@ __all__ = [
     "WarmStarted",
     "__version__",
     "control_problem",
+    "discover",
     "simulate",
     "solve",
 ]
