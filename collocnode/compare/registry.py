@@ -49,6 +49,7 @@ METHODS: Mapping[str, Method] = MappingProxyType(
         "mbdnode": Method("mbdnode", "MBDNODE"),
         "snde": Method("snde", "SNDE"),
         "mnn": Method("mnn", "MNN"),
+        "sindy": Method("sindy", "SINDy"),
         "node": Method("node", "NODE"),
         "node_adjoint": Method("node", "NODE", defaults={"adjoint": True}),
         "lstm": Method("baselines", "LSTM"),

@@ -143,6 +143,17 @@ def fit_terms(library: Any, inputs: np.ndarray, input_names: tuple[str, ...], ow
     return Terms(lib, input_names, names, function)
 
 
+def symbolic_terms(library: Any, owner: str = "the inputs") -> ca.Function:
+    """The terms of a fitted pysindy library as ``casadi.Function("terms", [z (n_in, 1)],
+    [Θ(z) (n_terms, 1)])``.
+
+    Raises:
+        DiscoveryError: a term has no CasADi form.
+    """
+    names = tuple(library.get_feature_names())
+    return _symbolic(library, int(library.n_features_in_), names, owner)
+
+
 def _symbolic(lib: Any, n_in: int, names: tuple[str, ...], owner: str) -> ca.Function:
     z = ca.SX.sym("z", n_in)
     row = np.empty((1, n_in), dtype=object)
