@@ -12,9 +12,10 @@ The universal-differential-equation workflow (Rackauckas et al. 2020, the Lotka-
    ``prune``, terms whose share of their output falls below it are dropped and the problem is
    solved once more.
 
-A discovery that fails (an unknown block, a library that does not fit the inputs, a singular
-closed form, a network that did not converge) gives a :class:`DiscoveryWarning` naming the
-cause, and the trained network is the result.
+A discovery that fails (a library that does not fit the inputs, a threshold that removes every
+term, a singular closed form, a training that failed) gives a :class:`DiscoveryWarning` naming
+the cause, and the trained network is the result; an unknown block is refused before any
+work. A training stopped by an iteration or time limit or a stopping rule is discovered from.
 """
 
 from __future__ import annotations
@@ -30,6 +31,20 @@ from ..status import SolverStatus
 from ..training.discovery import ClosedForm, DiscoveryError, SparseRegression, discover
 from ..training.discovery.closed_form import check_singular_free
 from ..transcription.collocation import RadauIIA
+
+
+#: the ends of a training whose model is worth a discovery: converged, or stopped by a limit or
+#: a stopping rule (the model is an iterate the user asked for; its consistency check says how
+#: good its ODE is)
+DISCOVERABLE = frozenset(
+    {
+        SolverStatus.SUCCESS,
+        SolverStatus.ACCEPTABLE,
+        SolverStatus.ITERATION_LIMIT,
+        SolverStatus.TIME_LIMIT,
+        SolverStatus.STOPPED,
+    }
+)
 
 
 class DiscoveryWarning(UserWarning):
@@ -155,11 +170,14 @@ class Discovered(Wrapper):
         if context.check is not None and trained.consistency is None:
             trained.consistency = trained.check_consistency(context.check)
         result = DiscoverySolution(solution=network, network=network, times=times)
-        if not trained.status.ok:
+        if trained.status == SolverStatus.INTERRUPTED:
+            result.error = "interrupted (Ctrl-C) while the network trained"
+            return result
+        if trained.status not in DISCOVERABLE:
             return _failed(
                 result,
-                f"the network's training ended with status {trained.status.value!r}; no "
-                f"discovery on an unconverged model",
+                f"the network's training failed with status {trained.status.value!r}; no "
+                f"discovery on it",
             )
         start = time.perf_counter()
         try:
