@@ -32,7 +32,6 @@ from ..training.discovery import ClosedForm, DiscoveryError, SparseRegression, d
 from ..training.discovery.closed_form import check_singular_free
 from ..transcription.collocation import RadauIIA
 
-
 #: the ends of a training whose model is worth a discovery: converged, or stopped by a limit or
 #: a stopping rule (the model is an iterate the user asked for; its consistency check says how
 #: good its ODE is)
