@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from .. import _validation as v
@@ -130,6 +132,10 @@ class Discovered(Wrapper):
         prune: after the re-fit, drop the terms whose share of their output (RMS of the term
             over RMS of the output at the nodes) is below this, and re-fit again (None: no
             pruning pass).
+        refit_changes: fields of the training problem that differ in the re-fit, e.g.
+            ``{"initial_state": None}``: a closed form with a few coefficients can estimate
+            the initial state too, where the network's training pinned it to a noisy first
+            sample.
     """
 
     problem_kinds: ClassVar[frozenset[str]] = frozenset({"training"})
@@ -139,6 +145,7 @@ class Discovered(Wrapper):
     regression: SparseRegression = field(default_factory=SparseRegression)
     refit: bool = True
     prune: float | None = None
+    refit_changes: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         check_inner(self, self.inner)
@@ -150,9 +157,25 @@ class Discovered(Wrapper):
             raise TypeError(f"refit must be True or False, got {self.refit!r}")
         if self.prune is not None:
             v.positive_float("prune", self.prune)
+        if not isinstance(self.refit_changes, Mapping):
+            raise TypeError(
+                f"refit_changes must be a mapping of problem fields, got {self.refit_changes!r:.80}"
+            )
+        changes = dict(self.refit_changes)
+        taken = {"model", "params_guess"} & set(changes)
+        if taken:
+            raise ValueError(
+                f"refit_changes may not set {sorted(taken)[0]!r}: the re-fit builds it from the "
+                f"closed form"
+            )
+        object.__setattr__(self, "refit_changes", MappingProxyType(changes))
 
     def validate(self, problem: Any, context: SolveContext) -> None:
         super().validate(problem, context)
+        try:  # one error, before any work, for a field the problem does not have or refuses
+            replace(problem, **self.refit_changes)
+        except TypeError as exc:
+            raise ValueError(f"refit_changes: {exc}") from None
         blocks = problem.model.blocks
         if self.block is not None and self.block not in blocks:
             known = ", ".join(repr(b) for b in blocks) or "none"
@@ -192,7 +215,8 @@ class Discovered(Wrapper):
         current, earlier = found, None
         while True:
             refit = self.inner.solve_problem(
-                current.refit_problem(trained, start=earlier), context.but(warm=None)
+                current.refit_problem(trained, start=earlier, **self.refit_changes),
+                context.but(warm=None),
             )
             result.refits.append(refit)
             solved = final(refit)

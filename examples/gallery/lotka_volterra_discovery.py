@@ -8,7 +8,7 @@ times on [0, 5] with 5 % noise; the model keeps α x and −δ y and learns the 
 2-5-5-2 network. ``Discovered`` trains it, regresses the network's outputs at the collocation
 nodes on the cubic polynomials in (x, y) (pysindy), and re-fits the coefficients it keeps.
 
-The control task, on [0, 10] (twice the data's horizon): harvest prey and predators at rates
+The control task, on [0, 10] from the populations (2, 2): harvest prey and predators at rates
 u ∈ [0, 1]² (x' = ... − u₁ x, y' = ... − u₂ y) to hold the populations at (3, 1),
 
     minimize ∫ |(x, y) − (3, 1)|² + 0.1 |u|² dt,
@@ -51,6 +51,7 @@ from collocnode.nn import MLP
 ALPHA, BETA, GAMMA, DELTA = 1.3, 0.9, 0.8, 1.8
 T_TRAIN, T_END = 5.0, 10.0
 TARGET = np.array([3.0, 1.0])
+START = np.array([2.0, 2.0])  # the populations when the harvest starts
 EFFORT = 0.1  # weight of the harvest effort in the cost
 
 
@@ -136,7 +137,12 @@ def run(small: bool = False, seed: int = 0) -> dict:
     )
     library = ps.PolynomialLibrary(degree=3)
     start = time.perf_counter()
-    found = solve(problem, Discovered(leaf, "interaction", SparseRegression(library)), seed=seed)
+    # the closed form has two coefficients: it can estimate the initial state as well, where
+    # the network's training pins it to the noisy first sample
+    alg = Discovered(
+        leaf, "interaction", SparseRegression(library), refit_changes={"initial_state": None}
+    )
+    found = solve(problem, alg, seed=seed)
     elapsed = time.perf_counter() - start
     network, closed = found.network, found.solution
     result = {
@@ -167,7 +173,7 @@ def run(small: bool = False, seed: int = 0) -> dict:
     reference = truth(t_all, x0)
     for key, sol in (("", network), ("closed_form_", closed)):
         try:
-            err = sol.simulate(t_all, data.x[0]).x - reference
+            err = sol.simulate(t_all).x - reference  # from the model's own initial state
             result[key + "held_out_rmse"] = float(np.sqrt(np.mean(err[held_out] ** 2)))
             result[key + "held_out_relative_rmse"] = result[key + "held_out_rmse"] / float(
                 np.sqrt(np.mean(reference[held_out] ** 2))
@@ -182,10 +188,10 @@ def run(small: bool = False, seed: int = 0) -> dict:
     }
     control = {}
     for name, plant in plants.items():
-        policy, status = harvest_policy(lambda x, f=plant: [f(x, [], 0.0)], x0, small)
-        control[name] = {"status": status, "cost_on_truth": cost_on_truth(x0, policy)}
-    policy, status = harvest_policy(true_rhs, x0, small)
-    control["true_model"] = {"status": status, "cost_on_truth": cost_on_truth(x0, policy)}
+        policy, status = harvest_policy(lambda x, f=plant: [f(x, [], 0.0)], START, small)
+        control[name] = {"status": status, "cost_on_truth": cost_on_truth(START, policy)}
+    policy, status = harvest_policy(true_rhs, START, small)
+    control["true_model"] = {"status": status, "cost_on_truth": cost_on_truth(START, policy)}
     result["control"] = control
     return result
 

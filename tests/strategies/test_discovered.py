@@ -105,6 +105,22 @@ def test_a_pruning_pass_drops_small_terms_and_refits(problem):
     assert r.refitted.n_terms >= 2 and r.status.ok
 
 
+def test_the_refit_may_change_fields_of_the_problem(problem):
+    """The closed form estimates the initial state as well (the network's training pinned it
+    to the first sample)."""
+    alg = Discovered(LEAF, "interaction", refit_changes={"initial_state": None})
+    r = solve(problem, alg, seed=0)
+    assert r.network.problem.initial_state == "data"
+    assert final(r).problem.initial_state is None and final(r).status.ok
+    # noise-free data: the estimated initial state is the true one
+    assert final(r).solution.states(0.0) == pytest.approx(problem.data.x[0], rel=1e-3)
+    assert final(r).solution.states(0.0).tolist() != problem.data.x[0].tolist()
+    with pytest.raises(ValueError, match=r"refit_changes: .*'intial_state'"):
+        solve(problem, Discovered(LEAF, refit_changes={"intial_state": None}))
+    with pytest.raises(ValueError, match="refit_changes may not set 'model'"):
+        Discovered(LEAF, refit_changes={"model": problem.model})
+
+
 def test_discovery_only_keeps_the_network(problem):
     r = solve(problem, Discovered(LEAF, "interaction", refit=False), seed=0)
     assert r.refits == [] and r.refitted is None and r.found is not None
@@ -147,6 +163,7 @@ def test_an_unknown_block_is_refused_before_any_work(problem):
         ({"regression": {}}, TypeError, "regression must be a SparseRegression"),
         ({"refit": "yes"}, TypeError, "refit must be True or False"),
         ({"prune": -0.1}, ValueError, "prune"),
+        ({"refit_changes": [("loss", "samples")]}, TypeError, "refit_changes must be a mapping"),
     ],
 )
 def test_bad_settings_are_named(fields, error, match):
