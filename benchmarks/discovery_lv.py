@@ -46,6 +46,7 @@ from collocnode import (
     TrainingProblem,
     solve,
 )
+from collocnode.algorithm import final
 from collocnode.nn import MLP
 from collocnode.tools import machine
 from collocnode.tools.io import write_json
@@ -109,11 +110,11 @@ def one_seed(seed: int, lam: float, repeats: int) -> dict[str, Any]:
         "x0": x0.tolist(),
         "error": r.error,
         "network": {
-            "status": r.network.status.value,
-            "iterations": r.network.iterations,
-            "consistent": r.network.consistency.consistent,
-            "largest_deviation": r.network.consistency.largest,
-            "held_out": held_out_error(r.network, x0),
+            "status": r.trained.status.value,
+            "iterations": r.trained.iterations,
+            "consistent": r.trained.consistency.consistent,
+            "largest_deviation": r.trained.consistency.largest,
+            "held_out": held_out_error(r.trained, x0),
         },
         "wall_time_s": {k: v for k, v in times.items()},
         "median_s": median,
@@ -128,7 +129,7 @@ def one_seed(seed: int, lam: float, repeats: int) -> dict[str, Any]:
             "coefficients": r.found.coefficient_table(),
         }
     if r.refitted is not None:
-        closed = r.solution
+        closed = final(r)
         out["refitted"] = {
             "equations": r.refitted.equations(),
             **r.refitted.coefficient_errors(TRUTH),

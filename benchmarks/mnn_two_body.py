@@ -53,6 +53,7 @@ from collocnode import (
     Trajectory,
     solve,
 )
+from collocnode.algorithm import final
 from collocnode.nn import MLP
 from collocnode.tools import machine
 from collocnode.tools.io import write_json
@@ -152,18 +153,18 @@ def run_collocation(data: Trajectory, args: argparse.Namespace) -> dict[str, Any
         r = solve(problem, Discovered(leaf, "force", regression), seed=0)
     elapsed = time.perf_counter() - start
     rel = data.x[:, 2:4] - data.x[:, 0:2]
-    net_params = r.network.params
+    net_params = r.trained.params
     network_force = net.numpy(rel, net_params["force"])
     out = {
         "train_time_s": elapsed,
         "wall_time_s": dict(r.times),
-        "status": r.network.status.value,
+        "status": r.trained.status.value,
         "network": scores(network_force, rel, 1.0 / net_params["m2"]),
-        "network_consistent": r.network.consistency.consistent,
+        "network_consistent": r.trained.consistency.consistent,
         "error": r.error,
     }
     if r.refitted is not None:
-        closed = r.solution
+        closed = final(r)
         out["closed_form"] = {
             "equations": r.refitted.equations(),
             "discovered": r.found.equations(),

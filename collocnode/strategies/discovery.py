@@ -82,6 +82,12 @@ class DiscoverySolution:
         return final(self).status
 
     @property
+    def trained(self) -> Any:
+        """The network's trained solution (the end of ``network``'s chain, a
+        :class:`~collocnode.TrainingSolution`)."""
+        return final(self.network)
+
+    @property
     def iterations(self) -> int:
         """IPOPT iterations of the network's training and of every re-fit."""
         return int(final(self.network).iterations) + sum(

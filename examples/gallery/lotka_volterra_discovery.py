@@ -144,7 +144,7 @@ def run(small: bool = False, seed: int = 0) -> dict:
     )
     found = solve(problem, alg, seed=seed)
     elapsed = time.perf_counter() - start
-    network, closed = found.network, found.solution
+    network, closed = found.trained, found.solution
     result = {
         "example": "lotka_volterra_discovery",
         "status": network.status.value,

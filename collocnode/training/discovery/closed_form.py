@@ -370,32 +370,38 @@ class ClosedForm:
         return replace(self, coefficients=xi, denominator=eta)
 
     def pruned(self, tol: float) -> ClosedForm:
-        """This closed form without the terms whose contribution to their output on the node
-        samples, RMS(ξ_jk θ_k) over RMS(y_j) (quadrature-weighted), is below ``tol``; an
-        output keeps at least its largest term.
+        """This closed form without the terms whose share of their output on the node samples
+        is below ``tol``: RMS(c_k X_k) over RMS of the regression's target (quadrature-
+        weighted), with X_k the term's column in the form's linear regression (θ_k for the
+        numerator, -y φ_k for a denominator term; the target is y, or atanh(y) for the tanh
+        form). An output keeps at least its largest numerator term.
 
         Raises:
             ValueError: ``tol`` is not positive.
         """
+        from .regression import design, shares
+
         if not tol > 0 or not math.isfinite(tol):
             raise ValueError(f"tol must be a positive number, got {tol!r}")
         s = self.samples
         w = s.weights / s.weights.mean()
         theta = self.terms(s.inputs)
+        phi = (
+            self.denominator_terms(s.inputs)
+            if self.denominator_terms is not None
+            else np.zeros((s.n_samples, 0))
+        )
+        K = self.terms.n_terms
         xi, eta = self.coefficients.copy(), self.denominator.copy()
-        phi = self.denominator_terms(s.inputs) if self.denominator_terms is not None else None
         for j in range(self.n_out):
-            ref = math.sqrt(max(float(np.average(s.outputs[:, j] ** 2, weights=w)), 1e-300))
-            share = np.sqrt(np.average((theta * xi[j]) ** 2, axis=0, weights=w)) / ref
-            if self.form == "rational" and phi is not None:
-                # a denominator term's share: its part of the denominator times the output
-                y = s.outputs[:, j][:, None]
-                den_share = np.sqrt(np.average((phi * eta[j] * y) ** 2, axis=0, weights=w)) / ref
-                eta[j, (den_share < tol) & (eta[j] != 0)] = 0.0
-            small = (share < tol) & (xi[j] != 0)
-            if small.all() or small.sum() == np.count_nonzero(xi[j]):
-                small[np.argmax(share)] = False
-            xi[j, small] = 0.0
+            X, target, sw = design(self.form, theta, phi, s.outputs[:, j], w)
+            share = shares(X, target, sw, np.concatenate([xi[j], eta[j]]))
+            small = (share < tol) & (np.concatenate([xi[j], eta[j]]) != 0)
+            numerator = small[:K]
+            if numerator.sum() == np.count_nonzero(xi[j]):
+                numerator[np.argmax(np.where(xi[j] != 0, share[:K], -np.inf))] = False
+            xi[j, numerator] = 0.0
+            eta[j, small[K:]] = 0.0
         return replace(self, coefficients=xi, denominator=eta)
 
     def refit_problem(self, trained: Any, start: Any = None, **changes: Any) -> Any:

@@ -248,7 +248,7 @@ def regress(samples: BlockSamples, regression: SparseRegression) -> ClosedForm:
     )
 
 
-def _design(
+def design(
     form: str, theta: np.ndarray, phi: np.ndarray, y: np.ndarray, w: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The regression's features, target and sample weights for one output ``y`` (n,)."""
@@ -296,7 +296,7 @@ def _fit_output(
     """The selected coefficients of output j and its path."""
     owner, name = samples.label, samples.output_names[j]
     form = regression.form
-    X, target, sw = _design(form, theta, phi, y, w)
+    X, target, sw = design(form, theta, phi, y, w)
     optimizer = regression.the_optimizer()
     if regression.criterion == "none":
         candidates = [(math.nan, _fit(optimizer, X, target, sw))]
@@ -344,7 +344,7 @@ def _fit_output(
         chosen = min(usable, key=lambda p: (p.score, p.n_terms))
         # terms below the rounding level of the fit are no terms (a path that reaches an exact
         # fit may carry them): drop them and re-fit on what is left
-        tiny = _shares(X, target, sw, chosen.coefficients) < EXACT_RTOL
+        tiny = shares(X, target, sw, chosen.coefficients) < EXACT_RTOL
         if tiny.any() and not tiny[chosen.coefficients != 0].all():
             cleaned = point(
                 chosen.threshold,
@@ -366,7 +366,7 @@ def _fit_output(
     return chosen.coefficients, [p.selected(p is chosen) for p in path]
 
 
-def _shares(X: np.ndarray, y: np.ndarray, sw: np.ndarray, c: np.ndarray) -> np.ndarray:
+def shares(X: np.ndarray, y: np.ndarray, sw: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Each term's RMS contribution c_k X_k over the RMS of the target (weighted)."""
     ref = math.sqrt(max(float(np.average(y * y, weights=sw)), 1e-300))
     return np.sqrt(np.average((X * c) ** 2, axis=0, weights=sw)) / ref
