@@ -34,7 +34,7 @@ import math
 import time
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -157,8 +157,8 @@ def discover(
     Args:
         trained: a :class:`~collocnode.TrainingSolution`.
         block: the name of a block of ``trained.model``, or None.
-        regression: the settings (default ``SparseRegression()``: cubic polynomials, STLSQ,
-            AICc along a threshold path, quadrature weights).
+        regression: the settings (default ``SparseRegression()``: cubic polynomials, SSR's
+            sparsity path, AICc, quadrature weights).
 
     Returns:
         The :class:`ClosedForm`: readable equations, coefficients, a CasADi expression, the
@@ -181,15 +181,9 @@ def discover(
                 f"input_names has {len(regression.input_names)} labels, but {samples.label} "
                 f"has {samples.inputs.shape[1]} inputs"
             )
-        samples = _renamed(samples, tuple(regression.input_names))
+        samples = replace(samples, input_names=tuple(regression.input_names))
     found = regress(samples, regression)
     return found.timed(time.perf_counter() - start)
-
-
-def _renamed(samples: BlockSamples, names: tuple[str, ...]) -> BlockSamples:
-    from dataclasses import replace
-
-    return replace(samples, input_names=names)
 
 
 def regress(samples: BlockSamples, regression: SparseRegression) -> ClosedForm:
