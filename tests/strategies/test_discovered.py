@@ -15,12 +15,14 @@ from collocnode import (
     DiscoveryWarning,
     HybridModel,
     IpoptOptions,
+    PhasedSolution,
     RadauIIA,
     SolverStatus,
     SparseRegression,
     TrainingProblem,
     TrainingSolution,
     Trajectory,
+    WarmStarted,
     solve,
 )
 from collocnode.algorithm import final
@@ -72,12 +74,23 @@ def test_learn_discover_refit_finds_the_interaction(discovered):
     assert coefficients["interaction[0]"]["x0 x1"] == pytest.approx(-BETA, rel=1e-3)
     assert coefficients["interaction[1]"]["x0 x1"] == pytest.approx(GAMMA, rel=1e-3)
     # the consistency check ran on both models: the network here, the closed form in solve
-    assert final(r.network).consistency is not None and final(r).consistency.consistent
+    assert r.trained is final(r.network) and r.trained.model.blocks
+    assert r.trained.consistency is not None and final(r).consistency.consistent
     assert set(r.times) == {"train", "discover", "refit"}
     assert r.iterations == final(r.network).iterations + final(r).iterations
     summary = json.loads(json.dumps(r.to_dict(), default=float))
     assert summary["refitted"]["equations"] == r.refitted.equations()
     assert summary["network"]["consistency"]["consistent"] in (True, False)
+
+
+def test_a_nested_inner_algorithm_trains_and_refits(problem):
+    """Discovered(WarmStarted(RadauIIA)): the network and the closed form both go through the
+    nest; the results wrap, and final() reaches the re-fitted closed form."""
+    r = solve(problem, Discovered(WarmStarted(LEAF), "interaction"), seed=0)
+    assert isinstance(r.network, PhasedSolution) and isinstance(r.refits[0], PhasedSolution)
+    assert isinstance(r.trained, TrainingSolution) and r.trained.model is problem.model
+    assert final(r).model.fitted == ["interaction[0]:x0 x1", "interaction[1]:x0 x1"]
+    assert r.status.ok
 
 
 def test_the_refitted_model_is_the_closed_form(discovered):
