@@ -396,3 +396,19 @@ def test_a_sr3_path_is_swept(trained):
     )
     assert found.coefficient_table()["interaction[0]"] == {"z0": pytest.approx(-0.9)}
     assert all(math.isfinite(p.threshold) for p in found.paths[0])
+
+
+def test_tanh_samples_at_the_saturation_carry_no_weight():
+    """A network that overshoots a saturated tanh slightly (|y| >= 1 at a few samples) still
+    gives the exact argument from the other samples; an output of 5 is refused."""
+    z = np.linspace(-3.0, 3.0, 301)[:, None]
+    y = np.tanh(1.5 * z)
+    y[[0, -1]] = np.sign(y[[0, -1]]) * 1.002
+    samples = BlockSamples("f", z, y, np.ones(z.size), z[:, 0], ("x",), ("y",), 50)
+    found = regress(samples, SparseRegression(ps.PolynomialLibrary(2), form="tanh"))
+    assert found.coefficient_table() == {"y": {"x": pytest.approx(1.5, rel=1e-7)}}
+    with pytest.raises(DiscoveryError, match=r"reaches 5 \(100% of its samples outside\)"):
+        regress(
+            dataclasses.replace(samples, outputs=np.full_like(y, 5.0)),
+            SparseRegression(form="tanh"),
+        )

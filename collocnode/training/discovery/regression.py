@@ -6,7 +6,9 @@ Three forms of the closed form, each a linear regression for a pysindy optimizer
 * ``"linear"``: y_j = Θ(z) ξ_j (SINDy);
 * ``"tanh"``: y_j = tanh(Θ(z) ξ_j), a known outer nonlinearity (MNN §5.1, "ODEs with complex
   nonlinear function of the form f(p(x))"), regressed as atanh(y_j) = Θ(z) ξ_j with the sample
-  weights times (1 − y_j²)², so that each sample counts by its error in y_j (first order);
+  weights times (1 − y_j²)², so that each sample counts by its error in y_j (first order); a
+  sample the network puts at or beyond ±1 (a saturated tanh overshot) says nothing about the
+  argument and gets weight 0;
 * ``"rational"``: y_j = Θ(z) ξ_j / (1 + Φ(z) η_j) (MNN §5.1, rational derivatives p/q), the
   denominator's constant fixed to 1, regressed in the linearised form
   y_j = Θ(z) ξ_j − y_j Φ(z) η_j (as SINDy-PI's implicit form does).
@@ -47,6 +49,10 @@ from .samples import RHS, BlockSamples, DiscoveryError, block_samples
 FORMS = ("linear", "tanh", "rational")
 CRITERIA = ("aicc", "aic", "bic", "none")
 WEIGHTS = ("quadrature", "uniform")
+
+#: the tanh form refuses outputs beyond this magnitude (a network's overshoot of a saturated
+#: tanh stays well below it; an output of 5 is no tanh)
+TANH_OVERSHOOT = 1.05
 
 #: a residual below this fraction of the output's RMS counts as exact (rounding, not misfit):
 #: without the floor the criteria would rank exact fits by their rounding errors
@@ -209,12 +215,13 @@ def regress(samples: BlockSamples, regression: SparseRegression) -> ClosedForm:
     y = samples.outputs
     if regression.form == "tanh":
         worst = np.abs(y).max(axis=0)
-        bad = np.flatnonzero(worst >= 1.0)
+        inside = (np.abs(y) < 1.0).mean(axis=0)
+        bad = np.flatnonzero((worst > TANH_OVERSHOOT) | (inside < 0.5))
         if bad.size:
             j = int(bad[0])
             raise DiscoveryError(
                 f"the tanh form needs outputs in (−1, 1); output {samples.output_names[j]!r} of "
-                f"{owner} reaches {worst[j]:.4g}"
+                f"{owner} reaches {worst[j]:.4g} ({1 - inside[j]:.0%} of its samples outside)"
             )
     n_out = y.shape[1]
     K = terms.n_terms
@@ -249,7 +256,9 @@ def design(
     if form == "linear":
         return theta, y, w
     if form == "tanh":
-        return theta, np.arctanh(y), w * (1.0 - y * y) ** 2
+        inside = np.abs(y) < 1.0
+        target = np.arctanh(np.where(inside, y, 0.0))
+        return theta, target, np.where(inside, w * (1.0 - y * y) ** 2, 0.0)
     return np.hstack([theta, -y[:, None] * phi]), y, w
 
 
