@@ -1840,7 +1840,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{c.expect:6}  {c.label}")
         print(f"{len(cases)} cases")
         return 0
-    from collocnode.compare.registry import available, method_class
+    from collocnode.compare.methods.registry import available, method_class
 
     for method in available():  # torch and the trainers imported once here, not in every fork
         method_class(method)

@@ -21,7 +21,7 @@ state's standard deviation (seed 0). The methods, each with a library that holds
 - ``sindy``: pysindy's SINDy (``compare.py``'s method: smoothed finite differences, STLSQ at
   pysindy's default threshold 0.1), a polynomial library only, as in the paper (it cannot
   express tanh or a quotient);
-- ``mnn``: MNN discovery (:mod:`collocnode.compare.mnn_discovery`) with f of the system's form
+- ``mnn``: MNN discovery (:mod:`collocnode.compare.methods.mnn_discovery`) with f of the system's form
   (identity, tanh, quotient), threshold 0.05;
 - ``collocation``: a neural ODE (one tanh network per state, 8-8 for the planar systems, 12-12
   for Lorenz, λ = 1e-5) trained by collocation on 500 x 3 Radau IIA from a regression warm
@@ -235,7 +235,7 @@ def coefficient_errors(found: dict[str, dict[str, float]], truth: dict) -> dict[
 
 # --- the methods ------------------------------------------------------------------------------
 def run_sindy(case: Case, data: Trajectory, quick: bool) -> dict[str, Any]:
-    from collocnode.compare.registry import make_trainer
+    from collocnode.compare.methods.registry import make_trainer
 
     trainer = make_trainer("sindy", degree=case.degree, threshold=SINDY_THRESHOLD)
     fit = trainer.fit(case.system, data)
@@ -253,7 +253,7 @@ def run_sindy(case: Case, data: Trajectory, quick: bool) -> dict[str, Any]:
 def run_mnn(case: Case, data: Trajectory, quick: bool) -> dict[str, Any]:
     import torch
 
-    from collocnode.compare.mnn_discovery import MNNDiscovery
+    from collocnode.compare.methods.mnn_discovery import MNNDiscovery
 
     torch.set_num_threads(1)
     epochs = 40 if quick else 1000

@@ -202,7 +202,7 @@ def _windows(data: Trajectory, horizon: int) -> tuple[np.ndarray, np.ndarray]:
 def _train_torch(kind: str, data: Trajectory, args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
-    from collocnode.compare.mnn_solver import solve_ode
+    from collocnode.compare.methods.mnn_solver import solve_ode
     from collocnode.tools.fixed_step import integrate
 
     torch.manual_seed(0)

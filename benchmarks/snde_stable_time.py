@@ -154,7 +154,7 @@ def make_pair(system: str, cfg: Config, seed: int) -> dict[str, Any]:
     """The SNODE with the paper's options for ``system`` and a plain NODE with the same options
     (network, data handling, optimiser, schedule, solver) except the stabilization."""
     from collocnode.compare import make_trainer
-    from collocnode.compare.node import NODEOptions
+    from collocnode.compare.methods.node import NODEOptions
 
     common = {
         "epochs": cfg.epochs_for(system),

@@ -25,6 +25,8 @@ from .status import SolveInterrupted, SolverStatus
 from .strategies import (
     AdaptiveRefinement,
     AdaptiveSolution,
+    Auto,
+    AutoSolution,
     ConsensusADMM,
     ConsensusRound,
     ConsensusSolution,
@@ -32,18 +34,31 @@ from .strategies import (
     Discovered,
     DiscoverySolution,
     DiscoveryWarning,
+    Multistart,
+    MultistartSolution,
     PhasedSolution,
     Pretrained,
+    RegularizationPath,
+    RegularizationSolution,
+    StopWhenSettled,
     StopWhenStagnant,
     TimeLimit,
     UntilConsistent,
     WarmStarted,
 )
 from .tools.moved import install as _install_moved
-from .training import BlockConstraint, TrainingProblem, TrainingSolution
+from .training import (
+    BlockConstraint,
+    PathConstraint,
+    TrainingProblem,
+    TrainingSolution,
+    UndeterminedStateWarning,
+)
 from .training.callbacks import CallbackList, EarlyStopping, ProgressBar, StopOnStagnation
 from .training.consistency import ConsistencyCheck, ConsistencyReport, InconsistentModelWarning
 from .training.discovery import ClosedForm, DiscoveryError, SparseRegression, discover
+
+from .training.uncertainty import Uncertainty, UncertaintyWarning
 from .transcription import (
     AlgebraicStates,
     Constraint,
@@ -66,6 +81,8 @@ __all__ = [
     "AdaptiveSolution",
     "AlgebraicStates",
     "Algorithm",
+    "Auto",
+    "AutoSolution",
     "BlockConstraint",
     "CallbackList",
     "ClosedForm",
@@ -89,15 +106,20 @@ __all__ = [
     "IpoptOptions",
     "LearnedDynamics",
     "Mesh",
+    "Multistart",
+    "MultistartSolution",
     "NeuralODE",
     "OrderingTrial",
     "Parameter",
     "PartialQuasiNewton",
+    "PathConstraint",
     "PhasedSolution",
     "Pretrained",
     "ProgressBar",
     "Proximal",
     "RadauIIA",
+    "RegularizationPath",
+    "RegularizationSolution",
     "SimulationError",
     "Solution",
     "SolveContext",
@@ -105,11 +127,15 @@ __all__ = [
     "SolverStatus",
     "SparseRegression",
     "StopOnStagnation",
+    "StopWhenSettled",
     "StopWhenStagnant",
     "TimeLimit",
     "TrainingProblem",
     "TrainingSolution",
     "Trajectory",
+    "Uncertainty",
+    "UncertaintyWarning",
+    "UndeterminedStateWarning",
     "UntilConsistent",
     "WarmStarted",
     "__version__",

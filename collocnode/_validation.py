@@ -85,6 +85,26 @@ def finite_array(
     return arr
 
 
+def measured_array(
+    name: str,
+    value: object,
+    ndim: int | None = None,
+    shape: tuple[int | None, ...] | None = None,
+    nan: str = "a value is missing",
+) -> np.ndarray:
+    """``value`` as a float64 array of finite numbers and NaN, where NaN has a meaning
+    (``nan``: "a value is missing" for measurements, "it is free" for initial states); ±inf
+    refused. ``ndim`` and ``shape`` as in :func:`finite_array`."""
+    arr = _float_array(name, value, ndim, shape)
+    if np.any(np.isinf(arr)):
+        where = tuple(int(i) for i in np.argwhere(np.isinf(arr))[0])
+        raise ValueError(
+            f"{name} must be finite (or NaN where {nan}), found {float(arr[where])} at index "
+            f"{where}"
+        )
+    return arr
+
+
 def real_array(
     name: str, value: object, ndim: int | None = None, shape: tuple[int | None, ...] | None = None
 ) -> np.ndarray:

@@ -17,6 +17,7 @@ from typing import Any, overload
 from . import _validation as v
 from .algorithm import Algorithm, SolveContext, final
 from .status import SolverStatus
+from .strategies.auto import Auto
 from .training import TrainingProblem, TrainingSolution
 from .training.consistency import ConsistencyCheck, check_setting
 from .transcription.collocation import RadauIIA
@@ -54,16 +55,22 @@ def solve(
 
 
 def solve(problem, alg=None, *, seed=None, callback=None, check=True):
-    """Solve ``problem`` with ``alg`` (default ``RadauIIA()``).
+    """Solve ``problem`` with ``alg`` (default :class:`~collocnode.Auto`: the mesh, λ and the
+    initial guess chosen from the problem).
 
     Args:
         problem: a :class:`DynamicOptimizationProblem` or a :class:`TrainingProblem`.
-        alg: an algorithm object (:mod:`collocnode.algorithm`): :class:`RadauIIA` (one
+        alg: an algorithm object (:mod:`collocnode.algorithm`), default ``Auto()`` (a mesh
+            from the data, λ from a regularization path on held-out data where the problem
+            gives none, a regression warm start where the data allow it, refinement until
+            consistent; its result says what it chose): :class:`RadauIIA` (one
             collocation solve), or a wrapper around one that nests with any other --
             :class:`~collocnode.AdaptiveRefinement`, :class:`~collocnode.UntilConsistent`
             (refine the mesh until the check below passes), :class:`~collocnode.WarmStarted`
             and :class:`~collocnode.Pretrained` (phases before the full problem),
             :class:`~collocnode.StopWhenStagnant`, :class:`~collocnode.TimeLimit`,
+            :class:`~collocnode.RegularizationPath` (λ on held-out data),
+            :class:`~collocnode.Multistart` (several starts, the best kept),
             :class:`~collocnode.ConsensusADMM` (blocks of the data solved as NLPs of their
             own). Each declares the problems it solves.
         seed: a non-negative integer seeding the random initial weights of a training problem
@@ -91,7 +98,7 @@ def solve(problem, alg=None, *, seed=None, callback=None, check=True):
             inside IPOPT returns the last iterate with status ``interrupted`` instead.
     """
     context = _lower(problem, alg, seed, callback, check)
-    alg = RadauIIA() if alg is None else alg
+    alg = Auto() if alg is None else alg
     alg.validate(problem, context)
     result = alg.solve_problem(problem, context)
     _check_trained(final(result), context.check)

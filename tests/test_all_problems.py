@@ -54,8 +54,8 @@ def test_callbacks_match_finite_differences(name):
     nlp = StructuredNLP(dop, Mesh.equidistant(*dop.tspan, *MESH), threads=1)
     rng = np.random.default_rng(sum(map(ord, name)))
     # a random point near the initial guess (scaled states are O(1)), random multipliers
-    z = nlp.initial_guess() + rng.uniform(-0.5, 0.5, nlp.n_z)
-    lam = rng.uniform(-1.0, 1.0, nlp.n_c)
+    z = nlp.initial_guess() + rng.uniform(-0.5, 0.5, nlp.layout.n_z)
+    lam = rng.uniform(-1.0, 1.0, nlp.layout.n_c)
     sigma = 0.7
 
     def f(zz):
@@ -65,19 +65,19 @@ def test_callbacks_match_finite_differences(name):
         return nlp.fn_g(zz).full().ravel()
 
     def jac(zz):
-        return dense(nlp.jac_sparsity, nlp.fn_jac(zz).full().ravel())
+        return dense(nlp.layout.jac_sparsity, nlp.fn_jac(zz).full().ravel())
 
     def grad_lag(zz):
         return sigma * nlp.fn_grad(zz).full().ravel() + jac(zz).T @ lam
 
-    E = np.eye(nlp.n_z)
+    E = np.eye(nlp.layout.n_z)
     fd_grad = np.array([(f(z + EPS * e) - f(z - EPS * e)) / (2 * EPS) for e in E])
     fd_jac = np.column_stack([(g(z + EPS * e) - g(z - EPS * e)) / (2 * EPS) for e in E])
     fd_hess = np.column_stack(
         [(grad_lag(z + EPS * e) - grad_lag(z - EPS * e)) / (2 * EPS) for e in E]
     )
 
-    H = dense(nlp.hess_sparsity, nlp.fn_hess(z, sigma, lam).full().ravel())
+    H = dense(nlp.layout.hess_sparsity, nlp.fn_hess(z, sigma, lam).full().ravel())
     H = H + np.triu(H, 1).T
     for what, exact, fd in (
         ("gradient", nlp.fn_grad(z).full().ravel(), fd_grad),
@@ -91,7 +91,9 @@ def test_callbacks_match_finite_differences(name):
             exact, fd, rtol=1e-6, atol=1e-7 * scale, err_msg=f"{name}: {what}"
         )
     # the sparsity patterns hold every nonzero the finite differences see
-    assert np.all(fd_jac[dense(nlp.jac_sparsity, np.ones(nlp.jac_sparsity.nnz())) == 0] == 0)
-    pattern = dense(nlp.hess_sparsity, np.ones(nlp.hess_sparsity.nnz()))
+    assert np.all(
+        fd_jac[dense(nlp.layout.jac_sparsity, np.ones(nlp.layout.jac_sparsity.nnz())) == 0] == 0
+    )
+    pattern = dense(nlp.layout.hess_sparsity, np.ones(nlp.layout.hess_sparsity.nnz()))
     pattern = pattern + pattern.T
     assert np.all(np.abs(fd_hess[pattern == 0]) <= 1e-6 * max(1.0, np.abs(fd_hess).max()))

@@ -129,7 +129,7 @@ def test_early_stopping_keeps_the_best_parameters_when_the_validation_error_rise
 
 def test_one_early_stopping_object_serves_a_trainer_and_a_collocation_solve():
     pytest.importorskip("torch")
-    from collocnode.compare.registry import make_trainer
+    from collocnode.compare.methods.registry import make_trainer
 
     val = truth(7.0)
     stop = EarlyStopping(val, every=1, patience=100)
@@ -162,7 +162,7 @@ def test_early_stopping_refuses_a_validation_trajectory_with_another_state_count
     with pytest.raises(ValueError, match=message):
         solve(vdp_problem(), RadauIIA(30, 3, ipopt=QUIET), seed=0, callback=EarlyStopping(three))
     pytest.importorskip("torch")
-    from collocnode.compare.registry import make_trainer
+    from collocnode.compare.methods.registry import make_trainer
 
     trainer = make_trainer("fnode", epochs=2, hidden=(8, 8), device="cpu")
     with pytest.raises(ValueError, match=message):

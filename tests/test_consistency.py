@@ -306,7 +306,7 @@ def test_bad_check_settings_give_one_clear_error(kwargs, error, match):
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"alg": "radau"}, TypeError, "alg"),
+        ({"inner": "radau"}, TypeError, "inner must be an algorithm object"),
         ({"max_rounds": -1}, ValueError, "max_rounds"),
         ({"fraction": 1.5}, ValueError, "fraction"),
         ({"fraction": 0.0}, ValueError, "fraction"),
@@ -415,3 +415,104 @@ def test_a_callback_stop_ends_the_refinement_with_that_solve():
     assert len(res.rounds) == 1 and not res.converged
     assert res.solution.consistency is not None  # the kept iterate is checked all the same
     assert max(iterations) == 2
+
+
+# ---- the integrator fits the model; the time past the data ---------------------------------------
+
+
+def robertson_problem():
+    """Robertson's stiff kinetics (rate constants 0.04, 3e7, 1e4) with the first rate fitted,
+    exact data on a log-spaced grid of [0, 40], and a log-spaced mesh."""
+    k2, k3 = 3e7, 1e4
+
+    def rhs(x, u, t, blocks, params):
+        k1 = params["k1"]
+        return ca.vertcat(
+            -k1 * x[0] + k3 * x[1] * x[2],
+            k1 * x[0] - k3 * x[1] * x[2] - k2 * x[1] ** 2,
+            k2 * x[1] ** 2,
+        )
+
+    def truth(x, t):
+        return [
+            -0.04 * x[0] + k3 * x[1] * x[2],
+            0.04 * x[0] - k3 * x[1] * x[2] - k2 * x[1] ** 2,
+            k2 * x[1] ** 2,
+        ]
+
+    t = np.r_[0.0, np.logspace(-5, np.log10(40.0), 60)]
+    ref = solve_ivp(
+        lambda tt, x: truth(x, tt),
+        (0, 40),
+        [1, 0, 0],
+        t_eval=t,
+        method="Radau",
+        rtol=1e-12,
+        atol=1e-14,
+    )
+    model = HybridModel(
+        3,
+        {},
+        rhs,
+        parameters={"k1": Parameter(0.02, fit=True, lb=0.0, ub=1.0)},
+        state_names=("A", "B", "C"),
+    )
+    names = ("A", "B", "C")
+    problem = TrainingProblem(
+        model, Trajectory(t, ref.y.T, state_names=names), initial_state="data"
+    )
+    grid = np.r_[0.0, np.logspace(-5, np.log10(40.0), 80)]
+    return problem, Mesh.from_grid(grid, np.full(grid.size - 1, 3))
+
+
+def test_a_good_stiff_model_is_consistent_and_the_explicit_check_says_what_helps():
+    problem, mesh = robertson_problem()
+    sol = solve(problem, RadauIIA(mesh=mesh, ipopt=QUIET))
+    assert sol.status.ok and sol.p[0] == pytest.approx(0.04, rel=1e-3)
+    assert sol.consistency.consistent, sol.consistency.summary()
+    assert sol.consistency.method == "cvodes"
+    explicit = sol.check_consistency(ConsistencyCheck(method="DOP853", max_steps=2000))
+    assert not explicit.consistent and "ran out of steps" in explicit.advice()
+    assert "method='Radau'" in explicit.advice()
+
+
+def test_the_compiled_check_gives_the_scipy_checks_verdict_and_deviations(failure):
+    sol, _ = failure
+    for trained in (sol, solve(oscillator_problem(), RadauIIA(10, 3, ipopt=QUIET))):
+        compiled = trained.check_consistency(ConsistencyCheck(method="cvodes", margin=0))
+        scipy = trained.check_consistency(ConsistencyCheck(method="DOP853", margin=0))
+        assert compiled.consistent == scipy.consistent
+        # equal to the integrators' own error (rtol 1e-8 of each state's spread)
+        np.testing.assert_allclose(
+            compiled.max_deviation, scipy.max_deviation, rtol=1e-3, atol=1e-6
+        )
+
+
+def test_a_model_that_blows_up_just_past_the_data_is_not_consistent():
+    """x' = a x² with a = 0.5 blows up at t = 2; data on [0, 1.9]: fitted exactly and followed
+    on the data, it diverges within the 10 % margin."""
+    t = np.linspace(0.0, 1.9, 40)
+    problem = replace(quadratic_problem(), data=Trajectory(t, (1.0 / (1.0 - 0.5 * t))[:, None]))
+    with pytest.warns(InconsistentModelWarning, match="past the data"):
+        sol = solve(problem, RadauIIA(30, 3, ipopt=QUIET))
+    report = sol.consistency
+    assert sol.p[0] == pytest.approx(0.5, abs=1e-4)
+    assert report.within_horizon and not report.consistent
+    assert report.beyond[0].failed_at == pytest.approx(2.0, abs=0.02)
+    assert "regularization" in report.advice()
+    assert report.to_dict()["beyond"][0]["diverged"] is True
+    # without a margin the verdict is the horizon's alone
+    assert sol.check_consistency(ConsistencyCheck(margin=0.0)).consistent
+
+
+def test_the_margin_is_bounded_or_unverified_and_says_which():
+    sol = solve(oscillator_problem(), RadauIIA(10, 3, ipopt=QUIET))
+    assert sol.consistency.consistent
+    assert sol.consistency.beyond[0].until == pytest.approx(2.2)
+    assert "bounded past the data up to t = 2.2" in sol.consistency.summary()
+    forced = HybridModel(1, {}, lambda x, u, t, b, p: -x[0] + u[0], n_inputs=1, parameters={})
+    t = np.linspace(0.0, 1.0, 11)
+    data = Trajectory(t, np.exp(-t)[:, None], u=np.zeros((t.size, 1)))
+    driven = solve(TrainingProblem(forced, data, initial_state="data"), RadauIIA(5, 3, ipopt=QUIET))
+    assert driven.consistency.beyond[0].until is None
+    assert "samples that end with the data" in driven.consistency.beyond_summary()

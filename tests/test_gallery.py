@@ -20,10 +20,13 @@ def load(name: str):
     return module
 
 
-def test_the_gallery_has_its_four_examples():
+def test_the_gallery_has_its_examples():
     assert EXAMPLES == [
+        "bioreactor_feeds",
         "duffing_inputs",
+        "fitzhugh_nagumo_hidden",
         "lotka_volterra_discovery",
+        "lotka_volterra_gaps",
         "lotka_volterra_ude",
         "spiral_neural_ode",
     ]

@@ -254,7 +254,7 @@ def test_sigterm_keeps_its_default_action_where_sigint_is_ignored():
     """A background job of a non-interactive shell ignores SIGINT: SIGTERM must still end it."""
     code = (
         "import os, signal, time\n"
-        "from collocnode.cli.main import sigterm_as_interrupt\n"
+        "from collocnode.cli.signals import sigterm_as_interrupt\n"
         "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
         "with sigterm_as_interrupt():\n"
         "    os.kill(os.getpid(), signal.SIGTERM)\n"

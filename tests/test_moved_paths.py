@@ -34,6 +34,9 @@ def fresh(code: str) -> subprocess.CompletedProcess:
         ("collocnode.tasks", "run_tasks", "collocnode.tools.tasks"),
         ("collocnode.transcription.ipopt_options", "IpoptOptions", "collocnode.transcription"),
         ("collocnode.transcription.algorithm", "RadauIIA", "collocnode.transcription"),
+        ("collocnode.cli.main", "train_collocation", "collocnode.cli"),
+        ("collocnode.cli.main", "sigterm_as_interrupt", "collocnode.cli.signals"),
+        ("collocnode.cli.main", "OutputDirectory", "collocnode.cli.output"),
     ],
 )
 def test_an_old_module_path_gives_the_new_object_and_warns(old, name, new):

@@ -172,7 +172,7 @@ def test_robustness_study_runs_on_a_dask_cluster(tmp_path):
 
 @pytest.mark.torch
 def test_compare_exits_non_zero_when_a_method_failed(tmp_path, capsys, monkeypatch):
-    from collocnode.compare import fnode
+    from collocnode.compare.methods import fnode
 
     def boom(self, system, trajs):
         raise RuntimeError("synthetic failure")

@@ -31,7 +31,7 @@ T = np.linspace(0.0, 1.0, 6)
         (dict(bound=0.0), ValueError, r"^bound must be a positive finite number, got 0.0"),
         (dict(max_step=0.0), ValueError, r"^max_step must be a positive number .* got 0.0"),
         (dict(max_step=np.nan), ValueError, r"^max_step must be a positive number .* got nan"),
-        (dict(method="euler"), ValueError, r"^unknown method 'euler'; valid: DOP853"),
+        (dict(method="euler"), ValueError, r"^unknown method 'euler'; valid: cvodes, DOP853"),
         (dict(substeps=0), ValueError, r"^substeps must be a positive integer, got 0"),
         (dict(max_steps=0), ValueError, r"^max_steps must be a positive integer, got 0"),
         (dict(max_steps=1.5), TypeError, r"^max_steps must be a positive integer, got 1.5"),
@@ -49,7 +49,7 @@ def test_bad_arguments_give_one_clear_error(kwargs, error, match):
         simulate(**args)
 
 
-@pytest.mark.parametrize("method", ["DOP853", "Radau", "rk4"])
+@pytest.mark.parametrize("method", ["cvodes", "DOP853", "Radau", "rk4"])
 def test_one_output_time_gives_the_initial_state(method):
     traj = simulate(OSCILLATOR, P, [0.25], X0, method=method)
     assert traj.t.tolist() == [0.25] and traj.x.tolist() == [X0.tolist()]
@@ -150,7 +150,7 @@ def _forced_damped_oscillator():
     )
 
 
-@pytest.mark.parametrize("method", ["DOP853", "Radau", "BDF", "LSODA"])
+@pytest.mark.parametrize("method", ["cvodes", "DOP853", "Radau", "BDF", "LSODA"])
 def test_forced_damped_oscillator_matches_its_exact_solution(method):
     """x'' + x' + x = 1 from rest, a known input: x(t) = 1 - e^(-t/2) (cos ωt + sin ωt / (2ω)),
     ω = √3/2."""
@@ -188,3 +188,57 @@ def test_implicit_methods_get_the_jacobian_unchanged(monkeypatch):
     ones = lambda tt: np.ones((tt.size, 1))  # noqa: E731
     simulate(_forced_damped_oscillator(), np.zeros(0), T, X0, inputs=ones, method="Radau")
     np.testing.assert_array_equal(seen["jac"](0.0, X0), [[0.0, 1.0], [-1.0, -1.0]])
+
+
+@pytest.mark.parametrize("kind", ["linear", "cubic"])
+def test_sampled_inputs_reach_the_compiled_integrator_with_their_own_interpolation(kind):
+    """x' = -x + u with u the samples of sin t: the compiled integrator interpolates them as
+    the problem does; compared with scipy on the same interpolant."""
+    from collocnode.transcription import Inputs
+
+    knots = np.linspace(0.0, 6.0, 31)
+    u = Inputs.from_samples(knots, np.sin(knots)[:, None], kind)
+    model = _forced_damped_oscillator()
+    t = np.linspace(0.0, 6.0, 13)
+    compiled = simulate(
+        model, np.zeros(0), t, X0, inputs=u, method="cvodes", rtol=1e-10, atol=1e-12
+    )
+    reference = simulate(
+        model, np.zeros(0), t, X0, inputs=u, method="DOP853", rtol=1e-10, atol=1e-12
+    )
+    # B-spline (CasADi) and not-a-knot (scipy) cubics differ near the ends by O(h⁴)
+    np.testing.assert_allclose(compiled.x, reference.x, atol=1e-7 if kind == "linear" else 1e-4)
+    np.testing.assert_allclose(compiled.u, reference.u)
+
+
+def test_a_stiff_model_takes_the_compiled_integrators_implicit_path():
+    """Robertson's kinetics: cheap for CVODES, beyond an explicit method's step budget."""
+    import casadi as ca
+
+    from collocnode import HybridModel
+
+    def rhs(x, u, t, b, p):
+        return ca.vertcat(
+            -0.04 * x[0] + 1e4 * x[1] * x[2],
+            0.04 * x[0] - 1e4 * x[1] * x[2] - 3e7 * x[1] ** 2,
+            3e7 * x[1] ** 2,
+        )
+
+    model = HybridModel(3, {}, rhs)
+    t = np.r_[0.0, np.logspace(-5, 3, 50)]
+    atol = 1e-8 * np.array([1.0, 1e-5, 1.0])
+    stiff = simulate(model, np.zeros(0), t, [1, 0, 0], method="cvodes", rtol=1e-8, atol=atol)
+    ref = solve_ivp(
+        lambda tt, x: np.asarray(rhs(ca.DM(x), 0, tt, 0, 0)).ravel(),
+        (0, 1e3),
+        [1, 0, 0],
+        method="Radau",
+        t_eval=t,
+        rtol=1e-10,
+        atol=1e-14,
+    )
+    np.testing.assert_allclose(stiff.x, ref.y.T, rtol=1e-5, atol=1e-10)
+    with pytest.raises(SimulationError, match="step budget"):
+        simulate(
+            model, np.zeros(0), t, [1, 0, 0], method="DOP853", rtol=1e-8, atol=atol, max_steps=5000
+        )

@@ -220,7 +220,7 @@ def test_a_non_finite_state_of_the_second_trajectory_is_located_in_its_mesh():
     meshes = [Mesh.equidistant(0.0, 1.0, 4, 2), Mesh.equidistant(5.0, 6.0, 4, 2)]
     nlp = StructuredNLP(two_trajectories(1.0), meshes, threads=1)
     z = nlp.initial_guess()
-    z[(meshes[0].n_nodes + 3) * nlp.nx] = np.nan  # node 3 of trajectory 1
+    z[(meshes[0].n_nodes + 3) * nlp.layout.nx] = np.nan  # node 3 of trajectory 1
     t3 = meshes[1].node_times[3]
     assert locate_non_finite(nlp, z) == "non-finite state x[0] at node 3 of trajectory 1 " + (
         f"(t = {t3:.6g})"

@@ -1,4 +1,9 @@
-"""The PyTorch side: FNODE, MBD-NODE, SNDE, MNN and baseline trainers, metrics and the harness.
+"""The comparison: FNODE, MBD-NODE, SNDE, MNN, the baselines and collocation, head to head.
+
+Two packages, the second over the first: :mod:`collocnode.compare.methods` (every method behind
+one trainer interface, and its registry; the PyTorch side) and :mod:`collocnode.compare.run` (one
+comparison: data, scoring, rows, ``compare.json`` and ``compare.md``). This package re-exports
+what a user of the methods imports.
 
 >>> from collocnode import problems
 >>> from collocnode.compare import make_trainer
@@ -12,15 +17,17 @@ Importing this package loads no torch; the method modules load on first use.
 """
 
 from ..tools.fixed_step import DivergenceError
-from .base import FitResult, NotApplicableError, Progress, Trainer, TrainerOptions
-from .gradient import GradientOptions, GradientTrainer
-from .registry import available, make_trainer, method_class
+from .methods.base import FitResult, NotApplicableError, Progress, Trainer, TrainerOptions
+from .methods.gradient import GradientOptions, GradientTrainer
+from .methods.registry import available, make_trainer, method_class
+from .methods.status import MethodStatus
 
 __all__ = [
     "DivergenceError",
     "FitResult",
     "GradientOptions",
     "GradientTrainer",
+    "MethodStatus",
     "NotApplicableError",
     "Progress",
     "Trainer",

@@ -9,6 +9,7 @@ record's ``run_id``.
 from __future__ import annotations
 
 import uuid
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from ..serialize import save_model
 from ..tools.io import save_figure, write_json
 from ..training import TrainingSolution
+from ..training.uncertainty import Uncertainty, UncertaintyWarning
 
 
 def new_run_id() -> str:
@@ -51,6 +53,30 @@ class RunRecord:
             self.out_dir / "result.json", {**self.result, **extra, "run_id": self.run_id}
         )
 
+    def warn(self, text: str) -> None:
+        """Add a line to the result's ``warnings`` (printed with the run's summary)."""
+        self.result.setdefault("warnings", []).append(text)
+
+    def against_trivial(
+        self, name: str, model_error: float | None, baselines: dict[str, float]
+    ) -> None:
+        """Record the errors ``baselines`` of trivial predictors on the window the model's
+        ``name`` error covers (``<name>_baselines``), and warn when the model does no better
+        than the best of them: a converged, consistent model can still be useless past the
+        data."""
+        self.update(**{f"{name}_baselines": baselines})
+        best = min(baselines, key=lambda k: baselines[k])
+        if model_error is None or not model_error < baselines[best]:
+            shown = (
+                "unknown (the re-simulation failed)"
+                if model_error is None
+                else f"{model_error:.4g}"
+            )
+            self.warn(
+                f"the model's {name} {shown} is no better than predicting the training data's "
+                f"{best} value ({baselines[best]:.4g})"
+            )
+
     def trained(self, sol: TrainingSolution, **fields: Any) -> None:
         """Record a training solution: its solver figures, its consistency check (when it ran)
         and ``fields``."""
@@ -58,10 +84,10 @@ class RunRecord:
         if sol.consistency is not None:
             self.update(consistency=sol.consistency.to_dict())
 
-    def save_trained(self, sol: TrainingSolution) -> None:
-        """Write ``model.json`` and a first ``result.json`` (``"evaluation": "pending"``) as soon
-        as training ends, so an interrupted or failing evaluation never loses the trained
-        model."""
+    def save_trained(self, sol: TrainingSolution, uncertainty: Uncertainty | None = None) -> None:
+        """Write ``model.json`` (with the model's ``uncertainty`` when given) and a first
+        ``result.json`` (``"evaluation": "pending"``) as soon as training ends, so an
+        interrupted or failing evaluation never loses the trained model."""
         save_model(
             self.out_dir / "model.json",
             sol,
@@ -70,8 +96,30 @@ class RunRecord:
                 "settings": self.result.get("settings"),
                 "run_id": self.run_id,
             },
+            uncertainty=uncertainty,
         )
         self.write(evaluation="pending")
+
+    def uncertainty(self, sol: TrainingSolution) -> Uncertainty | None:
+        """The trained model's uncertainty (``sol.uncertainty()``, the noise estimated from the
+        residuals), recorded under ``"uncertainty"`` with the warnings it gave (they are shown
+        too); None, with the reason recorded, when it cannot be computed (e.g. residuals that
+        cannot estimate the noise). The model file is written again with it."""
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", UncertaintyWarning)
+                unc = sol.uncertainty()
+        except ValueError as exc:
+            self.update(uncertainty={"error": str(exc)})
+            return None
+        messages = []
+        for w in caught:
+            if issubclass(w.category, UncertaintyWarning):
+                messages.append(str(w.message))
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        self.update(uncertainty={**unc.to_dict(), "warnings": messages})
+        self.save_trained(sol, unc)
+        return unc
 
     def figure(self, fig: Any, name: str) -> Path:
         """Save a matplotlib figure as ``name`` with the run id in its metadata."""

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _validation as v
 from .. import problems
+from ..data import Trajectory
 from ..models.simulate import SimulationError
 from ..problems.base import Split
 from ..recipes.generic import SystemRecipe
@@ -40,7 +41,10 @@ class VdPOptions:
     (e.g. ``tcp://host:8786``; empty: local). Each finished seed is stored in the output's
     ``seeds/`` directory as it completes, and ``--resume`` reuses those of an earlier run of the
     same settings. A run succeeds when its re-simulation from x(0) stays within
-    ``success_tol`` RMSE of the truth over [0, 32].
+    ``success_tol`` RMSE of the truth over [0, 32]. ``uncertainty`` computes the trained model's
+    error bars on noisy data (``sol.uncertainty()``): in ``result.json``, in ``model.json`` and
+    as the 95 % band of the re-simulation (the linearised predictive, by forward sensitivities)
+    in the trajectory figure.
     """
 
     noise: float = 0.0
@@ -49,6 +53,7 @@ class VdPOptions:
     workers: int = 0
     scheduler: str = ""
     success_tol: float = 0.1
+    uncertainty: bool = True
     recipe: SystemRecipe = field(default_factory=lambda: replace_flat(VDP, print_level=5))
 
     def __post_init__(self) -> None:
@@ -59,6 +64,8 @@ class VdPOptions:
         if not isinstance(self.scheduler, str):
             raise TypeError(f"scheduler must be an address string, got {self.scheduler!r}")
         v.positive_float("success_tol", self.success_tol)
+        if not isinstance(self.uncertainty, (bool, np.bool_)):
+            raise TypeError(f"uncertainty must be True or False, got {self.uncertainty!r}")
         if not isinstance(self.recipe, SystemRecipe):
             raise TypeError(f"recipe must be a SystemRecipe, got {self.recipe!r}")
 
@@ -160,6 +167,17 @@ def evaluate(sol: TrainingSolution, grid: int = 61) -> Evaluation:
         ys=ys,
         field_error=field_err,
     )
+
+
+def trivial(train: Trajectory, ev: Evaluation) -> dict[str, float]:
+    """The RMSE over the extrapolation window of two predictions that need no model: the
+    training data's mean and its last sample, held constant."""
+    window = ev.t > T_TRAIN
+    truth = ev.truth[window]
+    return {
+        which: float(np.sqrt(np.mean((truth - value) ** 2)))
+        for which, value in (("mean", train.x.mean(axis=0)), ("last", train.x[-1]))
+    }
 
 
 @dataclass
@@ -316,9 +334,28 @@ def run(opts: VdPOptions, record: RunRecord) -> dict[str, Any]:
     sol, split = train(opts)
     record.trained(sol)
     record.save_trained(sol)  # the trained model is safe before the evaluation starts
+    unc = None
+    if opts.uncertainty and opts.noise > 0:
+        record.enter("uncertainty")
+        unc = record.uncertainty(sol)
+    elif opts.uncertainty:
+        record.update(uncertainty={"skipped": "noise-free data: no measurement noise"})
     record.enter("evaluation")
     ev = evaluate(sol)
     record.update(**ev.metrics())
+    record.against_trivial("extrapolation_rmse", ev.extrapolation_rmse, trivial(split.train, ev))
+    band = None
+    if unc is not None:
+        band = unc.trajectory_band(ev.t, rtol=1e-10, atol=1e-10)
+        inside = band.contains(ev.truth)
+        record.update(
+            trajectory_band={
+                "level": band.level,
+                "method": band.method,
+                "truth_inside_share_train": float(inside[ev.t <= T_TRAIN].mean()),
+                "truth_inside_share_extrapolation": float(inside[ev.t > T_TRAIN].mean()),
+            }
+        )
     record.write()
     record.enter("plots")
     record.figure(
@@ -332,6 +369,7 @@ def run(opts: VdPOptions, record: RunRecord) -> dict[str, Any]:
             names=("x", "y"),
             train_end=T_TRAIN,
             title=f"Van der Pol, σ = {opts.noise}: data, truth, learned neural ODE",
+            band=None if band is None else (band.x, band.lower, band.upper),
         ),
         "trajectories.png",
     )

@@ -1,8 +1,9 @@
-"""Simulate a trained (hybrid) model with an adaptive scipy integrator."""
+"""Simulate a trained (hybrid) model: compiled SUNDIALS CVODES (through CasADi), an adaptive
+scipy integrator, or a compiled fixed-step RK4 rollout."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from numbers import Real
 from typing import Any
 
@@ -16,8 +17,11 @@ from .hybrid import HybridModel
 
 InputFn = Callable[[np.ndarray], np.ndarray]
 
-#: scipy's ``solve_ivp`` methods by name, plus "rk4" (see :func:`simulate`)
-METHODS = ("DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA", "rk4")
+#: scipy's ``solve_ivp`` methods by name, plus "cvodes" and "rk4" (see :func:`simulate`)
+METHODS = ("cvodes", "DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA", "rk4")
+#: known inputs given as a callable are sampled this many times per output interval for the
+#: compiled integrator's cubic B-spline of them
+INPUT_SAMPLES = 4
 
 
 def simulate(
@@ -33,6 +37,7 @@ def simulate(
     bound: float = 1e6,
     substeps: int = 2,
     max_steps: int = MAX_STEPS,
+    trajectory_params: Mapping[str, float] | None = None,
 ) -> Trajectory:
     """Integrate ``model`` with parameter vector ``p`` from ``x0`` and sample it at ``t``.
 
@@ -42,8 +47,14 @@ def simulate(
         t: output times (n,), strictly increasing; integration starts at t[0].
         x0: initial state (n_states,).
         inputs: known inputs, ``inputs(t: (n,)) -> (n, n_inputs)``; required if the model has any.
-        method: a scipy ``solve_ivp`` method ("DOP853", "Radau", "LSODA", ...; implicit methods
-            get the exact Jacobian), or "rk4": classical Runge-Kutta with ``substeps`` steps per
+        method: "cvodes" (SUNDIALS CVODES through CasADi, the whole integration in compiled
+            code: Adams-Moulton with Newton iterations on the exact Jacobian, switching to BDF
+            where Adams fails or runs out of steps, as on a very stiff model;
+            known inputs become a compiled piecewise polynomial: the samples of an
+            :class:`~collocnode.transcription.Inputs` with its own interpolation, a callable
+            sampled :data:`INPUT_SAMPLES` times per output interval under a cubic B-spline), a
+            scipy ``solve_ivp`` method ("DOP853", "Radau", "LSODA", ...; implicit methods get
+            the exact Jacobian), or "rk4": classical Runge-Kutta with ``substeps`` steps per
             output interval, the whole rollout compiled into one CasADi ``mapaccum`` loop (fast
             for long, densely sampled horizons such as 42 s at 1 kHz).
         rtol, atol, max_step: integrator settings (rtol > 0; atol >= 0, a number or one per
@@ -52,6 +63,8 @@ def simulate(
         substeps: "rk4" steps per output interval.
         max_steps: step budget of the integrator (default :data:`MAX_STEPS`); an
             integration that needs more steps stops with a :class:`SimulationError`.
+        trajectory_params: values of the model's per-trajectory parameters by name (e.g. a
+            trajectory's ``params``; other names are ignored); default: their ``value``.
 
     Returns:
         A :class:`Trajectory` with the states and, if the model has outputs, ``y``. A single
@@ -70,16 +83,42 @@ def simulate(
     p = v.finite_array("p", p, shape=(model.n_params,))
     if model.n_inputs and inputs is None:
         raise ValueError(f"the model has {model.n_inputs} inputs; pass inputs=callable")
+    raw_inputs = inputs
     if inputs is not None:
         inputs = _checked_inputs(v.function("inputs", inputs), model.n_inputs)
     _check_settings(model, method, rtol, atol, max_step)
     bound = v.positive_float("bound", bound)
     substeps = v.positive_int("substeps", substeps)
     max_steps = v.positive_int("max_steps", max_steps)
+    fn = _model_function(model, trajectory_params)
     if method == "rk4":
-        return _simulate_rk4(model, p, t, x0, inputs, substeps, bound, max_steps)
+        return _simulate_rk4(model, fn, p, t, x0, inputs, substeps, bound, max_steps)
     settings = {"rtol": rtol, "atol": atol, "max_step": max_step}
-    return _simulate_scipy(model, p, t, x0, inputs, method, settings, bound, max_steps)
+    if method == "cvodes":
+        try:
+            return _simulate_cvodes(
+                model, fn, p, t, x0, raw_inputs, inputs, settings, bound, max_steps
+            )
+        except _CVODESFailed:
+            # where and why it failed: the implicit scipy integrator finds the place
+            method = "Radau"
+    return _simulate_scipy(model, fn, p, t, x0, inputs, method, settings, bound, max_steps)
+
+
+def _model_function(
+    model: HybridModel, trajectory_params: Mapping[str, float] | None
+) -> Callable[..., Any]:
+    """``(x, p, u, t) -> (xdot, y)``: the model with its per-trajectory parameters set."""
+    if not model.per_trajectory:
+        if trajectory_params is not None:
+            model.per_trajectory_values(trajectory_params)  # the type checked all the same
+        return model.function
+    c = ca.DM(model.per_trajectory_values(trajectory_params))
+
+    def with_params(x: Any, p: Any, u: Any, t: Any) -> Any:
+        return model.per_trajectory_function(x, p, u, t, c)
+
+    return with_params
 
 
 def _check_settings(
@@ -98,6 +137,7 @@ def _check_settings(
 
 def _simulate_scipy(
     model: HybridModel,
+    fn: Callable[..., Any],
     p: np.ndarray,
     t: np.ndarray,
     x0: np.ndarray,
@@ -109,10 +149,9 @@ def _simulate_scipy(
 ) -> Trajectory:
     """``simulate`` with a scipy ``solve_ivp`` method; ``settings``: rtol, atol, max_step."""
     xs, us, ts = ca.SX.sym("x", model.n_states), ca.SX.sym("u", model.n_inputs), ca.SX.sym("t")
-    xdot, y = model.function(xs, ca.DM(p), us, ts)
+    xdot = fn(xs, ca.DM(p), us, ts)[0]
     f = _Buffered(ca.Function("f", [ts, xs, us], [ca.densify(xdot)]))
     jac = _Buffered(ca.Function("J", [ts, xs, us], [ca.densify(ca.jacobian(xdot, xs))]))
-    out = ca.Function("y", [ts, xs, us], [y])
 
     def u_at(tt: float) -> np.ndarray:
         if not model.n_inputs:
@@ -145,20 +184,7 @@ def _simulate_scipy(
         raise SimulationError(
             f"simulation produced non-finite states at t = {t[bad]:.6g}", float(t[bad])
         )
-    u = np.array([u_at(tt) for tt in t]) if model.n_inputs else None
-    yv = None
-    if model.n_outputs:
-        U = u.T if u is not None else np.zeros((0, t.size))
-        yv = np.asarray(out.map(t.size)(t[None, :], x.T, U)).T
-    return Trajectory(
-        t=t,
-        x=x,
-        u=u,
-        y=yv,
-        state_names=model.state_names,
-        input_names=model.input_names,
-        output_names=model.output_names,
-    )
+    return _trajectory(model, fn, p, t, x, inputs)
 
 
 class _Buffered:
@@ -202,6 +228,7 @@ def _checked_inputs(inputs: InputFn, n_inputs: int) -> InputFn:
 
 def _simulate_rk4(
     model: HybridModel,
+    fn: Callable[..., Any],
     p: np.ndarray,
     t: np.ndarray,
     x0: np.ndarray,
@@ -223,7 +250,7 @@ def _simulate_rk4(
     P = ca.DM(p)
 
     def f(xx, k, tt):
-        return model.function(xx, P, U[:, k], tt)[0]
+        return fn(xx, P, U[:, k], tt)[0]
 
     hs = h / substeps
     xk = x
@@ -249,6 +276,72 @@ def _simulate_rk4(
         with np.errstate(all="ignore"):
             traj = step.mapaccum("rollout", n)(x0, Ucols, t[None, :-1], np.diff(t)[None, :])
         X = np.vstack([x0, np.asarray(traj).T])
+    _check_bound(t, X, bound)
+    return _trajectory(model, fn, p, t, X, inputs)
+
+
+class _CVODESFailed(Exception):
+    """CVODES stopped before the last output time with both of its methods."""
+
+
+def _simulate_cvodes(
+    model: HybridModel,
+    fn: Callable[..., Any],
+    p: np.ndarray,
+    t: np.ndarray,
+    x0: np.ndarray,
+    raw_inputs: Any,
+    inputs: InputFn | None,
+    settings: dict[str, Any],
+    bound: float,
+    max_steps: int,
+) -> Trajectory:
+    """``simulate`` with CVODES: Adams-Moulton first, then BDF (both with Newton iterations on
+    the exact Jacobian); the states are integrated divided by ``atol / rtol`` so
+    that CVODES's one absolute tolerance is each state's own. Raises :class:`_CVODESFailed`
+    where neither reaches the last output time."""
+    if t.size == 1:
+        return _trajectory(model, fn, p, t, x0[None, :], inputs)
+    nx = model.n_states
+    rtol = float(settings["rtol"])
+    atol = np.broadcast_to(np.asarray(settings["atol"], dtype=float), (nx,))
+    scale = np.where(atol > 0, atol / rtol, 1.0)
+    z, ts = ca.SX.sym("z", nx), ca.SX.sym("t")
+    u = _input_expression(model, raw_inputs, inputs, t, ts)
+    xdot = fn(z * scale, ca.DM(p), u, ts)[0]
+    dae = {"x": z, "t": ts, "ode": ca.densify(xdot) / scale}
+    max_step = float(settings["max_step"])
+    common = {"abstol": rtol, "reltol": rtol, "max_num_steps": max_steps}
+    if np.isfinite(max_step):
+        common["max_step_size"] = max_step
+    X = None
+    # Adams-Moulton with Newton iterations on the exact Jacobian copes with moderately stiff
+    # models (Robertson's kinetics in milliseconds); BDF takes over where it fails
+    for method in ("adams", "bdf"):
+        opts = {
+            **common,
+            "linear_multistep_method": method,
+            "nonlinear_solver_iteration": "newton",
+            # a failure is handled here (BDF, then scipy); CVODES need not print it
+            "disable_internal_warnings": True,
+        }
+        F = ca.integrator("F", "cvodes", dae, float(t[0]), t[1:], opts)
+        try:
+            with np.errstate(all="ignore"):
+                Z = np.asarray(F(x0=x0 / scale)["xf"]).T
+        except RuntimeError:
+            continue
+        X = np.vstack([x0, Z * scale])
+        break
+    if X is None:
+        raise _CVODESFailed
+    _check_bound(t, X, bound)
+    return _trajectory(model, fn, p, t, X, inputs)
+
+
+def _check_bound(t: np.ndarray, X: np.ndarray, bound: float) -> None:
+    """A :class:`SimulationError` at the first time the states ``X`` (n, n_states) at ``t``
+    leave ±``bound`` or are not finite."""
     bad = ~np.all(np.isfinite(X) & (np.abs(X) <= bound), axis=1)
     if bad.any():
         k = int(np.argmax(bad))
@@ -256,11 +349,49 @@ def _simulate_rk4(
             f"simulation failed at t = {t[k]:.6g}: the state left ±{bound:g} or became non-finite",
             float(t[k]),
         )
+
+
+def _input_expression(
+    model: HybridModel, raw: Any, inputs: InputFn | None, t: np.ndarray, ts: ca.SX
+) -> ca.SX:
+    """The known inputs at the symbolic time ``ts`` as a compiled piecewise polynomial (see
+    :func:`simulate`, method "cvodes"); an empty vector for a model without inputs."""
+    nu = model.n_inputs
+    if not nu:
+        return ca.SX(0, 1)
+    samples_t, samples_u = getattr(raw, "t", None), getattr(raw, "values", None)
+    if samples_t is not None and samples_u is not None and getattr(raw, "fn", None) is None:
+        kind = "linear" if raw.kind == "linear" else "bspline"
+        knots, values = np.asarray(samples_t, dtype=float), np.asarray(samples_u, dtype=float)
+    else:
+        kind = "bspline"
+        frac = np.arange(INPUT_SAMPLES) / INPUT_SAMPLES
+        knots = np.r_[(t[:-1, None] + np.diff(t)[:, None] * frac[None, :]).ravel(), t[-1]]
+        values = np.asarray(inputs(knots), dtype=float).reshape(knots.size, nu)
+    if knots.size < 4:
+        kind = "linear"
+    # beyond its knots a CasADi interpolant extrapolates its end pieces
+    # CasADi wants the outputs of one knot together (row-major)
+    table = ca.interpolant("u", kind, [knots], values.ravel(order="C"))
+    return table(ts)
+
+
+def _trajectory(
+    model: HybridModel,
+    fn: Callable[..., Any],
+    p: np.ndarray,
+    t: np.ndarray,
+    X: np.ndarray,
+    inputs: InputFn | None,
+) -> Trajectory:
+    """The states ``X`` (n, n_states) at ``t`` as a :class:`Trajectory` with the inputs and the
+    model's outputs there."""
+    nu = model.n_inputs
     u = np.asarray(inputs(t), dtype=float).reshape(t.size, nu) if nu else None
     yv = None
     if model.n_outputs:
-        xs, us, ts = ca.SX.sym("x", nx), ca.SX.sym("u", nu), ca.SX.sym("t")
-        out = ca.Function("y", [ts, xs, us], [model.function(xs, P, us, ts)[1]])
+        xs, us, ts = ca.SX.sym("x", model.n_states), ca.SX.sym("u", nu), ca.SX.sym("t")
+        out = ca.Function("y", [ts, xs, us], [fn(xs, ca.DM(p), us, ts)[1]])
         yv = np.asarray(out.map(t.size)(t[None, :], X.T, u.T if nu else np.zeros((0, t.size)))).T
     return Trajectory(
         t=t,

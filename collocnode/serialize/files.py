@@ -15,6 +15,7 @@ import numpy as np
 from .. import _validation as v
 from ..models.hybrid import HybridModel
 from ..tools.io import atomic_write_text
+from ..training.uncertainty import Band
 from .builders import check_arguments, check_builders, lookup, name_for_saving
 from .codec import check_depth, decode, decode_block, encode
 from .format import (
@@ -31,6 +32,7 @@ from .format import (
     require,
     show,
 )
+from .uncertainty import StoredUncertainty, decode_uncertainty, encode_uncertainty
 
 # ---- recipes --------------------------------------------------------------------------------
 
@@ -104,6 +106,7 @@ def save_model(
     p: np.ndarray | None = None,
     metadata: Mapping[str, Any] | None = None,
     builders: Mapping[str, Builder] | None = None,
+    uncertainty: Any = None,
 ) -> Path:
     """Write a trained model to one JSON file, atomically.
 
@@ -120,6 +123,10 @@ def save_model(
             training settings, status, ...
         builders: model builders by name besides the registered ones (see
             :func:`register_builder`); the recipe may name one, or be the function itself.
+        uncertainty: the model's ``sol.uncertainty()``
+            (:class:`~collocnode.training.uncertainty.Uncertainty`) to store with it: the
+            Laplace posterior of its fitted quantities, from which the loaded model draws
+            bands (:attr:`LoadedModel.uncertainty`); it must belong to ``p``.
 
     Returns:
         The path written.
@@ -130,15 +137,29 @@ def save_model(
             wrong shape or with NaN/Inf.
         TypeError: a recipe argument or metadata value that cannot be stored (named).
     """
-    from .._version import __version__
-    from ..training import TrainingSolution
-
     if Path(path).is_dir():
         raise ValueError(
             f"path {str(path)!r} is a directory; save_model writes one file: give a file name "
             f"such as {str(Path(path) / 'model.json')!r}"
         )
     extra = check_builders(builders)
+    model, p, meta = _model_and_parameters(model, p)
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise TypeError(f"metadata must be a dict, got {metadata!r}")
+    meta.update(metadata or {})
+    recipe = _checked_recipe(model, extra)
+    doc = _document(model, recipe, p, meta, uncertainty)
+    # allow_nan=False: the encoder already replaced non-finite floats; this guards the claim
+    return atomic_write_text(path, json.dumps(doc, indent=1, allow_nan=False) + "\n")
+
+
+def _model_and_parameters(
+    model: Any, p: np.ndarray | None
+) -> tuple[HybridModel, np.ndarray, dict[str, Any]]:
+    """The model to save, its checked parameters (n_params,) and the metadata it brings: a
+    TrainingSolution gives its model, ``p`` (unless given) and its solver's status."""
+    from ..training import TrainingSolution
+
     meta: dict[str, Any] = {}
     if isinstance(model, TrainingSolution):
         sol = model
@@ -160,9 +181,13 @@ def save_model(
             "model has no recipe, so it cannot be rebuilt from a file: build it with NeuralODE, "
             "or with a registered model builder that sets HybridModel(recipe=(name, kwargs))"
         )
-    if metadata is not None and not isinstance(metadata, Mapping):
-        raise TypeError(f"metadata must be a dict, got {metadata!r}")
-    meta.update(metadata or {})
+    return model, p, meta
+
+
+def _checked_recipe(model: HybridModel, extra: Mapping[str, Builder]) -> dict[str, Any]:
+    """The model's recipe as stored, ``{"function": name, "kwargs": ...}``, after rebuilding a
+    model from it: it must have the same layout, through the same checks load_model makes (fail
+    now, not when the file is needed)."""
     if not isinstance(model.recipe, tuple) or len(model.recipe) != 2:
         raise ValueError(f"model.recipe must be (builder name, kwargs), got {show(model.recipe)}")
     target, kwargs = model.recipe
@@ -175,16 +200,33 @@ def save_model(
             f"({MAX_ELEMENTS})"
         )
     recipe = {"function": name, "kwargs": encode(dict(kwargs), "model.recipe.kwargs", 4)}
-    # Fail now, not when the file is needed: the recipe must rebuild a model of the same layout
-    # through the same checks load_model makes.
     rebuilt = _rebuild(json.loads(json.dumps(recipe)), extra, model.n_params, "save_model")
     if _describe(rebuilt) != _describe(model):
         raise ValueError(
             f"model.recipe {name!r} rebuilds a model with a different layout than the model "
             "being saved (blocks, sizes, names or parameter slices differ)"
         )
+    return recipe
+
+
+def _document(
+    model: HybridModel,
+    recipe: dict[str, Any],
+    p: np.ndarray,
+    meta: dict[str, Any],
+    uncertainty: Any = None,
+) -> dict[str, Any]:
+    """The model file's JSON document (with the model's stored ``uncertainty`` where given),
+    checked not to nest too deeply."""
+    from .._version import __version__
+
     description = _describe(model)
     description["blocks"] = {k: _block_json(b) for k, b in description["blocks"].items()}
+    section = None
+    if uncertainty is not None:
+        section = encode_uncertainty(uncertainty)
+        if not np.array_equal(uncertainty.posterior.p, p):
+            raise ValueError("uncertainty belongs to another parameter vector than p")
     doc = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -193,13 +235,13 @@ def save_model(
         "p": p.tolist(),
         "p_sha256": _checksum(p),
         "metadata": encode(meta, "metadata", 2),
+        **({"uncertainty": section} if section is not None else {}),
     }
     try:
         check_depth(doc)
     except ValueError as exc:
         raise ValueError(f"cannot save the model: {exc}") from None
-    # allow_nan=False: the encoder already replaced non-finite floats; this guards the claim
-    return atomic_write_text(path, json.dumps(doc, indent=1, allow_nan=False) + "\n")
+    return doc
 
 
 @dataclass(frozen=True)
@@ -212,6 +254,9 @@ class LoadedModel:
         metadata: the free-form metadata stored with it.
         library_version: the collocnode version that wrote the file.
         format_version: the file format version.
+        uncertainty: the stored Laplace posterior of the fitted quantities
+            (:class:`~collocnode.serialize.uncertainty.StoredUncertainty`), or None when the
+            file has none.
     """
 
     model: HybridModel
@@ -219,6 +264,20 @@ class LoadedModel:
     metadata: dict[str, Any] = field(default_factory=dict)
     library_version: str = ""
     format_version: int = FORMAT_VERSION
+    uncertainty: StoredUncertainty | None = None
+
+    def block_band(
+        self, block: str, inputs: np.ndarray, which: str = "posterior", **options: Any
+    ) -> Band:
+        """The band of a block's output over ``inputs`` from the stored uncertainty
+        (:meth:`~collocnode.training.uncertainty.ParameterPosterior.block_band`: ``output``,
+        ``level``, ``method``, ``samples``, ``seed``)."""
+        if self.uncertainty is None:
+            raise ValueError(
+                "the model file holds no uncertainty: save it with "
+                "save_model(..., uncertainty=sol.uncertainty())"
+            )
+        return self.uncertainty.pick(which).block_band(self.model, block, inputs, **options)
 
     @property
     def params(self) -> dict[str, np.ndarray | float]:
@@ -423,12 +482,16 @@ def _load(doc: dict[str, Any], builders: Mapping[str, Builder]) -> LoadedModel:
         raise ValueError("p does not match p_sha256 (the file was edited or corrupted)")
     p.setflags(write=False)
     metadata = decode(doc.get("metadata", {}), "metadata", MAX_ELEMENTS)
+    stored = None
+    if doc.get("uncertainty") is not None:
+        stored = decode_uncertainty(doc["uncertainty"], model, p)
     return LoadedModel(
         model=model,
         p=p,
         metadata=metadata if isinstance(metadata, dict) else {"value": metadata},
         library_version=str(doc["library_version"]),
         format_version=int(version),
+        uncertainty=stored,
     )
 
 

@@ -99,7 +99,12 @@ class AdaptiveRefinement(Wrapper):
         """The adaptive loop (module docstring); an :class:`AdaptiveSolution` whose
         ``solution`` is the inner algorithm's last result."""
         tol, rule = self.tol, self.rule
-        meshes = [self.coarse_mesh(h) for h in problem.horizons()]
+        if context.meshes is not None:
+            meshes = list(context.meshes)
+        elif self.coarse is None:
+            meshes = leaf_of(self).meshes_for(problem)
+        else:
+            meshes = [self.coarse_mesh(h) for h in problem.horizons()]
         rounds: list[RoundRecord] = []
         warm = context.warm
         for k in range(self.max_rounds + 1):

@@ -5,8 +5,9 @@ default, a Dask ``distributed`` cluster through :func:`dask_executor` (Ray's and
 executors follow the same interface) — and stores each result in a :class:`TaskStore` as soon
 as it completes. A task that raises is recorded as failed and the others go on; a task whose
 worker died (a killed process, a lost Dask worker) is submitted once more and then recorded as
-failed; a rerun with the same store skips the tasks it already holds. Each task runs with its
-share of its worker's cores (:func:`collocnode.tools.threads.limit_threads`).
+failed (the policy is :class:`TaskPool`'s); a rerun with the same store skips the tasks it
+already holds. Each task runs with its share of its worker's cores
+(:func:`collocnode.tools.threads.limit_threads`).
 
 A task's function takes the task's argument and returns a dict: numpy arrays in it are stored in
 ``<key>.npz`` (no pickles: a store is data and loads as data), everything else in
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from importlib.util import find_spec
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -207,6 +208,194 @@ def local_executor(workers: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(v.positive_int("workers", workers), mp_context=get_context("spawn"))
 
 
+class _OutcomeLog:
+    """The outcomes of one :func:`run_tasks`, by key: each finished task is stored as it is
+    recorded (unless it came from the store) and reported to ``on_outcome``."""
+
+    def __init__(
+        self, store: TaskStore | None, on_outcome: Callable[[TaskOutcome], None] | None
+    ) -> None:
+        self.store = store
+        self.on_outcome = on_outcome
+        self.outcomes: dict[str, TaskOutcome] = {}
+
+    def record(self, outcome: TaskOutcome, task: Task) -> None:
+        if outcome.status == FINISHED and self.store is not None and not outcome.reused:
+            self.store.save(task, outcome.result or {})
+        self.outcomes[outcome.key] = outcome
+        if self.on_outcome is not None:
+            self.on_outcome(outcome)
+
+    def reuse_stored(self, tasks: Sequence[Task]) -> list[Task]:
+        """Record the tasks the store already holds; returns the others, in order."""
+        todo = []
+        for task in tasks:
+            stored = self.store.load(task) if self.store is not None else None
+            if stored is not None:
+                self.record(TaskOutcome(task.key, FINISHED, stored, attempts=0), task)
+            else:
+                todo.append(task)
+        return todo
+
+    def in_order(self, tasks: Sequence[Task]) -> list[TaskOutcome]:
+        return [self.outcomes[t.key] for t in tasks if t.key in self.outcomes]
+
+
+def _run_in_this_process(
+    fn: Callable[[Any], Mapping[str, Any]],
+    tasks: Sequence[Task],
+    threads: int | None,
+    log: _OutcomeLog,
+) -> None:
+    """One task after another in this process (``workers=1`` and no executor)."""
+    for task in tasks:
+        try:
+            outcome = TaskOutcome(task.key, FINISHED, _call(fn, task.arg, threads, 1))
+        except Exception as exc:  # one failing task does not stop the others
+            outcome = TaskOutcome(task.key, FAILED, error=_describe(exc))
+        log.record(outcome, task)
+
+
+class _InFlight(NamedTuple):
+    """A submitted task, and the one-process pool it runs in when it runs isolated."""
+
+    task: Task
+    own_pool: Executor | None
+
+
+class TaskPool:
+    """Tasks on an executor, each outcome recorded in an :class:`_OutcomeLog` as it completes.
+
+    The retry and isolation policy:
+
+    - a task that raises is recorded as failed; the others go on;
+    - a task whose worker is lost (:func:`_lost_worker`: a killed local process, a Dask
+      ``KilledWorker`` or closed connection) is submitted again, ``retries`` times, then
+      recorded as failed ("worker lost n times");
+    - on its own local pool (``executor=None``), at most ``workers`` tasks run at once, so that
+      a broken pool loses only the running tasks; a task lost with the pool is re-run
+      *isolated*, in a pool of its own, because a dead process breaks its whole pool and the
+      pool cannot tell which task killed it: a task that kills its worker again is the one
+      reported; and a broken pool is replaced by a fresh one at the next submission;
+    - another executor gets every task at once and schedules them itself (Dask retries lost
+      workers itself; what it gives up on is submitted again here).
+
+    Args:
+        fn, threads, workers, per_host: the task function and how its threads are shared out
+            (see :func:`run_tasks` and :func:`_call`).
+        executor: where the tasks run; None: a local pool of ``workers`` spawned processes,
+            owned by this pool and shut down by :meth:`run`.
+        retries: submissions after a lost worker.
+        log: where the outcomes go.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[[Any], Mapping[str, Any]],
+        *,
+        executor: Executor | None,
+        workers: int,
+        threads: int | None,
+        per_host: Mapping[str, int] | None,
+        retries: int,
+        log: _OutcomeLog,
+    ) -> None:
+        self.call_args = (threads, workers, per_host)
+        self.fn = fn
+        self.owned = executor is None
+        self.workers = workers
+        self.retries = retries
+        self.log = log
+        self.pool: Executor = local_executor(workers) if executor is None else executor
+        self.attempts: dict[str, int] = {}
+        self.in_flight: dict[Future, _InFlight] = {}
+        self.queue: list[Task] = []
+
+    def run(self, tasks: Sequence[Task]) -> None:
+        """Run ``tasks`` to their outcomes; shuts down what this pool started.
+
+        On Ctrl-C the queued tasks are cancelled, the running ones awaited and the finished
+        ones recorded before KeyboardInterrupt propagates."""
+        self.queue = list(reversed(tasks))
+        try:
+            self._fill()
+            while self.in_flight:
+                done, _ = wait(list(self.in_flight), return_when=FIRST_COMPLETED)
+                for future in done:
+                    self._settle(future)
+                self._fill()
+        except KeyboardInterrupt:
+            self._keep_what_finishes()
+            raise
+        finally:
+            self._shut_down()
+
+    def _fill(self) -> None:
+        # the local pool gets one task per worker at a time; another executor gets everything
+        while self.queue and (not self.owned or len(self.in_flight) < self.workers):
+            self._submit(self.queue.pop())
+
+    def _submit(self, task: Task, *, isolated: bool = False) -> None:
+        self.attempts[task.key] = self.attempts.get(task.key, 0) + 1
+        own_pool = local_executor(1) if isolated else None
+        if own_pool is not None:
+            future = own_pool.submit(_call, self.fn, task.arg, *self.call_args)
+        else:
+            future = self._submit_to_shared_pool(task)
+        self.in_flight[future] = _InFlight(task, own_pool)
+
+    def _submit_to_shared_pool(self, task: Task) -> Future:
+        try:
+            return self.pool.submit(_call, self.fn, task.arg, *self.call_args)
+        except BrokenProcessPool:
+            if not self.owned:
+                raise
+            self.pool.shutdown(wait=False, cancel_futures=True)  # a dead local pool is replaced
+            self.pool = local_executor(self.workers)
+            return self.pool.submit(_call, self.fn, task.arg, *self.call_args)
+
+    def _settle(self, future: Future) -> None:
+        """Record a completed task, or submit it again when its worker was lost."""
+        task, own_pool = self.in_flight.pop(future)
+        if own_pool is not None:
+            own_pool.shutdown(wait=False)
+        exc = future.exception()
+        n = self.attempts[task.key]
+        if exc is None:
+            outcome = TaskOutcome(task.key, FINISHED, future.result(), attempts=n)
+        elif _lost_worker(exc) and n <= self.retries:
+            self._submit(task, isolated=self.owned)
+            return
+        else:
+            error = _describe(exc)
+            if _lost_worker(exc):
+                error = f"worker lost {n} times ({error})"
+            outcome = TaskOutcome(task.key, FAILED, error=error, attempts=n)
+        self.log.record(outcome, task)
+
+    def _keep_what_finishes(self) -> None:
+        """After Ctrl-C: cancel what has not started, record what the running tasks return."""
+        for future in self.in_flight:
+            future.cancel()
+        for future, (task, _) in self.in_flight.items():
+            if future.cancelled():
+                continue
+            try:
+                result = future.result()
+            except BaseException:  # a task interrupted or failing now is not kept
+                continue
+            self.log.record(
+                TaskOutcome(task.key, FINISHED, result, attempts=self.attempts[task.key]), task
+            )
+
+    def _shut_down(self) -> None:
+        for _, own_pool in self.in_flight.values():
+            if own_pool is not None:
+                own_pool.shutdown(wait=True, cancel_futures=True)
+        if self.owned:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+
 def run_tasks(
     fn: Callable[[Any], Mapping[str, Any]],
     tasks: Iterable[Task],
@@ -234,7 +423,8 @@ def run_tasks(
         threads: threads each task may use (default: the cores of the machine it runs on
             divided by the tasks running there at once — ``workers`` for the local pool, the
             summed ``nthreads`` of the Dask workers on that host — at least 1).
-        retries: submissions after a lost worker (a killed process, a lost Dask worker).
+        retries: submissions after a lost worker (a killed process, a lost Dask worker); see
+            :class:`TaskPool` for the retry and isolation policy.
         on_outcome: called with each outcome as it is recorded (progress, logging).
 
     On Ctrl-C the queued tasks are cancelled, the running ones are awaited (local workers get
@@ -257,103 +447,22 @@ def run_tasks(
     client = getattr(executor, "client", None)  # a dask_executor's: count its hosts' slots
     per_host = dask_host_slots(client) if client is not None and threads is None else None
 
-    outcomes: dict[str, TaskOutcome] = {}
-
-    def record(outcome: TaskOutcome, task: Task) -> None:
-        if outcome.status == FINISHED and store is not None and not outcome.reused:
-            store.save(task, outcome.result or {})
-        outcomes[outcome.key] = outcome
-        if on_outcome is not None:
-            on_outcome(outcome)
-
-    todo = []
-    for task in tasks:
-        stored = store.load(task) if store is not None else None
-        if stored is not None:
-            record(TaskOutcome(task.key, FINISHED, stored, attempts=0), task)
-        else:
-            todo.append(task)
-
+    log = _OutcomeLog(store, on_outcome)
+    todo = log.reuse_stored(tasks)
     if executor is None and n_workers == 1:
-        for task in todo:
-            try:
-                record(
-                    TaskOutcome(task.key, FINISHED, _call(fn, task.arg, threads, n_workers)), task
-                )
-            except Exception as exc:  # one failing task does not stop the others
-                record(TaskOutcome(task.key, FAILED, error=_describe(exc)), task)
-        return [outcomes[k] for k in keys if k in outcomes]
-
-    owned = executor is None
-    pool: Executor = local_executor(n_workers) if owned else executor
-    attempts: dict[str, int] = {}
-    futures: dict[Future, tuple[Task, Executor | None]] = {}
-    queue = list(reversed(todo))
-
-    def submit(task: Task, isolated: bool = False) -> None:
-        # A dead local process breaks its whole pool and every task in it, and the pool cannot
-        # tell which task killed it: tasks lost that way are retried each in a pool of its own,
-        # so a task that kills its worker again is the one reported.
-        nonlocal pool
-        attempts[task.key] = attempts.get(task.key, 0) + 1
-        target = local_executor(1) if isolated else pool
-        try:
-            fut = target.submit(_call, fn, task.arg, threads, n_workers, per_host)
-        except BrokenProcessPool:
-            if not owned:
-                raise
-            pool.shutdown(wait=False, cancel_futures=True)  # a dead local pool is replaced
-            pool = target = local_executor(n_workers)
-            fut = target.submit(_call, fn, task.arg, threads, n_workers, per_host)
-        futures[fut] = (task, target if isolated else None)
-
-    def fill() -> None:
-        # the local pool gets one task per worker at a time, so that a broken pool loses only
-        # the running tasks; another executor gets everything and schedules it itself
-        while queue and (not owned or len(futures) < n_workers):
-            submit(queue.pop())
-
-    try:
-        fill()
-        while futures:
-            finished, _ = wait(list(futures), return_when=FIRST_COMPLETED)
-            for fut in finished:
-                task, own_pool = futures.pop(fut)
-                if own_pool is not None:
-                    own_pool.shutdown(wait=False)
-                exc = fut.exception()
-                n = attempts[task.key]
-                if exc is None:
-                    outcome = TaskOutcome(task.key, FINISHED, fut.result(), attempts=n)
-                elif _lost_worker(exc) and n <= retries:
-                    submit(task, isolated=owned)
-                    continue
-                else:
-                    error = _describe(exc)
-                    if _lost_worker(exc):
-                        error = f"worker lost {n} times ({error})"
-                    outcome = TaskOutcome(task.key, FAILED, error=error, attempts=n)
-                record(outcome, task)
-            fill()
-    except KeyboardInterrupt:
-        for fut in futures:
-            fut.cancel()
-        for fut, (task, _) in futures.items():
-            if fut.cancelled():
-                continue
-            try:
-                result = fut.result()
-            except BaseException:  # a task interrupted or failing now is not kept
-                continue
-            record(TaskOutcome(task.key, FINISHED, result, attempts=attempts[task.key]), task)
-        raise
-    finally:
-        for _, own_pool in futures.values():
-            if own_pool is not None:
-                own_pool.shutdown(wait=True, cancel_futures=True)
-        if owned:
-            pool.shutdown(wait=True, cancel_futures=True)
-    return [outcomes[k] for k in keys if k in outcomes]
+        _run_in_this_process(fn, todo, threads, log)
+    else:
+        pool = TaskPool(
+            fn,
+            executor=executor,
+            workers=n_workers,
+            threads=threads,
+            per_host=per_host,
+            retries=retries,
+            log=log,
+        )
+        pool.run(todo)
+    return log.in_order(tasks)
 
 
 def dask_executor(

@@ -22,7 +22,8 @@ DiffEqFlux's ``collocate_data``, and the derivative labels of FNODE §2.3):
 and ``state_guess`` = the smoothed states; the full collocation NLP then polishes both.
 
 Which smoother: ``"spline"`` (the default) is a cubic smoothing spline per state whose smoothing
-parameter is chosen by generalized cross-validation (``scipy.interpolate.make_smoothing_spline``):
+parameter is chosen by generalized cross-validation (``scipy.interpolate.make_smoothing_spline``,
+through :func:`collocnode.tools.smoothing.smoothing_spline`):
 it adapts to the noise level without being told σ, handles non-uniform sampling, and on Van der
 Pol data with σ = 0.1 gave the lowest derivative error of the three methods (measured in
 ``docs/collocation_extensions.md``). Its natural end conditions (x̂'' = 0) bias the derivative in
@@ -31,10 +32,13 @@ kernel regression of ``collocate_data``) with the bandwidth also chosen by GCV; 
 bias but is noisier. ``"fft"`` reuses FNODE's hybrid FFT/finite-difference derivative
 (:mod:`collocnode.tools.derivatives`, uniform sampling only) and keeps the samples as the states.
 
-When some fitted columns are model outputs (e.g. the quarter vehicle's accelerations) the
-unobserved states cannot be smoothed from data: the regression then evaluates the model at the
-problem's own state guess (e.g. a simulation of a linear model) with the observed states
-replaced by their smoothed values, and a "constant" state guess is refused as meaningless there.
+When some states are not measured (hidden states, or fitted columns that are model outputs such
+as the quarter vehicle's accelerations) they cannot be smoothed from data: the regression then
+evaluates the model at the problem's own state guess for them (``state_guess="data"`` integrates
+them with the measured states held on the data, :mod:`collocnode.training.guess`; or a
+simulation of a simpler model given as a callable) with the measured states replaced by their
+smoothed values, and a "constant" state guess is refused as meaningless there. Per-trajectory
+parameters enter at each trajectory's value (a fitted one at its starting value).
 """
 
 from __future__ import annotations
@@ -45,11 +49,12 @@ from typing import Any
 
 import casadi as ca
 import numpy as np
-from scipy.interpolate import CubicSpline, make_smoothing_spline
+from scipy.interpolate import CubicSpline
 
 from .. import _validation as v
 from ..data import Trajectory
 from ..status import SolverStatus, from_ipopt
+from ..tools.smoothing import smoothing_spline
 from ..transcription.ipopt.backends import IpoptOptions
 from . import TrainingProblem
 
@@ -106,7 +111,7 @@ def smooth(data: Trajectory, method: str = "spline") -> tuple[np.ndarray, np.nda
 
 def _spline(t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # one GCV smoothing parameter per column: the states may carry different noise levels
-    fits = [make_smoothing_spline(t, y[:, k]) for k in range(y.shape[1])]
+    fits = [smoothing_spline(t, y[:, k]) for k in range(y.shape[1])]
     return (
         np.column_stack([f(t) for f in fits]),
         np.column_stack([f.derivative()(t) for f in fits]),
@@ -308,6 +313,56 @@ def fit_initial_guess(
         regression that does not converge still hands on its last finite iterate (its status
         says so); a non-finite one falls back to the starting weights.
     """
+    stride, ipopt = _check_arguments(problem, method, stride, ipopt, hessian, stop_rtol)
+    t_start = time.perf_counter()
+    # the fitted columns as TrainingProblem resolved them: ("x", state) or ("y", output)
+    observed = sorted({i for kind, i in problem.columns if kind == "x"})
+    model = problem.model
+    if len(observed) < model.n_states and _is_constant(problem.state_guess):
+        unobserved = [i for i in range(model.n_states) if i not in observed]
+        names = model.state_names or tuple(f"x{i}" for i in range(model.n_states))
+        raise ValueError(
+            f"warm_start: the fit leaves state {names[unobserved[0]]!r} unobserved, and the "
+            "problem's state_guess is 'constant'; give a state guess for it (state_guess="
+            "'data' integrates it with the measured states held on the data, or a callable, "
+            "e.g. a simulation of a simpler model)"
+        )
+    # every trajectory's samples enter the regression, each with its own quadrature weights
+    samples = [
+        _samples(problem, k, observed, method, stride) for k in range(problem.n_trajectories)
+    ]
+    t_smooth = time.perf_counter() - t_start
+
+    p0 = _starting_params(problem, seed)
+    stacked = _Samples.stack(samples)
+    p, res = _regress(problem, stacked, p0, ipopt, jit, hessian)
+
+    guesses = [CubicSpline(s.t, s.x, axis=0) for s in samples]
+    warm = replace(
+        problem, params_guess=p, state_guess=guesses[0] if len(guesses) == 1 else guesses
+    )
+    t_total = time.perf_counter() - t_start
+    return WarmStart(
+        problem=warm,
+        p=p,
+        t=stacked.t,
+        x=stacked.x,
+        targets=stacked.targets,
+        timings={"smooth": t_smooth, "regression": t_total - t_smooth, "total": t_total},
+        **res,
+    )
+
+
+def _check_arguments(
+    problem: object,
+    method: str,
+    stride: int,
+    ipopt: IpoptOptions | None,
+    hessian: str,
+    stop_rtol: float | None,
+) -> tuple[int, IpoptOptions]:
+    """The arguments of :func:`fit_initial_guess` checked; returns the stride and the IPOPT
+    settings of the regression (the default's, and with ``stop_rtol`` its stagnation test)."""
     if not isinstance(problem, TrainingProblem):
         raise TypeError(f"problem must be a TrainingProblem, got {problem!r}")
     v.choice("smoothing method", method, METHODS)
@@ -328,57 +383,38 @@ def fit_initial_guess(
             "warm_start smooths every sample of the fitted columns; a problem with a mask "
             "(missing values) is not supported"
         )
-    t_start = time.perf_counter()
-    model = problem.model
-    # the fitted columns as TrainingProblem resolved them: ("x", state) or ("y", output)
-    observed = sorted({i for kind, i in problem.columns if kind == "x"})
-    if len(observed) < model.n_states and _is_constant(problem.state_guess):
-        raise ValueError(
-            "warm_start: the fit leaves states unobserved, and the problem's state_guess is "
-            "'constant'; give a state guess for them (e.g. a simulation of a simpler model)"
-        )
-    # every trajectory's samples enter the regression, each with its own quadrature weights
-    samples = [
-        _samples(problem, k, observed, method, stride) for k in range(problem.n_trajectories)
-    ]
-    t_smooth = time.perf_counter() - t_start
+    return stride, ipopt
 
+
+def _starting_params(problem: TrainingProblem, seed: int | None) -> np.ndarray:
+    """The regression's start (n_params,): the problem's ``params_guess``, or the model's
+    random initial weights drawn with ``seed`` (the draw :func:`collocnode.solve` makes)."""
+    model = problem.model
     p0 = problem.params_guess
     if p0 is None:
         p0 = model.init_params(np.random.default_rng(seed))
-    p0 = v.finite_array("params_guess", p0, shape=(model.n_params,))
-    stacked = _Samples(
-        **{f.name: np.concatenate([getattr(s, f.name) for s in samples]) for f in fields(_Samples)}
-    )
-    p, res = _regress(problem, stacked, p0, ipopt, jit, hessian)
-
-    guesses = [CubicSpline(s.t, s.x, axis=0) for s in samples]
-    warm = replace(
-        problem, params_guess=p, state_guess=guesses[0] if len(guesses) == 1 else guesses
-    )
-    t_total = time.perf_counter() - t_start
-    return WarmStart(
-        problem=warm,
-        p=p,
-        t=stacked.t,
-        x=stacked.x,
-        targets=stacked.targets,
-        timings={"smooth": t_smooth, "regression": t_total - t_smooth, "total": t_total},
-        **res,
-    )
+    return v.finite_array("params_guess", p0, shape=(model.n_params,))
 
 
 @dataclass
 class _Samples:
     """The regression's data of one trajectory (or of all, stacked): times (n,), states at
-    which the model is evaluated (n, n_states), known inputs (n, n_inputs), targets (n, n_fit)
-    and trapezoid weights (n,)."""
+    which the model is evaluated (n, n_states), known inputs (n, n_inputs), per-trajectory
+    parameters (n, n_per_trajectory), targets (n, n_fit) and trapezoid weights (n,)."""
 
     t: np.ndarray
     x: np.ndarray
     u: np.ndarray
+    c: np.ndarray
     targets: np.ndarray
     w: np.ndarray
+
+    @classmethod
+    def stack(cls, samples: list[_Samples]) -> _Samples:
+        """Every trajectory's samples, one after another."""
+        return cls(
+            **{f.name: np.concatenate([getattr(s, f.name) for s in samples]) for f in fields(cls)}
+        )
 
 
 def _samples(
@@ -395,7 +431,8 @@ def _samples(
     xdot = np.full((t.size, model.n_states), np.nan)
     # states taken from the data are smoothed (the regression's inputs carry no noise then);
     # the others come from the problem's own state guess
-    smoothed = list(range(model.n_states)) if _is_data(problem.state_guess_of(k)) else observed
+    complete = np.flatnonzero(np.isfinite(data.x).all(axis=0)).tolist()
+    smoothed = complete if _is_data(problem.state_guess_of(k)) else observed
     if len(smoothed) < model.n_states:
         x_est[:] = problem.to_dop().state_guess(t, segment=k)
     if smoothed:
@@ -411,7 +448,15 @@ def _samples(
     w = np.zeros(t.size)
     w[:-1] += 0.5 * np.diff(t)
     w[1:] += 0.5 * np.diff(t)
-    return _Samples(t, x_est, np.asarray(u, dtype=float).reshape(t.size, -1), targets, w)
+    c = model.per_trajectory_values(problem.trajectory_params_of(k))
+    return _Samples(
+        t,
+        x_est,
+        np.asarray(u, dtype=float).reshape(t.size, -1),
+        np.tile(c, (t.size, 1)),
+        targets,
+        w,
+    )
 
 
 def warm_start(
@@ -455,15 +500,43 @@ def _regress(
     callbacks. Expanding the whole sum instead and letting CasADi find the Hessian took seconds
     per solve on Van der Pol.
     """
-    model = problem.model
-    n, n_fit = samples.targets.shape
-    npar, nw = model.n_params, model.n_weights
-    x, u, t, targets, w = samples.x, samples.u, samples.t, samples.targets, samples.w
+    fns = _sample_loss_functions(problem, samples.targets.shape[1], hessian, jit)
+    p = ca.MX.sym("p", problem.model.n_params)
+    objective = _summed_objective(problem, fns, samples, p)
+    # bounds and block constraints exactly as the collocation NLP has them (eq. 17)
+    dop = problem.to_dop(params_guess=p0)
+    solver = _regression_solver(dop, problem.model.n_states, p, objective, ipopt)
+    lbg, ubg = (dop.boundary.lb, dop.boundary.ub) if dop.boundary is not None else ((), ())
+    # the DOP's parameters hold the fitted per-trajectory parameters after the model's
+    npar = problem.model.n_params
+    out = solver(x0=p0, lbx=dop.p_lb[:npar], ubx=dop.p_ub[:npar], lbg=lbg, ubg=ubg)
+    stats = solver.stats()
+    status, name = from_ipopt(stats.get("return_status", "Unknown"))
+    p_fit = np.asarray(out["x"]).ravel()
+    objective_value = float(out["f"])
+    if not (np.all(np.isfinite(p_fit)) and np.isfinite(objective_value)):
+        p_fit, objective_value = p0.copy(), float("nan")
+    return p_fit, {
+        "status": status,
+        "ipopt_status": name,
+        "iterations": int(stats.get("iter_count", 0)),
+        "objective": objective_value,
+    }
 
-    xs, ps = ca.SX.sym("x", model.n_states), ca.SX.sym("p", npar)
+
+def _sample_loss_functions(
+    problem: TrainingProblem, n_fit: int, hessian: str, jit: bool
+) -> list[ca.Function]:
+    """One sample's term of (*), ``w Σ_c ((q_c - q̂_c) / s_c)²``, and its gradient and Hessian
+    (upper triangle; "gauss-newton": 2 w JᵀJ of the scaled residuals) in p, as Functions of
+    (x, p, u, t, q̂, w, c), c the per-trajectory parameters. One Function per derivative order: the
+    objective alone is evaluated often in the line search and must not drag the Hessian along."""
+    model = problem.model
+    xs, ps = ca.SX.sym("x", model.n_states), ca.SX.sym("p", model.n_params)
     us, ts = ca.SX.sym("u", model.n_inputs), ca.SX.sym("t")
     qs, ws = ca.SX.sym("q", n_fit), ca.SX.sym("w")
-    xdot, y = model.symbolic(xs, ps, us, ts)
+    cs = ca.SX.sym("c", len(model.per_trajectory))
+    xdot, y = model.symbolic(xs, ps, us, ts, cs)
     q = ca.vertcat(*[xdot[i] if kind == "x" else y[i] for kind, i in problem.columns])
     residual = (q - qs) / problem.scales()
     loss = ws * ca.sumsqr(residual)
@@ -472,12 +545,7 @@ def _regress(
         grad, hess = 2 * ws * ca.mtimes(jac.T, residual), 2 * ws * ca.mtimes(jac.T, jac)
     else:
         hess, grad = ca.hessian(loss, ps)
-    p = ca.MX.sym("p", npar)
-    data = (ca.DM(x.T), p, ca.DM(u.T), ca.DM(t[None, :]), ca.DM(targets.T), ca.DM(w))
-
-    # one Function per derivative order: the objective alone is evaluated often in the line
-    # search and must not drag the Hessian along
-    args = [xs, ps, us, ts, qs, ws]
+    args = [xs, ps, us, ts, qs, ws, cs]
     fns = [
         ca.Function(name, args, [expr])
         for name, expr in (("loss", loss), ("loss_grad", grad), ("loss_hess", ca.triu(hess)))
@@ -486,22 +554,46 @@ def _regress(
         from ..transcription.nlp.jit import compile_functions
 
         fns[1:] = compile_functions(fns[1:], name="collocnode_warmstart")
+    return fns
+
+
+def _summed_objective(
+    problem: TrainingProblem, fns: list[ca.Function], samples: _Samples, p: ca.MX
+) -> tuple[ca.MX, ca.MX, ca.MX]:
+    """(f, gradient, Hessian upper triangle) of (*) at the symbol ``p``: the sample terms
+    summed by a reducing map over the samples, plus the weights' regularization λ ‖w‖²."""
+    npar, nw = problem.model.n_params, problem.model.n_weights
+    n = samples.t.size
+    data = (
+        ca.DM(samples.x.T),
+        p,
+        ca.DM(samples.u.T),
+        ca.DM(samples.t[None, :]),
+        ca.DM(samples.targets.T),
+        ca.DM(samples.w),
+        ca.DM(samples.c.T),
+    )
     f, g_f, h_f = (fn.map(fn.name() + "_sum", "serial", n, [1], [0])(*data) for fn in fns)
-    lam = problem.regularization
+    lam = problem.lam
     if lam > 0:
         mask = np.r_[np.ones(nw), np.zeros(npar - nw)]
         f = f + lam * ca.sumsqr(p[:nw])
         g_f = g_f + 2.0 * lam * ca.DM(mask) * p
         h_f = h_f + ca.DM(ca.Sparsity.diag(npar), 2.0 * lam * mask)
+    return f, g_f, h_f
 
-    # bounds and block constraints exactly as the collocation NLP has them (eq. 17)
-    dop = problem.to_dop(params_guess=p0)
-    zero = ca.DM.zeros(model.n_states)
+
+def _regression_solver(
+    dop: Any, n_states: int, p: ca.MX, objective: tuple[ca.MX, ca.MX, ca.MX], ipopt: IpoptOptions
+) -> ca.Function:
+    """IPOPT on (*) with the objective's derivatives as custom callbacks and the problem's
+    block constraints (its boundary constraints, which see only p) with their exact Hessian."""
+    f, g_f, h_f = objective
+    zero = ca.DM.zeros(n_states)
     g = dop.boundary.fn(zero, zero, p) if dop.boundary is not None else ca.MX(0, 1)
-    lbg, ubg = (dop.boundary.lb, dop.boundary.ub) if dop.boundary is not None else ((), ())
     empty, sigma = ca.MX.sym("empty", 0), ca.MX.sym("sigma")
     lam_g = ca.MX.sym("lam_g", g.shape[0])
-    h_g = ca.hessian(ca.dot(lam_g, g), p)[0] if g.shape[0] else ca.MX(npar, npar)
+    h_g = ca.hessian(ca.dot(lam_g, g), p)[0] if g.shape[0] else ca.MX(p.shape[0], p.shape[0])
     callbacks = {
         "grad_f": ca.Function("nlp_grad_f", [p, empty], [f, g_f], ["x", "p"], ["f", "grad_f_x"]),
         "jac_g": ca.Function(
@@ -515,25 +607,12 @@ def _regress(
             ["triu_hess_gamma_x_x"],
         ),
     }
-    solver = ca.nlpsol(
+    return ca.nlpsol(
         "warm_start",
         "ipopt",
         {"x": p, "f": f, "g": g},
         {**callbacks, "ipopt": ipopt.ipopt_dict(), "print_time": False, "error_on_fail": False},
     )
-    out = solver(x0=p0, lbx=dop.p_lb, ubx=dop.p_ub, lbg=lbg, ubg=ubg)
-    stats = solver.stats()
-    status, name = from_ipopt(stats.get("return_status", "Unknown"))
-    p_fit = np.asarray(out["x"]).ravel()
-    objective = float(out["f"])
-    if not (np.all(np.isfinite(p_fit)) and np.isfinite(objective)):
-        p_fit, objective = p0.copy(), float("nan")
-    return p_fit, {
-        "status": status,
-        "ipopt_status": name,
-        "iterations": int(stats.get("iter_count", 0)),
-        "objective": objective,
-    }
 
 
 def _is_data(state_guess: Any) -> bool:

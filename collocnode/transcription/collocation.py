@@ -25,6 +25,7 @@ import numpy as np
 from .. import _validation as v
 from ..algorithm import Algorithm, SolveContext
 from ..status import SolveInterrupted, SolverStatus
+from .data_mesh import data_mesh
 from .ipopt.backends import IpoptResult, solve_ipopt
 from .ipopt.iteration import CallbackRunner, RunInfo
 from .ipopt.options import IpoptOptions
@@ -37,13 +38,19 @@ from .radau import MAX_STAGES
 from .refine import as_solution, warm_started
 from .solution import Solution
 
+#: equidistant intervals of ``RadauIIA(intervals="auto")`` on a problem without data
+AUTO_FALLBACK = 100
+
 
 @dataclass(frozen=True)
 class RadauIIA(Algorithm):
     """Radau IIA collocation at flipped Legendre-Gauss-Radau points, solved by IPOPT.
 
     Args:
-        intervals: number of equidistant mesh intervals over the problem's horizon.
+        intervals: number of equidistant mesh intervals over the problem's horizon, or "auto":
+            a mesh chosen from the problem's data (:func:`.data_mesh.data_mesh`: as fine as
+            the sampling and the signal's rate of change ask for, non-uniform where they vary;
+            :data:`AUTO_FALLBACK` equidistant intervals for a problem without data).
         stages: collocation nodes per interval (order 2·stages − 1).
         mesh: an explicit :class:`Mesh` (non-uniform grids, per-interval stages); overrides
             ``intervals``/``stages``.
@@ -59,7 +66,7 @@ class RadauIIA(Algorithm):
     ``RadauIIA.spectral(70)`` is the global spectral variant: one interval with 70 nodes.
     """
 
-    intervals: int = 100
+    intervals: int | str = 100
     stages: int = 3
     mesh: Mesh | None = None
     jit: bool = False
@@ -71,13 +78,14 @@ class RadauIIA(Algorithm):
         check_hessian(self.hessian)
         if not isinstance(self.jit, bool):
             raise TypeError(f"jit must be True or False, got {self.jit!r}")
-        v.positive_int("intervals", self.intervals)
+        if not (isinstance(self.intervals, str) and self.intervals == "auto"):
+            v.positive_int("intervals", self.intervals)
         if v.positive_int("stages", self.stages) > MAX_STAGES:
             raise ValueError(f"stages must be at most {MAX_STAGES}, got {self.stages}")
         # one state per node is the least an NLP on this mesh holds
         v.fits_in_memory(
             f"intervals={self.intervals} × stages={self.stages}",
-            int(self.intervals) * int(self.stages) + 1,
+            self.n_intervals * int(self.stages) + 1,
             "collocation nodes",
         )
         if self.threads is not None:
@@ -94,8 +102,20 @@ class RadauIIA(Algorithm):
             raise ValueError(f"nodes must be at most {MAX_STAGES}, got {nodes}")
         return cls(intervals=1, stages=int(nodes), **kwargs)  # type: ignore[arg-type]
 
+    @property
+    def auto(self) -> bool:
+        """Whether the mesh is chosen from the problem's data."""
+        return isinstance(self.intervals, str)
+
+    @property
+    def n_intervals(self) -> int:
+        """The equidistant intervals of :meth:`mesh_for` (:data:`AUTO_FALLBACK` for "auto")."""
+        return AUTO_FALLBACK if self.auto else int(self.intervals)
+
     def mesh_for(self, tspan: tuple[float, float]) -> Mesh:
-        """The mesh over ``tspan``: ``mesh`` (checked to span it) or an equidistant one."""
+        """The mesh over ``tspan``: ``mesh`` (checked to span it) or an equidistant one (for
+        ``intervals="auto"``, which needs the problem's data, :data:`AUTO_FALLBACK` intervals;
+        :meth:`meshes_for` chooses from the data)."""
         if self.mesh is not None:
             t0, tf = tspan
             tol = 1e-9 * max(1.0, abs(tf - t0))
@@ -105,7 +125,7 @@ class RadauIIA(Algorithm):
                     f"[{t0}, {tf}]"
                 )
             return self.mesh
-        return Mesh.equidistant(tspan[0], tspan[1], self.intervals, self.stages)
+        return Mesh.equidistant(tspan[0], tspan[1], self.n_intervals, self.stages)
 
     # ---- the algorithm protocol (collocnode.algorithm) ---------------------------------------
     #: its NLP can be built once and re-solved with new proximal values (.proximal)
@@ -120,13 +140,21 @@ class RadauIIA(Algorithm):
         if context.warm is not None:
             dop = warm_started(dop, as_solution(context.warm))
         meshes = None if context.meshes is None else list(context.meshes)
+        if meshes is None and self.auto and self.mesh is None:
+            meshes = self.meshes_for(problem)
         return lowered.finish(
             solve_collocation(dop, self.capped(context.remaining()), meshes, lowered.callback)
         )
 
     def meshes_for(self, problem: Any) -> list[Mesh]:
-        """This algorithm's mesh over the horizon of each trajectory of ``problem``."""
-        return [self.mesh_for(h) for h in problem.horizons()]
+        """This algorithm's mesh over the horizon of each trajectory of ``problem`` (chosen
+        from its data, ``problem.mesh_data(k) -> (t, values)``, for ``intervals="auto"``)."""
+        horizons = problem.horizons()
+        if self.auto and self.mesh is None and hasattr(problem, "mesh_data"):
+            return [
+                data_mesh(*problem.mesh_data(k), h, self.stages) for k, h in enumerate(horizons)
+            ]
+        return [self.mesh_for(h) for h in horizons]
 
     def capped(self, seconds: float | None) -> RadauIIA:
         """This algorithm with IPOPT's wall time at most ``seconds`` (None: unchanged)."""
@@ -257,7 +285,7 @@ def package(
             **({"ordering_trial": res.t_ordering_trial} if res.ordering_trial else {}),
             "total": t_total,
         },
-        size=nlp.size,
+        size=nlp.layout.size,
         problem=dop,
         meshes=list(meshes),
         segment_states=segment_states,
@@ -265,6 +293,7 @@ def package(
         tf=tf,
         segment_unknowns=nlp.segment_unknowns(res.z),
         ordering_trial=dict(res.ordering_trial),
+        nlp=nlp,
     )
 
 

@@ -77,7 +77,7 @@ def test_epochs_option():
 
 def test_node_and_snode_share_every_option_but_the_stabilization():
     pytest.importorskip("torchdiffeq")
-    from collocnode.compare.node import NODEOptions
+    from collocnode.compare.methods.node import NODEOptions
 
     pair = st.make_pair("rigid_body", st.Config(epochs=(("rigid_body", 5),)), seed=3)
     node, snode = pair["NODE"], pair["SNODE"]

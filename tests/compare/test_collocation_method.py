@@ -5,7 +5,7 @@ import pytest
 
 from collocnode import problems
 from collocnode.compare import make_trainer
-from collocnode.compare.harness import add_time_to_target
+from collocnode.compare.run import add_time_to_target
 
 
 @pytest.mark.parametrize("name", ["vdp", "slider_crank"])
@@ -52,15 +52,35 @@ def test_unknown_hessian_is_named():
 
 
 def test_qvm_gets_the_hybrid_model_instead_of_the_black_box_one():
-    from collocnode.compare.collocation import Collocation
-    from collocnode.compare.qvm_collocation import QVMCollocation
+    from collocnode.compare.methods.collocation import Collocation, CollocationOptions
+    from collocnode.recipes.qvm import QVMRecipe
 
-    qvm = problems.get("qvm")
-    assert "hybrid" in Collocation.not_applicable(qvm)
-    trainer = make_trainer("collocation", "qvm")
-    assert isinstance(trainer, QVMCollocation) and trainer.not_applicable(qvm) is None
-    assert trainer.not_applicable(problems.get("vdp"))  # and the hybrid applies to qvm only
-    assert type(make_trainer("collocation", "vdp")) is Collocation
+    qvm, vdp = problems.get("qvm"), problems.get("vdp")
+    hybrid, generic = make_trainer("collocation", "qvm"), make_trainer("collocation", "vdp")
+    assert type(hybrid) is type(generic) is Collocation  # one adapter: the recipe decides
+    assert isinstance(hybrid.options.recipe, QVMRecipe) and hybrid.not_applicable(qvm) is None
+    assert "hybrid" in generic.not_applicable(qvm)
+    assert "hybrid" in Collocation().not_applicable(qvm)  # the generic recipe by default
+    assert hybrid.not_applicable(vdp)  # and the hybrid applies to qvm only
+    assert (hybrid.derivative_source, generic.derivative_source) == ("output", None)
+    with pytest.raises(TypeError, match="recipe must be one of the recipes"):
+        CollocationOptions(recipe="x")
+
+
+def test_the_comparison_settings_reach_the_recipe_by_name():
+    trainer = make_trainer("collocation", "vdp", quick=True, epochs=7, stages=2, hidden=(4,))
+    opts = trainer.options
+    assert (opts.settings.max_iter, opts.settings.stages, opts.recipe.hidden) == (7, 2, (4,))
+    assert trainer.epoch_limit == 7
+    again = make_trainer("collocation", "vdp", lr=1e-2, device="cpu", seed=3).options
+    assert again.seed == 3 and again.recipe == make_trainer("collocation", "vdp").options.recipe
+    with pytest.raises(ValueError, match="epochs must be a positive integer"):
+        make_trainer("collocation", "vdp", epochs=0)
+    with pytest.raises(ValueError, match="lr must be a positive finite number"):
+        make_trainer("collocation", "vdp", lr=-1.0)
+    with pytest.raises(ValueError, match="unknown option 'strategy' of SystemRecipe"):
+        make_trainer("collocation", "vdp", strategy="W")
+    assert make_trainer("collocation", "qvm", strategy="W").options.recipe.strategy == "W"
 
 
 def test_time_to_target_uses_each_curve_and_the_collocation_error():

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from collocnode.compare import harness
-from collocnode.compare.harness import CompareConfig, markdown, run
+from collocnode.compare.run import CompareConfig, markdown, run
+from collocnode.compare.run.scenarios import COLUMNS
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "compare.py"
@@ -52,7 +52,7 @@ def test_quick_run_writes_valid_json_and_markdown(tmp_path):
     report = json.loads((out / "compare.json").read_text())
     rows = {r["method"]: r for r in report["rows"]}
     assert list(rows) == ["fnode", "snde", "lstm"]
-    for key in harness.COLUMNS:
+    for key in COLUMNS:
         assert all(key in r for r in rows.values())
     assert rows["fnode"]["status"] == "success" and rows["fnode"]["epochs"] == 3
     assert rows["fnode"]["options"]["targets"] == "fd"
@@ -118,7 +118,7 @@ def test_debug_shows_the_traceback():
 
 
 def test_a_failing_method_is_recorded_while_the_others_continue(tmp_path, monkeypatch):
-    from collocnode.compare import fnode
+    from collocnode.compare.methods import fnode
 
     def boom(self, system, trajs):
         raise RuntimeError("synthetic failure")
@@ -134,7 +134,7 @@ def test_a_failing_method_is_recorded_while_the_others_continue(tmp_path, monkey
 
 
 def test_diverged_rollout_is_reported_with_its_step(tmp_path, monkeypatch):
-    from collocnode.compare import mbdnode
+    from collocnode.compare.methods import mbdnode
     from collocnode.tools.fixed_step import DivergenceError
 
     def diverge(self, t, x0, u=None, *, params=None):

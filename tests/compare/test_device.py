@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from collocnode.compare.device import check_device_name, resolve_device, resolve_dtype
+from collocnode.compare.methods.device import check_device_name, resolve_device, resolve_dtype
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "compare.py"
 

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from collocnode import problems
-from collocnode.compare.base import NotApplicableError
-from collocnode.compare.lnn import LagrangianField
-from collocnode.compare.registry import make_trainer
+from collocnode.compare.methods.base import NotApplicableError
+from collocnode.compare.methods.lnn import LagrangianField
+from collocnode.compare.methods.registry import make_trainer
 from collocnode.nn import MLP
 from collocnode.problems.layout import StateLayout
 from collocnode.tools.fixed_step import DivergenceError

@@ -8,9 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from collocnode.compare.harness import CompareConfig, run
-from collocnode.compare.results import BASE_COLUMNS, CompareReport, MethodRow, Score
-from collocnode.compare.scenarios import StateRollout, StateRolloutScenario
+from collocnode.compare.run import CompareConfig, default_methods, run
+from collocnode.compare.run.results import BASE_COLUMNS, CompareReport, MethodRow, Score
+from collocnode.compare.run.scenarios import StateRollout, StateRolloutScenario
 from collocnode.tools.fixed_step import DivergenceError
 from collocnode.tools.io import jsonable
 
@@ -24,7 +24,7 @@ def _written(out) -> dict:
 
 
 def test_ctrl_c_before_training_ends_is_recorded_and_skips_the_rest(tmp_path, monkeypatch):
-    from collocnode.compare import fnode
+    from collocnode.compare.methods import fnode
 
     def interrupt(self, system, trajs):
         raise KeyboardInterrupt
@@ -41,7 +41,7 @@ def test_ctrl_c_before_training_ends_is_recorded_and_skips_the_rest(tmp_path, mo
 
 
 def test_ctrl_c_while_scoring_keeps_the_training_fields(tmp_path, monkeypatch):
-    from collocnode.compare import mbdnode
+    from collocnode.compare.methods import mbdnode
 
     def interrupt(self, t, x0, u=None, *, params=None):
         raise KeyboardInterrupt
@@ -55,7 +55,7 @@ def test_ctrl_c_while_scoring_keeps_the_training_fields(tmp_path, monkeypatch):
 
 
 def test_a_failure_is_named_and_the_json_is_the_report(tmp_path, monkeypatch):
-    from collocnode.compare import fnode
+    from collocnode.compare.methods import fnode
 
     def boom(self, system, trajs):
         raise RuntimeError("synthetic failure")
@@ -115,10 +115,9 @@ def test_a_diverged_rollout_is_a_typed_divergence():
 
 @pytest.mark.parametrize("problem", ["vdp", "qvm"])
 def test_scenarios_give_defaults_and_columns(problem):
-    from collocnode.compare import harness
-    from collocnode.compare.scenarios import scenario_for
+    from collocnode.compare.run.scenarios import scenario_for
 
     scenario = scenario_for(problem)
-    assert harness.default_methods(problem) == scenario.methods
+    assert default_methods(problem) == scenario.methods
     assert scenario.columns[0] == ("method", "method")
     assert (scenario.threads(True) == 1) is (problem == "qvm")

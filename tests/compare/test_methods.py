@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from collocnode import problems
-from collocnode.compare import registry
-from collocnode.compare.base import FitResult, NotApplicableError
-from collocnode.compare.registry import make_trainer
-from collocnode.compare.snde import _Stabilize, constraint_functions, stabilization
+from collocnode.compare.methods import registry
+from collocnode.compare.methods.base import FitResult, NotApplicableError
+from collocnode.compare.methods.registry import make_trainer
+from collocnode.compare.methods.snde import _Stabilize, constraint_functions, stabilization
 from collocnode.tools.fixed_step import DivergenceError
 
 # collocation and sindy (no epochs) are tested in test_collocation_method and test_sindy_method

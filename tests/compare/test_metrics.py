@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from collocnode import problems
-from collocnode.compare.metrics import evaluate, window_errors
+from collocnode.compare.run.metrics import evaluate, window_errors
 from collocnode.tools.fixed_step import DivergenceError
 
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from collocnode.compare.base import NotApplicableError
-from collocnode.compare.mnn_discovery import MNNDiscovery
-from collocnode.compare.mnn_solver import solve_ode
+from collocnode.compare.methods.base import NotApplicableError
+from collocnode.compare.methods.mnn_discovery import MNNDiscovery
+from collocnode.compare.methods.mnn_solver import solve_ode
 
 pytest.importorskip("pysindy")
 

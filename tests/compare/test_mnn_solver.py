@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from collocnode.compare.mnn_solver import ODEShape, ode_system, solve_ode
+from collocnode.compare.methods.mnn_solver import ODEShape, ode_system, solve_ode
 
 F64 = torch.float64
 

@@ -14,10 +14,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from collocnode.compare import harness, make_trainer
-from collocnode.compare import qvm as cq
-from collocnode.compare.harness import CompareConfig, add_time_to_target, run_method
-from collocnode.compare.qvm_collocation import QVMCollocation
+from collocnode.compare import make_trainer
+from collocnode.compare.run import (
+    CompareConfig,
+    add_time_to_target,
+    default_methods,
+    markdown,
+    run_method,
+)
+from collocnode.compare.run import qvm as cq
 
 ROOT = Path(__file__).resolve().parents[2]
 APPLICABLE = ("collocation", "node", "fnode", "mbdnode", "mnn")
@@ -100,7 +105,7 @@ def test_collocation_row_is_the_qvm_experiment(road_data):
     from collocnode.experiments import qvm as experiment
 
     trainer = make_trainer("collocation", "qvm", quick=True, epochs=8)
-    assert isinstance(trainer, QVMCollocation) and trainer.options.strategy == "II"
+    assert trainer.options.recipe.strategy == "II" and trainer.derivative_source == "output"
     result = trainer.fit(road_data.system, road_data.split.train)
     fields, arrays = cq.RoadEvaluation(road_data).score(trainer)
     ref, _ = experiment.evaluate(trainer.solution, road_data.system, road_data.split)
@@ -137,15 +142,16 @@ def test_mnn_derivatives_come_with_its_rollout(oscillator):
 def test_quick_and_full_settings(quick):
     cfg = CompareConfig("qvm", cq.METHODS, quick=quick)
     assert cfg.eval_every_s == cq.SETTINGS.curve_every(quick)
-    assert harness.default_methods("qvm") == cq.METHODS
-    assert harness.default_methods("vdp") == ("fnode", "mbdnode")
+    assert default_methods("qvm") == cq.METHODS
+    assert default_methods("vdp") == ("fnode", "mbdnode")
     coll = make_trainer("collocation", "qvm", quick=quick).options
+    settings = coll.settings
     if quick:
-        assert (coll.stages, coll.epochs, coll.jit) == (3, 30, False)
+        assert (settings.stages, settings.max_iter, settings.jit) == (3, 30, False)
         assert cq.SETTINGS.duration(True) <= 4.0 and cq.SETTINGS.threads(True) == 1
     else:  # the paper's: 2,500 x 5 over 42 s, 150 iterations per phase, 1-5-5-1 squareplus
-        assert (coll.stages, coll.intervals, coll.epochs) == (5, 2500, 150)
-        assert coll.hidden == (5, 5) and coll.activation == "squareplus"
+        assert (settings.stages, settings.intervals, settings.max_iter) == (5, 2500, 150)
+        assert coll.recipe.hidden == (5, 5) and coll.recipe.activation == "squareplus"
         assert cq.SETTINGS.duration(False) == 42.0
     for name in ("node", "fnode", "mbdnode", "mnn"):
         opts = make_trainer(name, "qvm", quick=quick).options
@@ -186,7 +192,7 @@ def test_markdown_shows_the_qvm_columns():
             {"method": "snde", "status": "not applicable", "message": "no constraint"},
         ],
     }
-    md = harness.markdown(report)
+    md = markdown(report)
     assert "test-road a RMSE [m/s²]" in md and "friction RMSE [N]" in md
     assert "| collocation | success |" in md and "no constraint" in md
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from collocnode import problems
-from collocnode.compare.registry import make_trainer
+from collocnode.compare.methods.registry import make_trainer
 from collocnode.tools.fixed_step import integrate
 
 TINY = {"epochs": 3, "hidden": (16, 16), "batch_size": 8, "device": "cpu"}

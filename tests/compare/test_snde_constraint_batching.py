@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from collocnode import problems
-from collocnode.compare.snde import constraint_functions
+from collocnode.compare.methods.snde import constraint_functions
 
 
 class _Counting:

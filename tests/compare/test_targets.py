@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from collocnode import problems
-from collocnode.compare.fnode import FNODEOptions, fnode_targets
+from collocnode.compare.methods.fnode import FNODEOptions, fnode_targets
 from collocnode.problems.layout import StateLayout
 from collocnode.tools import derivatives as tg
 

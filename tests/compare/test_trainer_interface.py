@@ -12,10 +12,11 @@ import pytest
 import torch
 
 from collocnode import problems
-from collocnode.compare import registry
-from collocnode.compare.base import FitResult, Trainer, TrainerOptions
-from collocnode.compare.gradient import GradientOptions, GradientTrainer
-from collocnode.compare.options import gradient_settings, replace_options
+from collocnode.compare.methods import registry
+from collocnode.compare.methods.base import FitResult, Trainer, TrainerOptions
+from collocnode.compare.methods.gradient import GradientOptions, GradientTrainer
+from collocnode.compare.methods.options import gradient_settings, replace_options
+from collocnode.compare.methods.status import MethodStatus
 from collocnode.problems.base import System
 
 GRADIENT_ONLY = {"lr", "lr_decay", "weight_decay", "grad_clip", "batch_size", "optimizer"}
@@ -127,15 +128,16 @@ def test_options_without_gradient_settings_accept_and_check_them():
 
 
 def test_one_registry_names_every_method_its_defaults_and_specialisations():
-    assert registry.available() == list(registry.METHODS)
+    assert sorted(registry.available()) == registry.METHODS.names()
+    assert registry.available()[:2] == ["collocation", "fnode"]  # the comparison's own order
+    assert registry.METHODS.entry("fnode").ref == "collocnode.compare.methods.fnode:FNODE"
     for name in registry.available():
         cls = registry.method_class(name)
         assert issubclass(cls, Trainer)
         assert issubclass(cls, GradientTrainer) is (name not in ("collocation", "sindy")), name
     assert registry.method_defaults("node_adjoint") == {"adjoint": True}
-    qvm_cls = registry.method_class("collocation", "qvm")
-    assert qvm_cls is not registry.method_class("collocation")
-    assert qvm_cls.__name__ == "QVMCollocation"
+    # one collocation adapter: the problem's recipe, not another class, makes the hybrid model
+    assert registry.method_class("collocation", "qvm") is registry.method_class("collocation")
     with pytest.raises(ValueError, match="unknown method 'pysr'"):
         registry.method_class("pysr")
 
@@ -148,8 +150,8 @@ def test_every_method_accepts_the_comparison_wide_settings():
 
 def test_importing_the_comparison_loads_no_torch():
     code = (
-        "import sys; import collocnode.compare, collocnode.compare.harness, "
-        "collocnode.compare.gradient, collocnode.tools.plotting; "
+        "import sys; import collocnode.compare, collocnode.compare.run.harness, "
+        "collocnode.compare.methods.gradient, collocnode.tools.plotting; "
         "print('torch' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -211,7 +213,7 @@ def test_a_callback_stop_is_its_own_status_with_its_reason():
     assert result.status == "stopped" and result.epochs == 4
     assert result.message == "enough after epoch 4"
     assert stop.events == [RunInfo(60, 1, 1, unit="epoch", can_predict=True), "end"]
-    assert result.status in __import__("collocnode.compare.base").compare.base.STATUSES
+    assert result.status is MethodStatus.STOPPED and result.status == "stopped"
 
 
 def test_a_raising_callback_fails_the_fit_with_its_error_and_keeps_the_best_weights():
@@ -240,8 +242,8 @@ def test_stagnation_stops_the_epoch_loop_and_a_window_beyond_the_epochs_is_refus
 
 
 def test_the_report_shows_why_a_method_was_stopped():
-    from collocnode.compare.report import markdown, summary_line
-    from collocnode.compare.results import CompareReport, MethodRow
+    from collocnode.compare.run.report import markdown, summary_line
+    from collocnode.compare.run.results import CompareReport, MethodRow
 
     row = MethodRow("fnode", "stopped", 1.0, 12, 10, message="early stopping: validation MSE")
     assert not row.unfinished

@@ -232,7 +232,7 @@ def test_a_row_may_score_a_column_subset(tmp_path):
 
 def test_every_published_row_names_registered_methods_problems_and_presets():
     from collocnode import problems
-    from collocnode.compare import registry
+    from collocnode.compare.methods import registry
 
     for table in TABLES:
         if table.kind == "compare":

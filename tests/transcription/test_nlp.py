@@ -13,7 +13,7 @@ from collocnode import (
     Mesh,
 )
 from collocnode.transcription import StructuredNLP
-from collocnode.transcription.nlp import structured as nlp_module
+from collocnode.transcription.nlp import node_map as node_map_module
 
 
 def rich_problem() -> DynamicOptimizationProblem:
@@ -108,17 +108,19 @@ def nlp(request):
 
 @pytest.fixture
 def point(rng, nlp):
-    z = rng.uniform(-1, 1, nlp.n_z)
-    lam = rng.uniform(-1, 1, nlp.n_c)
+    z = rng.uniform(-1, 1, nlp.layout.n_z)
+    lam = rng.uniform(-1, 1, nlp.layout.n_c)
     return z, lam, 0.7
 
 
 def test_sizes(nlp):
     mesh, dop = nlp.mesh, nlp.dop
     n_node_rows = dop.n_states + dop.n_algebraic + (dop.path.n if dop.path else 0)
-    assert nlp.n_z == mesh.n_nodes * dop.node_width + dop.n_params + int(dop.free_final_time)
-    assert nlp.n_c == mesh.n_collocation * n_node_rows + (dop.boundary.n if dop.boundary else 0)
-    assert nlp.size.nnz_hessian == nlp.hess_sparsity.nnz()
+    assert nlp.layout.n_z == mesh.n_nodes * dop.node_width + dop.n_params + int(dop.free_final_time)
+    assert nlp.layout.n_c == mesh.n_collocation * n_node_rows + (
+        dop.boundary.n if dop.boundary else 0
+    )
+    assert nlp.layout.size.nnz_hessian == nlp.layout.hess_sparsity.nnz()
     rows, cols = nlp.hessian_structure()
     assert np.all(rows <= cols), "Hessian must be the upper triangle"
 
@@ -126,22 +128,22 @@ def test_sizes(nlp):
 def test_callbacks_match_casadi_ad(nlp, point):
     """The assembled derivatives equal CasADi's AD of the very same f/g expression graph."""
     z, lam, sigma = point
-    zs = nlp.z_sym
-    ref_grad = ca.Function("g", [zs], [ca.gradient(nlp.f_expr, zs)])(z)
-    ref_jac = ca.Function("j", [zs], [ca.jacobian(nlp.g_expr, zs)])(z)
-    lag = sigma * nlp.f_expr + ca.dot(ca.DM(lam), nlp.g_expr)
+    zs = nlp.graph.z
+    ref_grad = ca.Function("g", [zs], [ca.gradient(nlp.graph.f, zs)])(z)
+    ref_jac = ca.Function("j", [zs], [ca.jacobian(nlp.graph.g, zs)])(z)
+    lag = sigma * nlp.graph.f + ca.dot(ca.DM(lam), nlp.graph.g)
     ref_hess = ca.Function("h", [zs], [ca.triu(ca.hessian(lag, zs)[0])])(z)
     np.testing.assert_allclose(
         nlp.fn_grad(z).full().ravel(), np.array(ref_grad).ravel(), rtol=1e-12, atol=1e-12
     )
     np.testing.assert_allclose(
-        dense(nlp.jac_sparsity, nlp.fn_jac(z).full().ravel()),
+        dense(nlp.layout.jac_sparsity, nlp.fn_jac(z).full().ravel()),
         np.array(ref_jac),
         rtol=1e-12,
         atol=1e-12,
     )
     np.testing.assert_allclose(
-        dense(nlp.hess_sparsity, nlp.fn_hess(z, sigma, lam).full().ravel()),
+        dense(nlp.layout.hess_sparsity, nlp.fn_hess(z, sigma, lam).full().ravel()),
         np.array(ref_hess),
         rtol=1e-12,
         atol=1e-12,
@@ -152,14 +154,14 @@ def test_callbacks_match_finite_differences(nlp, point):
     z, lam, sigma = point
     f = lambda zz: float(nlp.fn_f(zz))  # noqa: E731
     g = lambda zz: nlp.fn_g(zz).full().ravel()  # noqa: E731
-    J = dense(nlp.jac_sparsity, nlp.fn_jac(z).full().ravel())
+    J = dense(nlp.layout.jac_sparsity, nlp.fn_jac(z).full().ravel())
 
     def grad_lag(zz):
-        Jz = dense(nlp.jac_sparsity, nlp.fn_jac(zz).full().ravel())
+        Jz = dense(nlp.layout.jac_sparsity, nlp.fn_jac(zz).full().ravel())
         return sigma * nlp.fn_grad(zz).full().ravel() + Jz.T @ lam
 
     eps = 1e-6
-    E = np.eye(nlp.n_z)
+    E = np.eye(nlp.layout.n_z)
     fd_grad = np.array([(f(z + eps * e) - f(z - eps * e)) / (2 * eps) for e in E])
     fd_jac = np.column_stack([(g(z + eps * e) - g(z - eps * e)) / (2 * eps) for e in E])
     fd_hess = np.column_stack(
@@ -167,7 +169,7 @@ def test_callbacks_match_finite_differences(nlp, point):
     )
     np.testing.assert_allclose(nlp.fn_grad(z).full().ravel(), fd_grad, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(J, fd_jac, rtol=1e-6, atol=1e-7)
-    H = dense(nlp.hess_sparsity, nlp.fn_hess(z, sigma, lam).full().ravel())
+    H = dense(nlp.layout.hess_sparsity, nlp.fn_hess(z, sigma, lam).full().ravel())
     H = H + np.triu(H, 1).T
     np.testing.assert_allclose(H, fd_hess, rtol=1e-6, atol=1e-6)
 
@@ -178,7 +180,7 @@ def test_jit_callbacks_equal_interpreted(rng, tmp_path, monkeypatch):
     plain = StructuredNLP(rich_problem(), mesh)
     jitted = StructuredNLP(rich_problem(), mesh, jit=True)
     assert list(tmp_path.glob("*.so")), "the compiled library is cached on disk"
-    z, lam = rng.uniform(-1, 1, plain.n_z), rng.uniform(-1, 1, plain.n_c)
+    z, lam = rng.uniform(-1, 1, plain.layout.n_z), rng.uniform(-1, 1, plain.layout.n_c)
     for name, args in (("fn_grad", (z,)), ("fn_jac", (z,)), ("fn_hess", (z, 0.3, lam))):
         a = getattr(plain, name)(*args).full()
         b = getattr(jitted, name)(*args).full()
@@ -190,7 +192,7 @@ def test_constraint_values_are_collocation_equations(rng):
     dop = rich_problem()
     mesh = MESHES["mixed"]
     nlp = StructuredNLP(dop, mesh)
-    z = rng.uniform(-1, 1, nlp.n_z)
+    z = rng.uniform(-1, 1, nlp.layout.n_z)
     X, p = nlp.split(z)
     g = nlp.fn_g(z).full().ravel()
     from collocnode.transcription import radau_table
@@ -219,7 +221,7 @@ def test_structured_equals_naive_transcription(mesh, rng):
     nlp = StructuredNLP(dop, m)
     ref = naive_nlp(dop, m)
     fg = ca.Function("fg", [ref["x"]], [ref["f"], ref["g"]])
-    z = rng.uniform(-1, 1, nlp.n_z)
+    z = rng.uniform(-1, 1, nlp.layout.n_z)
     f_ref, g_ref = fg(z)
     assert float(nlp.fn_f(z)) == pytest.approx(float(f_ref), rel=1e-13)
     np.testing.assert_allclose(
@@ -238,8 +240,8 @@ def test_node_map_bounds_the_buffer_of_summed_outputs(monkeypatch, threads):
     X = np.random.default_rng(0).normal(size=(3, n))
     P = np.random.default_rng(1).normal(size=60)
     plain = f.map("plain", "serial", n, [1], [0], {})
-    monkeypatch.setattr(nlp_module, "REDUCE_BUFFER_BYTES", 8 * 3_600 * 40)  # 40 nodes' copies
-    node_map = nlp_module._NodeMap(n, threads, reduced_nnz=3_600)
+    monkeypatch.setattr(node_map_module, "REDUCE_BUFFER_BYTES", 8 * 3_600 * 40)  # 40 nodes' copies
+    node_map = node_map_module.NodeMap(n, threads, reduced_nnz=3_600)
     assert node_map.block == 40 and node_map.pad >= 0
     padded = ca.horzcat(X, np.zeros((3, node_map.pad)))  # zero states add zero to the sum
     summed, rows = node_map.wrap(f, [1], [0])(padded, P)
@@ -252,7 +254,7 @@ def test_node_map_bounds_the_buffer_of_summed_outputs(monkeypatch, threads):
 
 def test_node_map_without_large_sums_is_one_serial_map_per_thread():
     """The Van der Pol benchmark's size: unchanged evaluation (and summation) order."""
-    node_map = nlp_module._NodeMap(2_500, threads=2, reduced_nnz=5_000)
+    node_map = node_map_module.NodeMap(2_500, threads=2, reduced_nnz=5_000)
     assert (node_map.block, node_map.chunk, node_map.pad) == (1_250, 1_250, 0)
 
 
@@ -270,9 +272,16 @@ def test_proximal_term_is_exact_and_its_parameters_change_without_rebuild(
     mesh = scaled(MESHES["mixed"], *dop.tspan)
     plain = StructuredNLP(dop, mesh, threads=1)
     # two parameters, a state of node 3 and the first state of the last node
-    S = np.array([plain.P0, plain.P0 + 2, 3 * plain.nx + 1, plain.P0 - plain.nx])
+    S = np.array(
+        [
+            plain.layout.P0,
+            plain.layout.P0 + 2,
+            3 * plain.layout.nx + 1,
+            plain.layout.P0 - plain.layout.nx,
+        ]
+    )
     prox = StructuredNLP(dop, mesh, threads=1, proximal=S)
-    z, lam, sigma = rng.uniform(-1, 1, plain.n_z), rng.uniform(-1, 1, plain.n_c), 0.7
+    z, lam, sigma = rng.uniform(-1, 1, plain.layout.n_z), rng.uniform(-1, 1, plain.layout.n_c), 0.7
     for rho, c in [
         (np.array([1.0, 2.0, 0.5, 3.0]), rng.normal(size=4)),
         (np.ones(4) * 7, 0 * z[:4]),
@@ -285,14 +294,14 @@ def test_proximal_term_is_exact_and_its_parameters_change_without_rebuild(
         grad = plain.fn_grad(z).full().ravel()
         grad[S] += rho * gap
         np.testing.assert_allclose(prox.fn_grad(z).full().ravel(), grad, rtol=1e-13, atol=1e-13)
-        H = dense(prox.hess_sparsity, prox.fn_hess(z, sigma, lam).full().ravel())
-        H0 = dense(plain.hess_sparsity, plain.fn_hess(z, sigma, lam).full().ravel())
+        H = dense(prox.layout.hess_sparsity, prox.fn_hess(z, sigma, lam).full().ravel())
+        H0 = dense(plain.layout.hess_sparsity, plain.fn_hess(z, sigma, lam).full().ravel())
         H0[S, S] += sigma * rho
         np.testing.assert_allclose(H, H0, rtol=1e-13, atol=1e-13)
         eps = 1e-6
         fd = [
             (float(prox.fn_f(z + eps * e)) - float(prox.fn_f(z - eps * e))) / (2 * eps)
-            for e in np.eye(prox.n_z)[S]
+            for e in np.eye(prox.layout.n_z)[S]
         ]
         np.testing.assert_allclose(prox.fn_grad(z).full().ravel()[S], fd, rtol=1e-6, atol=1e-7)
     # in a solve (the backend gets the values as NLP parameters), a stiff proximal term on two

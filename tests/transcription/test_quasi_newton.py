@@ -29,7 +29,7 @@ def sym(sparsity: ca.Sparsity, nz: np.ndarray) -> np.ndarray:
 
 def regions(nlp: StructuredNLP) -> tuple[np.ndarray, np.ndarray]:
     """Masks of the x-p and p-p regions of the (n_z, n_z) Hessian."""
-    is_p = np.arange(nlp.n_z) >= nlp.P0
+    is_p = np.arange(nlp.layout.n_z) >= nlp.layout.P0
     pp = is_p[:, None] & is_p[None, :]
     xp = is_p[:, None] ^ is_p[None, :]
     return xp, pp
@@ -37,7 +37,8 @@ def regions(nlp: StructuredNLP) -> tuple[np.ndarray, np.ndarray]:
 
 def node_lagrangian(nlp: StructuredNLP, z: np.ndarray, sigma: float, lam: np.ndarray) -> float:
     vals = nlp.node_values(z)
-    lam_nodes = lam[: nlp.N * (nlp.nx + nlp.ng)].reshape(nlp.N, nlp.nx + nlp.ng).T
+    N, rows = nlp.layout.N, nlp.layout.nx + nlp.layout.ng
+    lam_nodes = lam[: N * rows].reshape(N, rows).T
     return sigma * vals["obj"].sum() + float(
         np.sum(lam_nodes * np.vstack([vals["res"], vals["g"]]))
     )
@@ -56,22 +57,22 @@ def mesh(request):
 def test_exact_part_matches_exact_hessian(rng, blocks, mesh):
     exact = StructuredNLP(rich_problem(), mesh)
     partial = StructuredNLP(rich_problem(), mesh, hessian=MODES[blocks])
-    z, lam = rng.uniform(-1, 1, exact.n_z), rng.uniform(-1, 1, exact.n_c)
-    H = sym(exact.hess_sparsity, exact.fn_hess(z, 0.7, lam).full().ravel())
-    Hp = sym(partial.hess_sparsity, partial.fn_hess(z, 0.7, lam).full().ravel())
+    z, lam = rng.uniform(-1, 1, exact.layout.n_z), rng.uniform(-1, 1, exact.layout.n_c)
+    H = sym(exact.layout.hess_sparsity, exact.fn_hess(z, 0.7, lam).full().ravel())
+    Hp = sym(partial.layout.hess_sparsity, partial.fn_hess(z, 0.7, lam).full().ravel())
     xp, pp = regions(exact)
     learned = pp | (xp if blocks == "xp+pp" else np.zeros_like(pp))
     np.testing.assert_allclose(Hp[~learned], H[~learned], rtol=1e-12, atol=1e-12)
     # the learned blocks' pattern covers the exact one
-    pat = sym(exact.hess_sparsity, np.ones(exact.hess_sparsity.nnz())) != 0
-    pat_p = sym(partial.hess_sparsity, np.ones(partial.hess_sparsity.nnz())) != 0
+    pat = sym(exact.layout.hess_sparsity, np.ones(exact.layout.hess_sparsity.nnz())) != 0
+    pat_p = sym(partial.layout.hess_sparsity, np.ones(partial.layout.hess_sparsity.nnz())) != 0
     assert np.all(pat_p[pat])
 
 
 def test_lagrangian_gradient_against_finite_differences(rng, blocks, mesh):
     nlp = StructuredNLP(rich_problem(), mesh, hessian=MODES[blocks])
     qn = PartialQuasiNewtonHessian(nlp, PartialQuasiNewton(blocks=blocks))
-    z, lam = rng.uniform(-1, 1, nlp.n_z), rng.uniform(-1, 1, nlp.n_c)
+    z, lam = rng.uniform(-1, 1, nlp.layout.n_z), rng.uniform(-1, 1, nlp.layout.n_c)
     g = qn._lag_grad(z, 0.7, lam)
     eps = 1e-6
     fd = np.array(
@@ -81,7 +82,7 @@ def test_lagrangian_gradient_against_finite_differences(rng, blocks, mesh):
                 - node_lagrangian(nlp, z - eps * e, 0.7, lam)
             )
             / (2 * eps)
-            for e in np.eye(nlp.n_z)
+            for e in np.eye(nlp.layout.n_z)
         ]
     )
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-7)
@@ -92,17 +93,17 @@ def test_sr1_satisfies_the_secant_equation(rng, blocks, mesh):
     (B s = y): the rows of the learned p-p groups, and with "xp+pp" also every state row."""
     nlp = StructuredNLP(rich_problem(), mesh, hessian=MODES[blocks])
     qn = PartialQuasiNewtonHessian(nlp, PartialQuasiNewton("sr1", blocks))
-    z0, lam = rng.uniform(-1, 1, nlp.n_z), rng.uniform(-1, 1, nlp.n_c)
-    z1 = z0 + 0.1 * rng.uniform(-1, 1, nlp.n_z)
+    z0, lam = rng.uniform(-1, 1, nlp.layout.n_z), rng.uniform(-1, 1, nlp.layout.n_c)
+    z1 = z0 + 0.1 * rng.uniform(-1, 1, nlp.layout.n_z)
     qn(z0, 0.7, lam)
-    H1 = sym(nlp.hess_sparsity, qn(z1, 0.7, lam))
+    H1 = sym(nlp.layout.hess_sparsity, qn(z1, 0.7, lam))
     _, bnd = (np.asarray(o).ravel() for o in nlp.fn_hess_parts(z1, 0.7, lam))
-    Hnode = H1 - sym(nlp.hess_sparsity, bnd)
+    Hnode = H1 - sym(nlp.layout.hess_sparsity, bnd)
     s = z1 - z0
     y = qn._lag_grad(z1, 0.7, lam) - qn._lag_grad(z0, 0.7, lam)
-    rows = np.zeros(nlp.n_z, bool)
-    rows[nlp.P0 + np.concatenate(nlp.pp_blocks)] = True
-    rows[: nlp.P0] = blocks == "xp+pp"
+    rows = np.zeros(nlp.layout.n_z, bool)
+    rows[nlp.layout.P0 + np.concatenate(nlp.layout.pp_blocks)] = True
+    rows[: nlp.layout.P0] = blocks == "xp+pp"
     assert qn.n_skipped == 0
     np.testing.assert_allclose((Hnode @ s)[rows], y[rows], rtol=1e-9, atol=1e-10)
 
@@ -129,14 +130,14 @@ def test_recovers_a_constant_parameter_hessian(rng, update):
     exact = StructuredNLP(bilinear_problem(), mesh)
     nlp = StructuredNLP(bilinear_problem(), mesh, hessian="partial-pp")
     qn = PartialQuasiNewtonHessian(nlp, PartialQuasiNewton(update, "pp"))
-    z, lam = rng.uniform(-1, 1, nlp.n_z), rng.uniform(-1, 1, nlp.n_c)
-    for _ in range(nlp.np + 1):
+    z, lam = rng.uniform(-1, 1, nlp.layout.n_z), rng.uniform(-1, 1, nlp.layout.n_c)
+    for _ in range(nlp.layout.np + 1):
         z = z.copy()
-        z[nlp.P0 :] = rng.uniform(-1, 1, nlp.np)
-        H = sym(nlp.hess_sparsity, qn(z, 1.0, lam))
-    true = sym(exact.hess_sparsity, exact.fn_hess(z, 1.0, lam).full().ravel())
+        z[nlp.layout.P0 :] = rng.uniform(-1, 1, nlp.layout.np)
+        H = sym(nlp.layout.hess_sparsity, qn(z, 1.0, lam))
+    true = sym(exact.layout.hess_sparsity, exact.fn_hess(z, 1.0, lam).full().ravel())
     _, pp = regions(nlp)
-    n = nlp.np
+    n = nlp.layout.np
     if update == "sr1":
         np.testing.assert_allclose(H[pp], true[pp], rtol=1e-8, atol=1e-10)
     else:
@@ -163,7 +164,7 @@ def test_groups_follow_the_networks(hidden, groups):
     prob = TrainingProblem(model, Trajectory(t, np.column_stack([np.cos(t), np.sin(t)])))
     dop = prob.to_dop(params_guess=model.init_params(np.random.default_rng(0)))
     nlp = StructuredNLP(dop, Mesh.equidistant(0, 1, 5, 2), hessian="partial-pp")
-    assert sorted(g.size for g in nlp.pp_blocks) == groups
+    assert sorted(g.size for g in nlp.layout.pp_blocks) == groups
 
 
 def vdp_solution(hessian, backend="cyipopt", max_iter=400):

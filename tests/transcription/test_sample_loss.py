@@ -86,7 +86,7 @@ def case(request, rng):
 
 def test_objective_is_the_dense_output_at_the_sample_times(case, rng):
     dop, mesh, nlp = case
-    z = rng.uniform(-1, 1, nlp.n_z)
+    z = rng.uniform(-1, 1, nlp.layout.n_z)
     ref = reference_objective(dop, mesh, nlp.split(z))
     assert float(nlp.fn_f(z)) == pytest.approx(ref, rel=1e-13)
 
@@ -95,8 +95,8 @@ def test_each_sample_touches_only_its_interval(case):
     """The Hessian's state-state entries of the data terms stay inside one interval's nodes."""
     _, mesh, nlp = case
     rows, cols = nlp.hessian_structure()
-    states = cols < nlp.P0
-    node_r, node_c = rows[states] // nlp.nx, cols[states] // nlp.nx
+    states = cols < nlp.layout.P0
+    node_r, node_c = rows[states] // nlp.layout.nx, cols[states] // nlp.layout.nx
     # the interval of a node pair: x_i0 belongs to interval i - 1 and i, so compare ranges
     start = mesh.interval_start
     stop = start + mesh.stages
@@ -110,32 +110,32 @@ def test_each_sample_touches_only_its_interval(case):
 
 def test_derivatives_match_casadi_ad(case, rng):
     _, _, nlp = case
-    z, lam, sigma = rng.uniform(-1, 1, nlp.n_z), rng.uniform(-1, 1, nlp.n_c), 0.7
-    zs = nlp.z_sym
-    ref_grad = np.array(ca.Function("g", [zs], [ca.gradient(nlp.f_expr, zs)])(z)).ravel()
-    lag = sigma * nlp.f_expr + ca.dot(ca.DM(lam), nlp.g_expr)
+    z, lam, sigma = rng.uniform(-1, 1, nlp.layout.n_z), rng.uniform(-1, 1, nlp.layout.n_c), 0.7
+    zs = nlp.graph.z
+    ref_grad = np.array(ca.Function("g", [zs], [ca.gradient(nlp.graph.f, zs)])(z)).ravel()
+    lag = sigma * nlp.graph.f + ca.dot(ca.DM(lam), nlp.graph.g)
     ref_hess = np.array(ca.Function("h", [zs], [ca.triu(ca.hessian(lag, zs)[0])])(z))
     np.testing.assert_allclose(nlp.fn_grad(z).full().ravel(), ref_grad, rtol=1e-12, atol=1e-12)
-    H = dense(nlp.hess_sparsity, nlp.fn_hess(z, sigma, lam).full())
+    H = dense(nlp.layout.hess_sparsity, nlp.fn_hess(z, sigma, lam).full())
     np.testing.assert_allclose(H, ref_hess, rtol=1e-12, atol=1e-12)
 
 
 def test_derivatives_match_finite_differences(case, rng):
     _, _, nlp = case
-    z, lam, sigma = rng.uniform(-1, 1, nlp.n_z), rng.uniform(-1, 1, nlp.n_c), 0.7
+    z, lam, sigma = rng.uniform(-1, 1, nlp.layout.n_z), rng.uniform(-1, 1, nlp.layout.n_c), 0.7
     f = lambda zz: float(nlp.fn_f(zz))  # noqa: E731
 
     def grad_lag(zz):
-        J = dense(nlp.jac_sparsity, nlp.fn_jac(zz).full())
+        J = dense(nlp.layout.jac_sparsity, nlp.fn_jac(zz).full())
         return sigma * nlp.fn_grad(zz).full().ravel() + J.T @ lam
 
-    eps, E = 1e-6, np.eye(nlp.n_z)
+    eps, E = 1e-6, np.eye(nlp.layout.n_z)
     fd_grad = np.array([(f(z + eps * e) - f(z - eps * e)) / (2 * eps) for e in E])
     fd_hess = np.column_stack(
         [(grad_lag(z + eps * e) - grad_lag(z - eps * e)) / (2 * eps) for e in E]
     )
     np.testing.assert_allclose(nlp.fn_grad(z).full().ravel(), fd_grad, rtol=1e-6, atol=1e-7)
-    H = dense(nlp.hess_sparsity, nlp.fn_hess(z, sigma, lam).full())
+    H = dense(nlp.layout.hess_sparsity, nlp.fn_hess(z, sigma, lam).full())
     np.testing.assert_allclose(H + np.triu(H, 1).T, fd_hess, rtol=1e-6, atol=1e-6)
 
 
@@ -146,17 +146,18 @@ def test_partial_quasi_newton_keeps_the_data_terms_exact(rng):
     dop = rich_problem(sample_times(mesh, rng), rng)
     exact = StructuredNLP(dop, mesh)
     partial = StructuredNLP(dop, mesh, hessian="partial-pp")
-    z, lam, sigma = rng.uniform(-1, 1, exact.n_z), rng.uniform(-1, 1, exact.n_c), 0.7
-    H = dense(exact.hess_sparsity, exact.fn_hess(z, sigma, lam).full())
+    z, lam, sigma = rng.uniform(-1, 1, exact.layout.n_z), rng.uniform(-1, 1, exact.layout.n_c), 0.7
+    H = dense(exact.layout.hess_sparsity, exact.fn_hess(z, sigma, lam).full())
     node, rest = (
-        dense(partial.hess_sparsity, part.full()) for part in partial.fn_hess_parts(z, sigma, lam)
+        dense(partial.layout.hess_sparsity, part.full())
+        for part in partial.fn_hess_parts(z, sigma, lam)
     )
     diff = H - node - rest
-    P0 = exact.P0
+    P0 = exact.layout.P0
     assert np.abs(diff[:P0, :]).max() <= 1e-13  # every state row is exact
     # what is left is the node Lagrangian's p-p block, which the update learns
     only_nodes = StructuredNLP(dop.remake(sample_loss=None, samples=None), mesh)
-    H_nodes = dense(only_nodes.hess_sparsity, only_nodes.fn_hess(z, sigma, lam).full())
+    H_nodes = dense(only_nodes.layout.hess_sparsity, only_nodes.fn_hess(z, sigma, lam).full())
     np.testing.assert_allclose(diff[P0:, P0:], H_nodes[P0:, P0:], rtol=1e-12, atol=1e-13)
 
 
@@ -165,7 +166,7 @@ def test_jit_gives_the_interpreted_values(rng, tmp_path, monkeypatch):
     mesh = MESHES["mixed"]
     dop = rich_problem(sample_times(mesh, rng), rng)
     plain, jitted = StructuredNLP(dop, mesh), StructuredNLP(dop, mesh, jit=True)
-    z, lam = rng.uniform(-1, 1, plain.n_z), rng.uniform(-1, 1, plain.n_c)
+    z, lam = rng.uniform(-1, 1, plain.layout.n_z), rng.uniform(-1, 1, plain.layout.n_c)
     for name, args in (("fn_f", (z,)), ("fn_grad", (z,)), ("fn_hess", (z, 0.3, lam))):
         np.testing.assert_allclose(
             getattr(plain, name)(*args).full(), getattr(jitted, name)(*args).full(), rtol=1e-13
@@ -240,7 +241,7 @@ def test_segments_have_their_own_sample_times(rng):
         ),
     )
     nlp = StructuredNLP(dop, [m0, m1])
-    z = rng.uniform(-1, 1, nlp.n_z)
+    z = rng.uniform(-1, 1, nlp.layout.n_z)
     X0, X1 = nlp.segment_states(z)
     ref = np.sum((m0.interpolate(X0, t0)[:, 0] - d0) ** 2)
     ref += np.sum(np.arange(4.0) * (m1.interpolate(X1, t1)[:, 0] - d1) ** 2)
@@ -371,18 +372,18 @@ def test_outputs_at_the_samples_couple_the_states_with_p(rng):
     (group,) = nlp.sample_groups
     assert group.fn.hxp[0].size and group.fn.hpp[0].size
     z, lam, sigma = (
-        nlp.initial_guess() + rng.uniform(-0.3, 0.3, nlp.n_z),
-        rng.uniform(-1, 1, nlp.n_c),
+        nlp.initial_guess() + rng.uniform(-0.3, 0.3, nlp.layout.n_z),
+        rng.uniform(-1, 1, nlp.layout.n_c),
         0.7,
     )
 
     def grad_lag(zz):
-        J = dense(nlp.jac_sparsity, nlp.fn_jac(zz).full())
+        J = dense(nlp.layout.jac_sparsity, nlp.fn_jac(zz).full())
         return sigma * nlp.fn_grad(zz).full().ravel() + J.T @ lam
 
-    eps, E = 1e-6, np.eye(nlp.n_z)
+    eps, E = 1e-6, np.eye(nlp.layout.n_z)
     fd = np.column_stack([(grad_lag(z + eps * e) - grad_lag(z - eps * e)) / (2 * eps) for e in E])
-    H = dense(nlp.hess_sparsity, nlp.fn_hess(z, sigma, lam).full())
+    H = dense(nlp.layout.hess_sparsity, nlp.fn_hess(z, sigma, lam).full())
     np.testing.assert_allclose(H + np.triu(H, 1).T, fd, rtol=1e-6, atol=1e-6)
 
 

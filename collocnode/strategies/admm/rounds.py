@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,106 +27,157 @@ _CONTINUE = (SolverStatus.SUCCESS, SolverStatus.ACCEPTABLE, SolverStatus.ITERATI
 def run_rounds(problem: Any, alg: Any, blocks: list[Block], runners: Any) -> ConsensusSolution:
     """The ADMM rounds of :mod:`.consensus` over ``blocks`` solved by ``runners``; the
     :class:`~.consensus.ConsensusSolution`."""
-
-    counts = np.zeros(1 + max(int(b.index.max()) for b in blocks))
-    for b in blocks:
-        np.add.at(counts, b.index, 1.0)
-    rounds: list[ConsensusRound] = []
-    status, message, converged, stopped = SolverStatus.ITERATION_LIMIT, "", False, False
-    n_params = problem.model.n_params
-    if alg.warm_start:
-        # round -1: block 0 alone, no pull; every block then starts from its parameters, so
-        # that all blocks begin in one basin of the (non-convex) training objective
-        t = time.perf_counter()
-        start = runners.shared(0)
-        res = runners.solve_one(0, np.zeros(start.size), start)
-        for k in range(len(blocks)):
-            shared = runners.shared(k)
-            shared[:n_params] = np.asarray(res["shared"])[:n_params]
-            runners.move(k, shared)
-        rounds.append(_record(-1, 0.0, [res], t, 0.0, 0.0, 0.0, 0.0))
-        if SolverStatus(res["status"]) not in _CONTINUE:
-            status = SolverStatus(res["status"])
-            message = f"ADMM warm start: block 0 ended {status.value}: {res['message']}"
-            stopped = True
-    # z⁰: the mean of the blocks' starting values (at the joins their state guesses), u⁰ = 0
-    u = [np.zeros(b.index.size) for b in blocks]
-    z = _mean(blocks, [runners.shared(k) for k in range(len(blocks))], u, counts)
-    rho = float(alg.rho)
-    n_copies = sum(b.index.size for b in blocks)
-    # Nesterov's extrapolated point (ẑ, û) that the blocks are pulled toward; without
-    # acceleration it is the last round's (z, u)
-    momentum = _Momentum(alg.restart) if alg.acceleration else None
-    z_hat, u_hat = z, u
-    for r in range(0 if stopped else alg.max_rounds):
-        t = time.perf_counter()
-        results = runners.solve(
-            [np.full(b.index.size, rho) for b in blocks],
-            [z_hat[b.index] - u_hat[k] for k, b in enumerate(blocks)],
+    state = _Consensus(alg, blocks, runners)
+    ended = state.warm_start(problem.model.n_params) if alg.warm_start else None
+    state.begin()
+    for r in range(0 if ended else alg.max_rounds):
+        ended = state.round(r)
+        if ended:
+            break
+    if ended is None:
+        last = state.rounds[-1]
+        ended = _Ending(
+            SolverStatus.ITERATION_LIMIT,
+            f"ADMM stopped after max_rounds = {alg.max_rounds}: primal residual "
+            f"{last.primal_residual:.3g} (tolerance {last.eps_primal:.3g}), dual "
+            f"{last.dual_residual:.3g} (tolerance {last.eps_dual:.3g})",
         )
+    solution = _assemble(
+        problem, alg, runners.states(), state.z, state.rounds, ended.status, ended.message
+    )
+    return ConsensusSolution(
+        solution, state.rounds, ended.converged, list(runners.build_s), runners.events
+    )
+
+
+@dataclass(frozen=True)
+class _Ending:
+    """How the rounds ended: the status, its message, and whether ADMM converged."""
+
+    status: SolverStatus
+    message: str
+    converged: bool = False
+
+
+class _Consensus:
+    """The iterates of scaled ADMM: the consensus value z, the blocks' scaled multipliers u,
+    the point (ẑ, û) the next round pulls toward (Nesterov's extrapolation with acceleration,
+    the last (z, u) without), and the penalty ρ."""
+
+    def __init__(self, alg: Any, blocks: list[Block], runners: Any) -> None:
+        self.alg, self.blocks, self.runners = alg, blocks, runners
+        self.counts = np.zeros(1 + max(int(b.index.max()) for b in blocks))
+        for b in blocks:
+            np.add.at(self.counts, b.index, 1.0)
+        self.n_copies = sum(b.index.size for b in blocks)
+        self.rho = float(alg.rho)
+        self.momentum = _Momentum(alg.restart) if alg.acceleration else None
+        self.rounds: list[ConsensusRound] = []
+
+    def warm_start(self, n_params: int) -> _Ending | None:
+        """Round -1: block 0 alone, no pull; every block then starts from its parameters, so
+        that all blocks begin in one basin of the (non-convex) training objective. The ending
+        where block 0 failed, else None."""
+        t = time.perf_counter()
+        start = self.runners.shared(0)
+        res = self.runners.solve_one(0, np.zeros(start.size), start)
+        for k in range(len(self.blocks)):
+            shared = self.runners.shared(k)
+            shared[:n_params] = np.asarray(res["shared"])[:n_params]
+            self.runners.move(k, shared)
+        self.rounds.append(_record(-1, 0.0, [res], t, 0.0, 0.0, 0.0, 0.0))
+        status = SolverStatus(res["status"])
+        if status not in _CONTINUE:
+            return _Ending(
+                status, f"ADMM warm start: block 0 ended {status.value}: {res['message']}"
+            )
+        return None
+
+    def begin(self) -> None:
+        """z⁰: the mean of the blocks' starting values (at the joins their state guesses),
+        u⁰ = 0."""
+        blocks = self.blocks
+        self.u = [np.zeros(b.index.size) for b in blocks]
+        self.z = _mean(
+            blocks, [self.runners.shared(k) for k in range(len(blocks))], self.u, self.counts
+        )
+        self.z_hat, self.u_hat = self.z, self.u
+
+    def round(self, r: int) -> _Ending | None:
+        """One round: the blocks' solves, the consensus and multiplier updates, the residuals,
+        the penalty's rebalancing; the ending where the round ends ADMM, else None."""
+        blocks, alg = self.blocks, self.alg
+        t = time.perf_counter()
+        results = self.runners.solve(
+            [np.full(b.index.size, self.rho) for b in blocks],
+            [self.z_hat[b.index] - self.u_hat[k] for k, b in enumerate(blocks)],
+        )
+        x = [np.asarray(res["shared"]) for res in results]
+        z_prev, u_prev = self.z, self.u
+        # over-relaxation (Boyd et al. §3.4.3): x̂ = α x + (1 − α) z
+        a = alg.relaxation
+        x_hat = [a * x[k] + (1 - a) * self.z_hat[b.index] for k, b in enumerate(blocks)]
+        self.z = _mean(blocks, x_hat, self.u_hat, self.counts)
+        self.u = [self.u_hat[k] + x_hat[k] - self.z[b.index] for k, b in enumerate(blocks)]
+        primal, dual, eps_pri, eps_dual = self._residuals(x, z_prev)
+        if self.momentum is None:
+            self.z_hat, self.u_hat = self.z, self.u
+        else:
+            self.z_hat, self.u_hat = self.momentum.step(
+                self.rho, blocks, self.z, z_prev, self.z_hat, self.u, u_prev, self.u_hat
+            )
+        self.rounds.append(_record(r, self.rho, results, t, primal, dual, eps_pri, eps_dual))
         bad = [
             (k, res)
             for k, res in enumerate(results)
             if SolverStatus(res["status"]) not in _CONTINUE
         ]
-        x = [np.asarray(res["shared"]) for res in results]
-        z_prev = z
-        # over-relaxation (Boyd et al. §3.4.3): x̂ = α x + (1 − α) z
-        alpha = alg.relaxation
-        x_hat = [alpha * x[k] + (1 - alpha) * z_hat[b.index] for k, b in enumerate(blocks)]
-        z_new = _mean(blocks, x_hat, u_hat, counts)
-        u_prev = u
-        u = [u_hat[k] + x_hat[k] - z_new[b.index] for k, b in enumerate(blocks)]
-        primal = np.sqrt(sum(np.sum((x[k] - z_new[b.index]) ** 2) for k, b in enumerate(blocks)))
-        dual = rho * np.sqrt(sum(np.sum((z_new[b.index] - z_prev[b.index]) ** 2) for b in blocks))
-        x_norm = np.sqrt(sum(np.sum(xi**2) for xi in x))
-        z_norm = np.sqrt(sum(np.sum(z_new[b.index] ** 2) for b in blocks))
-        eps_pri = np.sqrt(n_copies) * alg.eps_abs + alg.eps_rel * max(x_norm, z_norm)
-        eps_dual = np.sqrt(n_copies) * alg.eps_abs + alg.eps_rel * rho * np.sqrt(
-            sum(np.sum(ui**2) for ui in u)
-        )
-        z = z_new
-        if momentum is None:
-            z_hat, u_hat = z, u
-        else:
-            z_hat, u_hat = momentum.step(rho, blocks, z, z_prev, z_hat, u, u_prev, u_hat)
-        rounds.append(_record(r, rho, results, t, primal, dual, eps_pri, eps_dual))
         if bad:
             k, res = bad[0]
             status = SolverStatus(res["status"])
             detail = f": {res['message']}" if res["message"] else ""
-            message = f"ADMM round {r}: block {k} ended {status.value}{detail}"
-            stopped = True
-            break
+            return _Ending(status, f"ADMM round {r}: block {k} ended {status.value}{detail}")
         if primal <= eps_pri and dual <= eps_dual:
-            last_ok = all(SolverStatus(res["status"]).ok for res in results)
-            converged = last_ok
-            status = SolverStatus.SUCCESS if last_ok else SolverStatus.ITERATION_LIMIT
-            if not last_ok:
-                message = "ADMM residuals met, but a block's last solve hit its iteration limit"
-            stopped = True
-            break
-        if alg.balance:
-            scale = 1.0
-            if primal > alg.balance * dual:
-                scale = alg.factor
-            elif dual > alg.balance * primal:
-                scale = 1.0 / alg.factor
-            if scale != 1.0:
-                rho *= scale
-                u = [ui / scale for ui in u]
-                z_hat, u_hat = z, u  # a new penalty: the momentum starts again from here
-                if momentum is not None:
-                    momentum.reset()
-    if not stopped and status in _CONTINUE:
-        last = rounds[-1]
-        message = (
-            f"ADMM stopped after max_rounds = {alg.max_rounds}: primal residual "
-            f"{last.primal_residual:.3g} (tolerance {last.eps_primal:.3g}), dual "
-            f"{last.dual_residual:.3g} (tolerance {last.eps_dual:.3g})"
-        )
-    solution = _assemble(problem, alg, runners.states(), z, rounds, status, message)
-    return ConsensusSolution(solution, rounds, converged, list(runners.build_s), runners.events)
+            if all(SolverStatus(res["status"]).ok for res in results):
+                return _Ending(SolverStatus.SUCCESS, "", converged=True)
+            return _Ending(
+                SolverStatus.ITERATION_LIMIT,
+                "ADMM residuals met, but a block's last solve hit its iteration limit",
+            )
+        self._rebalance(primal, dual)
+        return None
+
+    def _residuals(
+        self, x: list[np.ndarray], z_prev: np.ndarray
+    ) -> tuple[float, float, float, float]:
+        """Primal and dual residuals and their tolerances (Boyd et al. §3.3.1)."""
+        blocks, z, alg = self.blocks, self.z, self.alg
+        primal = np.sqrt(sum(np.sum((x[k] - z[b.index]) ** 2) for k, b in enumerate(blocks)))
+        dual = self.rho * np.sqrt(sum(np.sum((z[b.index] - z_prev[b.index]) ** 2) for b in blocks))
+        x_norm = np.sqrt(sum(np.sum(xi**2) for xi in x))
+        z_norm = np.sqrt(sum(np.sum(z[b.index] ** 2) for b in blocks))
+        root = np.sqrt(self.n_copies) * alg.eps_abs
+        eps_pri = root + alg.eps_rel * max(x_norm, z_norm)
+        eps_dual = root + alg.eps_rel * self.rho * np.sqrt(sum(np.sum(ui**2) for ui in self.u))
+        return float(primal), float(dual), float(eps_pri), float(eps_dual)
+
+    def _rebalance(self, primal: float, dual: float) -> None:
+        """ρ scaled by ``factor`` when one residual exceeds the other ``balance`` times (Boyd et
+        al. §3.4.1), the scaled multipliers with it; the momentum starts again."""
+        alg = self.alg
+        if not alg.balance:
+            return
+        scale = 1.0
+        if primal > alg.balance * dual:
+            scale = alg.factor
+        elif dual > alg.balance * primal:
+            scale = 1.0 / alg.factor
+        if scale != 1.0:
+            self.rho *= scale
+            self.u = [ui / scale for ui in self.u]
+            self.z_hat, self.u_hat = self.z, self.u
+            if self.momentum is not None:
+                self.momentum.reset()
 
 
 class _Momentum:

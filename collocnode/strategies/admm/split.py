@@ -37,6 +37,14 @@ class Block:
 def check_split(problem: Any, alg: Any) -> None:
     """One ValueError, before any work, when ``alg``'s split does not fit ``problem``."""
     k = alg.blocks
+    fitted = problem.layout.fitted
+    if fitted:
+        # the blocks' NLPs would hold them beside the shared parameters, and the rounds
+        # combine the shared ones only
+        raise ValueError(
+            f"ConsensusADMM does not fit per-trajectory parameters ({', '.join(fitted)}); "
+            "solve the problem whole (RadauIIA) or give their values in the data"
+        )
     if alg.split == "trajectories":
         n = problem.n_trajectories
         if k > n:
@@ -49,7 +57,7 @@ def check_split(problem: Any, alg: Any) -> None:
             f"split='windows' cuts one trajectory, the problem has {problem.n_trajectories}; "
             "use split='trajectories'"
         )
-    mesh = leaf_of(alg.inner).mesh_for(problem.horizon)
+    mesh = leaf_of(alg.inner).meshes_for(problem)[0]
     if k > mesh.n_intervals:
         raise ValueError(
             f"blocks = {k} windows need at least one collocation interval each, the mesh has "
@@ -65,7 +73,7 @@ def split(problem: Any, alg: Any, p0: np.ndarray) -> list[Block]:
 
 
 def _part(problem: Any, part: Any, k_blocks: int, p0: np.ndarray) -> Any:
-    return replace(part, regularization=problem.regularization / k_blocks, params_guess=p0)
+    return replace(part, regularization=problem.lam / k_blocks, params_guess=p0)
 
 
 def _trajectories(problem: Any, alg: Any, p0: np.ndarray) -> list[Block]:
@@ -84,7 +92,7 @@ def _trajectories(problem: Any, alg: Any, p0: np.ndarray) -> list[Block]:
 def _windows(problem: Any, alg: Any, p0: np.ndarray) -> list[Block]:
     k, nx = alg.blocks, problem.model.n_states
     n_params = problem.model.n_params
-    mesh = leaf_of(alg.inner).mesh_for(problem.horizon)
+    mesh = leaf_of(alg.inner).meshes_for(problem)[0]
     cuts = [int(c[0]) for c in np.array_split(np.arange(mesh.n_intervals), k)] + [mesh.n_intervals]
     out = []
     for j in range(k):

@@ -250,7 +250,17 @@ def _solve_with_ordering_trial(
 
 
 # statuses whose message is collocnode's own (IPOPT's log has no reason to add)
-_OWN_MESSAGE = (SolverStatus.INTERRUPTED, SolverStatus.STOPPED, SolverStatus.CALLBACK_ERROR)
+_OWN_MESSAGE = (
+    SolverStatus.INTERRUPTED,
+    SolverStatus.STOPPED,
+    SolverStatus.SETTLED,
+    SolverStatus.CALLBACK_ERROR,
+)
+_STOP_STATUS = {
+    "error": SolverStatus.CALLBACK_ERROR,
+    "settled": SolverStatus.SETTLED,
+    "callback": SolverStatus.STOPPED,
+}
 
 
 def _apply_callback_stop(result: IpoptResult, runner: CallbackRunner) -> None:
@@ -259,8 +269,7 @@ def _apply_callback_stop(result: IpoptResult, runner: CallbackRunner) -> None:
     result.t_ipopt = max(result.t_ipopt - runner.time_s, 0.0)
     if runner.stopped is None or result.ipopt_status != "User_Requested_Stop":
         return
-    error = runner.stopped == "error"
-    result.status = SolverStatus.CALLBACK_ERROR if error else SolverStatus.STOPPED
+    result.status = _STOP_STATUS[runner.stopped]
     result.message = runner.message
 
 
@@ -361,30 +370,9 @@ def _solve_casadi(
     recorder: _Recorder,
     evaluate: Any,
 ) -> IpoptResult:
-    callback = _IterationCallback(nlp.n_z, nlp.n_c, recorder)
-    callbacks: dict[str, Any] = nlp.casadi_callbacks()
-    if evaluate is not None:
-        callbacks["hess_lag"] = HessianCallback(nlp, evaluate)
-    elif ipopt["hessian_approximation"] != "exact":
-        del callbacks["hess_lag"]
-    solver = ca.nlpsol(
-        "collocation",
-        "ipopt",
-        {"x": nlp.z_sym, "p": nlp.prm_sym, "f": nlp.f_expr, "g": nlp.g_expr},
-        {
-            **callbacks,
-            "ipopt": ipopt,
-            "print_time": False,
-            "error_on_fail": False,
-            # lam_x/lam_p need derivatives of the expression graph, which compiled (external)
-            # node functions lack; IPOPT's own bound multipliers are not needed here
-            "calc_lam_p": False,
-            "calc_lam_x": False,
-            "bound_consistency": False,
-            "iteration_callback": callback,
-            "iteration_callback_ignore_errors": False,
-        },
-    )
+    callback = _IterationCallback(nlp.layout.n_z, nlp.layout.n_c, recorder)
+    # the Python callbacks must outlive the solve: CasADi holds no reference to them
+    solver, _keep_alive = _casadi_solver(nlp, ipopt, callback, evaluate)
     callback.solver = solver
     t_start = time.perf_counter()
     recorder.t0 = t_start
@@ -403,17 +391,7 @@ def _solve_casadi(
         float(stats.get(f"t_wall_{k}", 0.0))
         for k in ("nlp_f", "nlp_g", "nlp_grad_f", "nlp_jac_g", "nlp_hess_l")
     )
-    its = stats.get("iterations", {})
-    hist = [
-        (
-            h[0],
-            h[1],
-            h[2],
-            float(its["inf_pr"][h[1]]) if "inf_pr" in its and h[1] < len(its["inf_pr"]) else np.nan,
-            float(its["inf_du"][h[1]]) if "inf_du" in its and h[1] < len(its["inf_du"]) else np.nan,
-        )
-        for h in recorder.history
-    ]
+    hist = _casadi_history(recorder.history, stats.get("iterations", {}))
     return IpoptResult(
         z=np.asarray(out["x"]).ravel(),
         lam_g=np.asarray(out["lam_g"]).ravel(),
@@ -427,6 +405,50 @@ def _solve_casadi(
         t_total=t_total,
         non_finite_evaluations=warnings_.count,
     )
+
+
+def _casadi_solver(
+    nlp: StructuredNLP, ipopt: dict[str, Any], callback: _IterationCallback, evaluate: Any
+) -> tuple[ca.Function, dict[str, Any]]:
+    """CasADi's ``nlpsol`` on the NLP's graph with its structured derivatives as custom
+    callbacks (returned with it: the caller keeps them alive): the exact Hessian, a partial
+    quasi-Newton one (``evaluate``), or none when IPOPT approximates it."""
+    callbacks: dict[str, Any] = nlp.casadi_callbacks()
+    if evaluate is not None:
+        callbacks["hess_lag"] = HessianCallback(nlp, evaluate)
+    elif ipopt["hessian_approximation"] != "exact":
+        del callbacks["hess_lag"]
+    graph = nlp.graph
+    solver = ca.nlpsol(
+        "collocation",
+        "ipopt",
+        {"x": graph.z, "p": graph.prm, "f": graph.f, "g": graph.g},
+        {
+            **callbacks,
+            "ipopt": ipopt,
+            "print_time": False,
+            "error_on_fail": False,
+            # lam_x/lam_p need derivatives of the expression graph, which compiled (external)
+            # node functions lack; IPOPT's own bound multipliers are not needed here
+            "calc_lam_p": False,
+            "calc_lam_x": False,
+            "bound_consistency": False,
+            "iteration_callback": callback,
+            "iteration_callback_ignore_errors": False,
+        },
+    )
+    return solver, callbacks
+
+
+def _casadi_history(recorded: list[tuple], iterations: dict[str, Any]) -> list[tuple]:
+    """The recorded iterations with IPOPT's primal and dual infeasibility of each (NaN where
+    CasADi's statistics lack it)."""
+
+    def at(key: str, k: int) -> float:
+        values = iterations.get(key)
+        return float(values[k]) if values is not None and k < len(values) else np.nan
+
+    return [(h[0], h[1], h[2], at("inf_pr", h[1]), at("inf_du", h[1])) for h in recorded]
 
 
 class _CyipoptProblem:
@@ -508,8 +530,8 @@ def _solve_cyipopt(
 
     prob_obj = _CyipoptProblem(nlp, recorder, evaluate)
     problem = cyipopt.Problem(
-        n=nlp.n_z,
-        m=nlp.n_c,
+        n=nlp.layout.n_z,
+        m=nlp.layout.n_c,
         problem_obj=prob_obj,
         lb=nlp.lbz,
         ub=nlp.ubz,

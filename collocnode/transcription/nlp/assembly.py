@@ -247,20 +247,30 @@ class NLPLayout:
         self.vb_map = np.concatenate(
             [np.arange(nd), self.last0 * nx + np.arange(nd), self.P0 + np.arange(npar)]
         )
-        k = np.arange(N)
-        row0 = k * (nd + ng)  # first constraint row of each collocation node
-        col_x = self.coll_node * nx  # first z index of each collocation node's states
-        self.col_x = col_x
+        self.col_x = self.coll_node * nx  # first z index of each collocation node's states
+        self.samples = tuple(samples)
+        self.quadratic = quadratic or (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        # a quasi-Newton p-p block is dense over each group of coupled parameters
+        self.pp_blocks = [] if exact_pp else coupled_groups(patterns.hpp, npar)
+        self.pp_pattern = patterns.hpp if exact_pp else block_triu(self.pp_blocks)
+        self._assemble_jacobian(meshes, patterns)
+        self._assemble_hessian(patterns)
+        self._assemble_gradient()
+        self.size = NLPSize(self.n_z, self.n_c, self.jac_sparsity.nnz(), self.hess_sparsity.nnz())
 
-        def node_cols(local_cols: np.ndarray) -> np.ndarray:
-            # (nnz_local, N) global columns; local col < nx: this node's state, else parameter
-            lc = local_cols[:, None]
-            return np.where(lc < nx, col_x[None, :] + lc, self.P0 + lc - nx)
+    def _node_cols(self, local_cols: np.ndarray) -> np.ndarray:
+        """(nnz_local, N) global columns of node-local columns: < nx this node's unknown, else
+        a parameter."""
+        lc = local_cols[:, None]
+        return np.where(lc < self.nx, self.col_x[None, :] + lc, self.P0 + lc - self.nx)
 
-        # ---- Jacobian: node nonzeros, the constant D part, boundary nonzeros ----
+    def _assemble_jacobian(self, meshes: list[Mesh], patterns: NodePatterns) -> None:
+        """Node nonzeros, the constant collocation part D, boundary nonzeros."""
+        nx, nd, ng, N = self.nx, self.nd, self.ng, self.N
+        row0 = np.arange(N) * (nd + ng)  # first constraint row of each collocation node
         jac = Assembly((self.n_c, self.n_z))
         jr, jc = patterns.jac
-        jac.add_source(jr[:, None] + row0[None, :], node_cols(jc))
+        jac.add_source(jr[:, None] + row0[None, :], self._node_cols(jc))
         d_rows, d_cols, d_vals = collocation_entries(meshes, self.node_start, nx, ng, nd)
         jac.add_constant(d_rows, d_cols, d_vals)
         self.collocation = sp.csc_matrix((d_vals, (d_rows, d_cols)), shape=(self.n_c, self.n_z))
@@ -268,32 +278,30 @@ class NLPLayout:
         jac.add_source(N * (nd + ng) + br, self.vb_map[bc])
         self.jac_sparsity, self.jac_scatter, self.jac_constant = jac.finish()
 
-        # ---- Hessian (upper triangle): x-x, x-p, p-p, boundary, in HESSIAN_BLOCKS order ----
+    def _assemble_hessian(self, patterns: NodePatterns) -> None:
+        """The upper triangle: x-x, x-p, p-p, boundary, samples, quadratic, in HESSIAN_BLOCKS
+        order, and where each block's sources start and stop among the scatter's columns."""
+        N, P0, col_x = self.N, self.P0, self.col_x
         hes = Assembly((self.n_z, self.n_z))
         a, b = patterns.hxx
         hes.add_source(col_x[None, :] + a[:, None], col_x[None, :] + b[:, None])
         a, b = patterns.hxp
-        hes.add_source(col_x[None, :] + a[:, None], self.P0 + np.repeat(b[:, None], N, 1))
-        # a quasi-Newton p-p block is dense over each group of coupled parameters
-        self.pp_blocks = [] if exact_pp else coupled_groups(patterns.hpp, npar)
-        self.pp_pattern = patterns.hpp if exact_pp else block_triu(self.pp_blocks)
+        hes.add_source(col_x[None, :] + a[:, None], P0 + np.repeat(b[:, None], N, 1))
         a, b = self.pp_pattern
-        hes.add_source(self.P0 + a, self.P0 + b)
+        hes.add_source(P0 + a, P0 + b)
         a, b = patterns.bnd_hess
         ga, gb = self.vb_map[a], self.vb_map[b]
         hes.add_source(np.minimum(ga, gb), np.maximum(ga, gb))
         # data terms: the interval's node states are consecutive in z, so local index a of the
         # states is global first_col + a; x-x stays an upper triangle (a <= b)
-        self.samples = tuple(samples)
         for g in self.samples:
             first = g.first_col[None, :]
             a, b = g.hxx
             hes.add_source(first + a[:, None], first + b[:, None])
             a, b = g.hxp
-            hes.add_source(first + a[:, None], self.P0 + np.repeat(b[:, None], g.n, 1))
+            hes.add_source(first + a[:, None], P0 + np.repeat(b[:, None], g.n, 1))
             a, b = g.hpp
-            hes.add_source(self.P0 + a, self.P0 + b)
-        self.quadratic = quadratic or (np.zeros(0, np.int64), np.zeros(0, np.int64))
+            hes.add_source(P0 + a, P0 + b)
         hes.add_source(*self.quadratic)
         self.hess_sparsity, hess_scatter, _ = hes.finish()
         self.hess_scatter = hess_scatter.tocsc()
@@ -313,18 +321,19 @@ class NLPLayout:
             zip(HESSIAN_BLOCKS, np.cumsum(n_src).tolist(), strict=True)
         )
 
-        # ---- objective gradient (dense): node x and p parts, boundary part ----
+    def _assemble_gradient(self) -> None:
+        """The objective's dense gradient: node x and p parts, the boundary part, the samples'
+        x and p parts."""
+        nx, npar, N, P0 = self.nx, self.np, self.N, self.P0
         grad = Assembly((self.n_z, 1))
-        grad.add_source(col_x[None, :] + np.arange(nx)[:, None], np.zeros((nx, N), np.int64))
-        grad.add_source(self.P0 + np.arange(npar), np.zeros(npar, np.int64))
+        grad.add_source(self.col_x[None, :] + np.arange(nx)[:, None], np.zeros((nx, N), np.int64))
+        grad.add_source(P0 + np.arange(npar), np.zeros(npar, np.int64))
         grad.add_source(self.vb_map, np.zeros(self.vb_map.size, np.int64))
         for g in self.samples:
             rows = g.first_col[None, :] + np.arange(g.n_local)[:, None]
             grad.add_source(rows, np.zeros_like(rows))
-            grad.add_source(self.P0 + np.arange(npar), np.zeros(npar, np.int64))
+            grad.add_source(P0 + np.arange(npar), np.zeros(npar, np.int64))
         _, self.grad_scatter, _ = grad.finish(dense=True)
-
-        self.size = NLPSize(self.n_z, self.n_c, self.jac_sparsity.nnz(), self.hess_sparsity.nnz())
 
     def hessian_columns(self, block: str) -> slice:
         """The columns of ``hess_scatter`` (the sources) of one block of :data:`HESSIAN_BLOCKS`."""

@@ -113,7 +113,7 @@ def check_memory(
 def locate_non_finite(nlp: StructuredNLP, z: np.ndarray) -> str:
     """Where the model first produces a NaN/Inf at the iterate ``z``: the variable, node,
     trajectory (when there are several) and time; "" if nowhere."""
-    several = len(nlp.meshes) > 1
+    several, layout = len(nlp.meshes) > 1, nlp.layout
 
     def where(segment: int, local: int, t: float, kind: str) -> str:
         of = f" of trajectory {segment}" if several else ""
@@ -121,19 +121,19 @@ def locate_non_finite(nlp: StructuredNLP, z: np.ndarray) -> str:
 
     if not np.all(np.isfinite(z)):
         i = int(np.flatnonzero(~np.isfinite(z))[0])
-        if i >= nlp.P0:
-            return f"non-finite parameter p[{i - nlp.P0}]"
-        node, state = divmod(i, nlp.nx)
-        segment = int(np.searchsorted(nlp.node_start, node, side="right")) - 1
-        local = node - int(nlp.node_start[segment])
+        if i >= layout.P0:
+            return f"non-finite parameter p[{i - layout.P0}]"
+        node, state = divmod(i, layout.nx)
+        segment = int(np.searchsorted(layout.node_start, node, side="right")) - 1
+        local = node - int(layout.node_start[segment])
         t = float(nlp.meshes[segment].node_times[local])
-        na = nlp.dop.n_algebraic
+        nd, na = layout.nd, nlp.dop.n_algebraic
         name = (
             f"state x[{state}]"
-            if state < nlp.nd
-            else f"algebraic state z[{state - nlp.nd}]"
-            if state < nlp.nd + na
-            else f"control u_c[{state - nlp.nd - na}]"
+            if state < nd
+            else f"algebraic state z[{state - nd}]"
+            if state < nd + na
+            else f"control u_c[{state - nd - na}]"
         )
         return f"non-finite {name} at " + where(segment, local, t, "node")
     vals = nlp.node_values(z)

@@ -20,9 +20,12 @@ import shutil
 import stat
 import subprocess
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import casadi as ca
+
+from .node_functions import BoundaryFunctions, NodeFunctions, SampleFunctions
 
 # -O1: the generated node derivatives are long straight-line code; on the quarter-vehicle Hessian
 # (42k instructions per node) -O1 compiled in 10 s and ran fastest, -O3 took 50 s and ran 1.7x
@@ -126,6 +129,31 @@ def compile_functions(
         _compile(cc, source, name, directory, lib)
     _check_library(lib)
     return [ca.external(f.name(), str(lib)) for f in functions]
+
+
+def compile_derivatives(
+    node: NodeFunctions, bnd: BoundaryFunctions, samples: list[SampleFunctions]
+) -> tuple[NodeFunctions, BoundaryFunctions, list[SampleFunctions]]:
+    """The same functions with their derivative Functions compiled (one shared library).
+
+    Only the derivative functions are compiled: nlpsol differentiates the f/g graph (for its
+    internal ``nlp_grad``), which needs symbolic value functions."""
+    names = [k for k in ("first", "second", "lag_grad") if getattr(node, k) is not None]
+    sample_fns = [fn for s in samples for fn in (s.first, s.second) if fn is not None]
+    *compiled, bf, bs = compile_functions(
+        [*(getattr(node, k) for k in names), *sample_fns, bnd.first, bnd.second]
+    )
+    node = replace(node, **dict(zip(names, compiled[: len(names)], strict=True)))
+    compiled_samples = iter(compiled[len(names) :])
+    samples = [
+        replace(
+            s,
+            first=next(compiled_samples),
+            second=next(compiled_samples) if s.second is not None else None,
+        )
+        for s in samples
+    ]
+    return node, replace(bnd, first=bf, second=bs), samples
 
 
 def _compile(cc: str, source: str, name: str, directory: Path, lib: Path) -> None:

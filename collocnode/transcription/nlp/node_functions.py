@@ -15,12 +15,15 @@ x_nominal, so every state's collocation equations are of order one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import casadi as ca
 import numpy as np
 
 from ..problem import DynamicOptimizationProblem
 from .hessian import NLP_MODES
+
+Pattern = tuple[np.ndarray, np.ndarray]  # (rows, cols) of structural nonzeros, int64
 
 
 @dataclass(frozen=True)
@@ -128,31 +131,56 @@ def _time_scaling(dop: DynamicOptimizationProblem, p: ca.SX, t: ca.SX) -> tuple[
     return stretch, t0 + (t - t0) * stretch
 
 
-def build_node_functions(dop: DynamicOptimizationProblem, hessian: str = "exact") -> NodeFunctions:
-    """The per-node functions. ``hessian`` says which Lagrangian Hessian blocks are computed
-    symbolically: all ("exact"), the state-state and state-parameter blocks ("partial-pp"), the
-    state-state block only ("partial-xp-pp"), or none ("none"); the patterns of the blocks left
-    to a quasi-Newton update are structural (sparsity propagation, no second derivatives).
-    The modes are :data:`.hessian.NLP_MODES`.
+@dataclass(frozen=True)
+class _NodeSymbols:
+    """The symbolic inputs of the node functions (see :class:`NodeFunctions`): the node's scaled
+    unknowns ``x`` (node_width), the NLP's parameters ``p``, the known inputs ``u``, the mesh
+    time ``t``, the interval length ``h``, the quadrature weight ``w``; the Lagrangian's
+    ``sigma``, ``lam_c`` (n_states) and ``lam_g`` (n_node_constraints)."""
 
-    A node's unknowns are ``v = [x (n_states), z (n_algebraic), u_c (n_controls)]``, scaled by
-    their nominal values; its rows are the collocated dynamics (n_states), then the algebraic
-    equations (n_algebraic) and the path constraints (n_path) as "g"."""
-    if hessian not in NLP_MODES:
-        raise ValueError(f"hessian must be one of {NLP_MODES}, got {hessian!r}")
-    nx, na = dop.n_states, dop.n_algebraic
-    nv, npar, nu = dop.node_width, dop.n_nlp_params, dop.n_inputs
-    ng = dop.n_node_constraints
-    x, p, u = ca.SX.sym("x", nv), ca.SX.sym("p", npar), ca.SX.sym("u", nu)
-    t, h, w = ca.SX.sym("t"), ca.SX.sym("h"), ca.SX.sym("w")
-    sigma, lam_c, lam_g = ca.SX.sym("sigma"), ca.SX.sym("lam_c", nx), ca.SX.sym("lam_g", ng)
+    x: ca.SX
+    p: ca.SX
+    u: ca.SX
+    t: ca.SX
+    h: ca.SX
+    w: ca.SX
+    sigma: ca.SX
+    lam_c: ca.SX
+    lam_g: ca.SX
 
+    NAMES: ClassVar[list[str]] = ["x", "p", "u", "t", "h", "w"]
+    LAG_NAMES: ClassVar[list[str]] = [*NAMES, "sigma", "lam_c", "lam_g"]
+
+    @classmethod
+    def of(cls, dop: DynamicOptimizationProblem) -> _NodeSymbols:
+        nv, npar, nu = dop.node_width, dop.n_nlp_params, dop.n_inputs
+        x, p, u = ca.SX.sym("x", nv), ca.SX.sym("p", npar), ca.SX.sym("u", nu)
+        t, h, w = ca.SX.sym("t"), ca.SX.sym("h"), ca.SX.sym("w")
+        sigma = ca.SX.sym("sigma")
+        lam_c = ca.SX.sym("lam_c", dop.n_states)
+        lam_g = ca.SX.sym("lam_g", dop.n_node_constraints)
+        return cls(x, p, u, t, h, w, sigma, lam_c, lam_g)
+
+    @property
+    def args(self) -> list[ca.SX]:
+        return [self.x, self.p, self.u, self.t, self.h, self.w]
+
+    @property
+    def lag_args(self) -> list[ca.SX]:
+        return [*self.args, self.sigma, self.lam_c, self.lam_g]
+
+
+def _node_terms(dop: DynamicOptimizationProblem, s: _NodeSymbols) -> tuple[ca.SX, ca.SX, ca.SX]:
+    """(res, g, obj) of one collocation node: the dynamics residual part −h f (n_states, scaled
+    by the nominal states), the algebraic equations then the path constraints (n_g), and the
+    weighted Lagrange term w L (1), all stretched with a free final time."""
+    nx, na, nv = dop.n_states, dop.n_algebraic, dop.node_width
     nom = dop.node_vector("nominal")
-    v_phys = x * nom  # the NLP's variables are v / nominal
+    v_phys = s.x * nom  # the NLP's variables are v / nominal
     xs, zs, cs = ca.vertsplit(v_phys, [0, nx, nx + na, nv])  # explicit offsets, see below
-    us = ca.vertcat(u, cs)
-    stretch, t_phys = _time_scaling(dop, p, t)
-    pu = _problem_params(dop, p)
+    us = ca.vertcat(s.u, cs)
+    stretch, t_phys = _time_scaling(dop, s.p, s.t)
+    pu = _problem_params(dop, s.p)
 
     def call(name: str, fn, n: int) -> ca.SX:
         return _as_column(name, dop.call_node(fn, xs, pu, us, t_phys, zs), n)
@@ -165,11 +193,26 @@ def build_node_functions(dop: DynamicOptimizationProblem, hessian: str = "exact"
         g_parts.append(call("path constraint", dop.path.fn, dop.path.n))
     g = ca.vertcat(*g_parts) if g_parts else ca.SX(0, 1)
     L = call("lagrange", dop.lagrange, 1) if dop.lagrange is not None else ca.SX(1, 1)
-    res = -h * stretch * f
-    obj = w * stretch * L
-    xp = ca.vertcat(x, p)
-    args = [x, p, u, t, h, w]
-    names = ["x", "p", "u", "t", "h", "w"]
+    return -s.h * stretch * f, g, s.w * stretch * L
+
+
+def build_node_functions(dop: DynamicOptimizationProblem, hessian: str = "exact") -> NodeFunctions:
+    """The per-node functions. ``hessian`` says which Lagrangian Hessian blocks are computed
+    symbolically: all ("exact"), the state-state and state-parameter blocks ("partial-pp"), the
+    state-state block only ("partial-xp-pp"), or none ("none"); the patterns of the blocks left
+    to a quasi-Newton update are structural (sparsity propagation, no second derivatives).
+    The modes are :data:`.hessian.NLP_MODES`.
+
+    A node's unknowns are ``v = [x (n_states), z (n_algebraic), u_c (n_controls)]``, scaled by
+    their nominal values; its rows are the collocated dynamics (n_states), then the algebraic
+    equations (n_algebraic) and the path constraints (n_path) as "g"."""
+    if hessian not in NLP_MODES:
+        raise ValueError(f"hessian must be one of {NLP_MODES}, got {hessian!r}")
+    nv = dop.node_width
+    s = _NodeSymbols.of(dop)
+    res, g, obj = _node_terms(dop, s)
+    xp = ca.vertcat(s.x, s.p)
+    args, names = s.args, _NodeSymbols.NAMES
 
     values = ca.Function("node_values", args, [res, g, obj], names, ["res", "g", "obj"])
 
@@ -178,35 +221,57 @@ def build_node_functions(dop: DynamicOptimizationProblem, hessian: str = "exact"
     first = ca.Function(
         "node_first", args, [jac_nz, grad[:nv], grad[nv:]], names, ["jac", "gx", "gp"]
     )
-
-    lag = sigma * obj + ca.dot(lam_c, res) + ca.dot(lam_g, g)
-    lag_args, lag_names = [*args, sigma, lam_c, lam_g], [*names, "sigma", "lam_c", "lam_g"]
+    parts = (values, first, jac_pat)
+    lag = s.sigma * obj + ca.dot(s.lam_c, res) + ca.dot(s.lam_g, g)
     if hessian == "exact":
-        H, _ = ca.hessian(lag, xp)
-        hxx_nz, hxx_pat = _nz(ca.triu(H[:nv, :nv]))
-        hxp_nz, hxp_pat = _nz(H[:nv, nv:])
-        hpp_nz, hpp_pat = _nz(ca.triu(H[nv:, nv:]))
-        second = ca.Function(
-            "node_second", lag_args, [hxx_nz, hxp_nz, hpp_nz], lag_names, ["hxx", "hxp", "hpp"]
-        )
-        return NodeFunctions(values, first, second, jac_pat, hxx_pat, hxp_pat, hpp_pat)
+        return _with_exact_hessian(parts, s, lag, nv)
+    return _with_partial_hessian(parts, s, lag, hessian)
+
+
+def _with_exact_hessian(
+    parts: tuple[ca.Function, ca.Function, Pattern], s: _NodeSymbols, lag: ca.SX, nv: int
+) -> NodeFunctions:
+    """Every block of the node Lagrangian's Hessian, symbolically: x-x (upper triangle), x-p,
+    p-p (upper triangle)."""
+    H, _ = ca.hessian(lag, ca.vertcat(s.x, s.p))
+    hxx_nz, hxx_pat = _nz(ca.triu(H[:nv, :nv]))
+    hxp_nz, hxp_pat = _nz(H[:nv, nv:])
+    hpp_nz, hpp_pat = _nz(ca.triu(H[nv:, nv:]))
+    second = ca.Function(
+        "node_second",
+        s.lag_args,
+        [hxx_nz, hxp_nz, hpp_nz],
+        _NodeSymbols.LAG_NAMES,
+        ["hxx", "hxp", "hpp"],
+    )
+    values, first, jac_pat = parts
+    return NodeFunctions(values, first, second, jac_pat, hxx_pat, hxp_pat, hpp_pat)
+
+
+def _with_partial_hessian(
+    parts: tuple[ca.Function, ca.Function, Pattern], s: _NodeSymbols, lag: ca.SX, hessian: str
+) -> NodeFunctions:
+    """The blocks a partial quasi-Newton mode computes exactly, the Lagrangian's gradient for
+    the update of the others, and the structural patterns of those."""
     # Partial quasi-Newton (paper §2.5.4): the p-p block costs n_p second-derivative sweeps
     # per node, the x-p block n_x sweeps, the x-x block n_x sweeps of a much smaller graph.
-    lx, lp = ca.gradient(lag, x), ca.gradient(lag, p)
+    lag_args, lag_names = s.lag_args, _NodeSymbols.LAG_NAMES
+    lx, lp = ca.gradient(lag, s.x), ca.gradient(lag, s.p)
     lag_grad = ca.Function("node_lag_grad", lag_args, [lx, lp], lag_names, ["lx", "lp"])
-    hxx_nz, hxx_pat = _nz(ca.triu(ca.jacobian(lx, x)))
-    hpp_pat = _pattern(ca.triu(ca.jacobian_sparsity(lp, p)))
+    hxx_nz, hxx_pat = _nz(ca.triu(ca.jacobian(lx, s.x)))
+    hpp_pat = _pattern(ca.triu(ca.jacobian_sparsity(lp, s.p)))
     second: ca.Function | None
     if hessian == "partial-pp":
-        hxp_nz, hxp_pat = _nz(ca.jacobian(lx, p))
+        hxp_nz, hxp_pat = _nz(ca.jacobian(lx, s.p))
         second = ca.Function("node_second", lag_args, [hxx_nz, hxp_nz], lag_names, ["hxx", "hxp"])
     elif hessian == "partial-xp-pp":
-        hxp_pat = _pattern(ca.jacobian_sparsity(lx, p))
+        hxp_pat = _pattern(ca.jacobian_sparsity(lx, s.p))
         second = ca.Function("node_second", lag_args, [hxx_nz], lag_names, ["hxx"])
     else:
         # "none": IPOPT approximates the whole Hessian; the patterns only size the unused one
-        hxp_pat = _pattern(ca.jacobian_sparsity(lx, p))
+        hxp_pat = _pattern(ca.jacobian_sparsity(lx, s.p))
         second, lag_grad = None, None
+    values, first, jac_pat = parts
     return NodeFunctions(
         values, first, second, jac_pat, hxx_pat, hxp_pat, hpp_pat, lag_grad=lag_grad
     )

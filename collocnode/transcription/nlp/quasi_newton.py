@@ -41,7 +41,7 @@ __all__ = [
 
 
 class PartialQuasiNewtonHessian:
-    """Stateful Hessian evaluator: ``(z, sigma, lam) -> nonzeros`` in ``nlp.hess_sparsity``
+    """Stateful Hessian evaluator: ``(z, sigma, lam) -> nonzeros`` in ``nlp.layout.hess_sparsity``
     order. One instance per solve; IPOPT calls it once per iteration at the new iterate."""
 
     def __init__(self, nlp: StructuredNLP, options: PartialQuasiNewton) -> None:
@@ -51,20 +51,21 @@ class PartialQuasiNewtonHessian:
                 f"{options!r} needs {options.nlp_mode!r}"
             )
         self.nlp, self.opts = nlp, options
-        self.nnz = nlp.hess_sparsity.nnz()
+        layout = nlp.layout
+        self.nnz = layout.hess_sparsity.nnz()
         rows, cols = nlp.hessian_structure()
         self._rows, self._cols = rows, cols
         self._offdiag = rows != cols
         # state z-index and parameter index of every x-p entry, node-major like its source
         a, b = nlp.node.hxp
-        col_x = nlp.coll_node * nlp.nx
-        self._xp_pos = nlp.hessian_positions("xp")
+        col_x = layout.coll_node * layout.nx
+        self._xp_pos = layout.hessian_positions("xp")
         self._xp_row = (col_x[None, :] + a[:, None]).ravel(order="F")
-        self._xp_col = np.repeat(b[:, None], nlp.N, 1).ravel(order="F")
-        self._pp_pos = nlp.hessian_positions("pp")
-        self._coll_idx = (col_x[None, :] + np.arange(nlp.nx)[:, None]).ravel(order="F")
-        self.groups = nlp.pp_blocks
-        # nlp.pp_pattern lists each group's upper triangle in this order
+        self._xp_col = np.repeat(b[:, None], layout.N, 1).ravel(order="F")
+        self._pp_pos = layout.hessian_positions("pp")
+        self._coll_idx = (col_x[None, :] + np.arange(layout.nx)[:, None]).ravel(order="F")
+        self.groups = layout.pp_blocks
+        # layout.pp_pattern lists each group's upper triangle in this order
         self._triu = [np.triu_indices(g.size) for g in self.groups]
         scale = options.initial_scale or 1.0
         self.B = [scale * np.eye(g.size) for g in self.groups]
@@ -93,9 +94,9 @@ class PartialQuasiNewtonHessian:
 
     def _lag_grad(self, z: np.ndarray, sigma: float, lam: np.ndarray) -> np.ndarray:
         lx, lp = self.nlp.fn_lag_grad(z, sigma, lam)
-        g = np.zeros(self.nlp.n_z)
+        g = np.zeros(self.nlp.layout.n_z)
         g[self._coll_idx] = np.asarray(lx).ravel(order="F")
-        g[self.nlp.P0 :] = np.asarray(lp).ravel()
+        g[self.nlp.layout.P0 :] = np.asarray(lp).ravel()
         return g
 
     def _sym_matvec(self, values: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -107,7 +108,7 @@ class PartialQuasiNewtonHessian:
 
     # ---- the secant update -----------------------------------------------------------------
     def _update(self, z: np.ndarray, sigma: float, lam: np.ndarray, node: np.ndarray) -> None:
-        P0 = self.nlp.P0
+        P0 = self.nlp.layout.P0
         s = z - self.z_prev
         y = self._lag_grad(z, sigma, lam) - self._lag_grad(self.z_prev, sigma, lam)
         r = y - self._sym_matvec(node, s)  # what the approximated blocks must explain
@@ -178,12 +179,13 @@ class HessianCallback(ca.Callback):
         return "triu_hess_gamma_x_x"
 
     def get_sparsity_in(self, i: int) -> ca.Sparsity:
-        return ca.Sparsity.dense((self.nlp.n_z, self.nlp.prm_values.size, 1, self.nlp.n_c)[i], 1)
+        layout = self.nlp.layout
+        return ca.Sparsity.dense((layout.n_z, self.nlp.prm_values.size, 1, layout.n_c)[i], 1)
 
     def get_sparsity_out(self, i: int) -> ca.Sparsity:
-        return self.nlp.hess_sparsity
+        return self.nlp.layout.hess_sparsity
 
     def eval(self, arg: list[Any]) -> list[Any]:
         z = np.asarray(arg[0]).ravel()
         values = self.evaluate(z, float(arg[2]), np.asarray(arg[3]).ravel())
-        return [ca.DM(self.nlp.hess_sparsity, values)]
+        return [ca.DM(self.nlp.layout.hess_sparsity, values)]

@@ -1,0 +1,156 @@
+"""``scripts/train_collocation.py PROBLEM [options]``: train one named experiment by collocation.
+
+The problem comes first and picks the options dataclass whose fields become the options. Exit
+codes (:mod:`.exits`): 0 when the solve converged and the model is consistent, 1 when it did
+not or the run failed (status "failed" and the phase in ``result.json``), 2 on bad input, 130
+on Ctrl-C or SIGTERM (status "interrupted").
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, fail, first_line
+from .output import OutputDirectory, command_line, default_out
+from .parsing import OneLineParser, add_dataclass_options, options_from_args
+from .signals import sigterm_as_interrupt
+from .summary import result_rows, succeeded, table
+
+PROG = "train_collocation.py"
+
+
+def train_collocation(argv: Sequence[str] | None = None) -> int:
+    """``scripts/train_collocation.py``: train one named problem by collocation."""
+    with sigterm_as_interrupt():
+        return _train_collocation(argv)
+
+
+def _train_collocation(argv: Sequence[str] | None) -> int:
+    from .. import experiments
+    from ..experiments.record import new_run_id
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    names = sorted(experiments.EXPERIMENTS)
+    head = _leading_arguments(argv)
+    if head.problem is None or head.problem.startswith("-"):
+        return _without_problem(argv, names)
+    try:
+        exp = experiments.get(head.problem)
+    except ValueError as exc:
+        return fail(PROG, str(exc), head.debug)
+    options_cls, run = exp.load()
+    args = _parser(exp.summary, names, options_cls).parse_args(argv)
+    run_id = new_run_id()
+    try:
+        opts = _options(options_cls, args)
+        out = OutputDirectory(
+            args.out or default_out(args.problem), run_id, args.overwrite, args.resume
+        )
+    except (ValueError, TypeError) as exc:
+        return fail(PROG, str(exc), args.debug)
+    return _run(run, opts, out, run_id, argv, args)
+
+
+def _leading_arguments(argv: list[str]) -> argparse.Namespace:
+    """The problem name and ``--debug``, read before the problem's own options are known."""
+    head = OneLineParser(prog=PROG, add_help=False)
+    head.add_argument("problem", nargs="?")
+    head.add_argument("--debug", action="store_true")
+    known, _ = head.parse_known_args(argv)
+    return known
+
+
+def _without_problem(argv: list[str], names: list[str]) -> int:
+    """``--help`` before a problem lists the problems (exit 0); no problem is a usage error."""
+    if "-h" in argv or "--help" in argv:
+        print(
+            f"usage: {PROG} PROBLEM [options]   (PROBLEM: {', '.join(names)}; "
+            f"'{PROG} PROBLEM --help' lists the options)"
+        )
+        return 0
+    print(f"{PROG}: error: missing PROBLEM (one of: {', '.join(names)})", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _parser(summary: str, names: list[str], options_cls: type) -> OneLineParser:
+    parser = OneLineParser(prog=PROG, description=summary)
+    parser.add_argument("problem", choices=names)
+    parser.add_argument(
+        "--out", type=Path, default=None, help="output directory (default: runs/<problem>-<time>)"
+    )
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace a non-empty --out directory"
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --out: its finished seeds (--seeds > 1) are reused",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no IPOPT iteration output")
+    parser.add_argument("--debug", action="store_true", help="tracebacks instead of one line")
+    add_dataclass_options(parser, options_cls, skip=("problem",))
+    return parser
+
+
+def _options(options_cls: type, args: argparse.Namespace) -> Any:
+    """The run's options from the parsed arguments (``--quiet``: IPOPT prints nothing)."""
+    if args.quiet:
+        args.print_level = 0
+    opts = options_from_args(options_cls, args)
+    if args.resume and args.out is None:
+        raise ValueError("--resume needs --out: the directory of the run to continue")
+    return opts
+
+
+def _run(
+    run: Callable[[Any, Any], dict[str, Any]],
+    opts: Any,
+    out: OutputDirectory,
+    run_id: str,
+    argv: list[str],
+    args: argparse.Namespace,
+) -> int:
+    """Run the experiment into ``out``, record how it ended, and rename ``out`` to ``--out``."""
+    from ..experiments.record import RunRecord
+    from ..tools import machine
+
+    record = RunRecord(out.path, run_id)
+    record.update(
+        command=command_line("scripts/train_collocation.py", argv),
+        machine=machine.describe(),
+        load_at_start=machine.load_average(),
+        created=datetime.datetime.now().strftime("%Y-%m-%dT%H:%M:%S"),
+    )
+    try:
+        result = run(opts, record)
+        code = 0 if succeeded(result) else EXIT_FAILED
+    except KeyboardInterrupt as exc:
+        phase = _phase(record, exc)
+        record.write(status="interrupted", phase=phase)
+        where = out.finish()
+        print(f"{PROG}: interrupted in phase {phase}; what was done is in {where}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        if args.debug:
+            out.finish()
+            raise
+        phase, message = _phase(record, exc), first_line(exc)
+        record.write(status="failed", phase=phase, error=f"{type(exc).__name__}: {message}")
+        where = out.finish()
+        print(f"{PROG}: error in phase {phase}: {message} (files in {where})", file=sys.stderr)
+        return EXIT_FAILED
+    where = out.finish()
+    print(f"\n{args.problem}: results in {where}\n" + table(result_rows(result)))
+    for text in result.get("warnings", []):
+        print(f"  warning: {text}")
+    return code
+
+
+def _phase(record: Any, exc: BaseException) -> str:
+    detail = getattr(exc, "phase", None)  # where inside a solve, when the solve says so
+    return f"{record.phase} ({detail})" if detail else record.phase

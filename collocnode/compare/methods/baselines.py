@@ -1,0 +1,250 @@
+"""Black-box baselines of the FNODE and MBD-NODE papers: an LSTM next-state model and an FCNN.
+
+* LSTM: a window of the last ``window`` states (each with its inputs u and parameters μ) is read
+  by a stacked LSTM whose last hidden state is mapped to the next state by an affine head; states
+  are min–max scaled to [−1, 1] with the training data's range. Prediction is autoregressive.
+  Windows that would reach before the first sample repeat the first sample, in training and in
+  prediction alike, so a rollout needs nothing but the initial state.
+* FCNN: a tanh MLP from time to state, ``x(t) = N(t)`` (plus μ) — the FCNN of both papers' code,
+  which fits one trajectory as a function of time and so ignores the initial state of a rollout
+  (it is the papers' strawman; time enters scaled to [0, 1] over the training window).
+
+Settings (FNODE Tables 3–8): LSTM 2 layers of 256 (3 for the slider-crank), 300 epochs;
+FCNN 2 hidden layers of 256 (3 for the slider-crank), 450 epochs; Adam 1e-3, decay 0.98.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from ... import _validation as v
+from ...data import Trajectory
+from ...nn import MLP
+from ...tools.fixed_step import DivergenceError
+from .gradient import GradientOptions, GradientTrainer
+from .inputs import InputSignal, param_vector
+
+
+def _check_rollout(x: np.ndarray, t: np.ndarray, blowup: float) -> np.ndarray:
+    bad = ~np.isfinite(x).all(axis=1) | (np.abs(np.nan_to_num(x, nan=np.inf)).max(axis=1) > blowup)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise DivergenceError(k, t[k], x[:k], "non-finite or blow-up")
+    return x
+
+
+class _Common(GradientTrainer):
+    """Parameter inputs and default inputs shared by the two baselines."""
+
+    def _prepare(self, system: Any, trajs: list[Trajectory]) -> None:
+        o = self.options
+        self.train_params = [
+            param_vector(o.param_inputs, tr.params, f"train[{i}].params")
+            for i, tr in enumerate(trajs)
+        ]
+        self._default_params = dict(trajs[0].params)
+
+    def _tensor(self, a: np.ndarray) -> torch.Tensor:
+        return torch.as_tensor(np.asarray(a, dtype=float), dtype=self.dtype, device=self.device)
+
+    def _mu_np(self, params: Mapping[str, float] | None) -> np.ndarray:
+        return param_vector(
+            self.options.param_inputs, self._default_params if params is None else params
+        )
+
+
+@dataclass(frozen=True)
+class LSTMOptions(GradientOptions):
+    """LSTM options.
+
+    Attributes:
+        layers: stacked LSTM layers; ``hidden[0]`` is their width.
+        window: past states per prediction (the reference code's 16).
+        blowup: a rollout whose state exceeds this magnitude counts as diverged.
+    """
+
+    epochs: int = 300
+    layers: int = 2
+    window: int = 16
+    blowup: float = 1e8
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        v.positive_int("layers", self.layers)
+        v.positive_int("window", self.window)
+        v.positive_float("blowup", self.blowup)
+
+
+class _LSTMNet(nn.Module):
+    def __init__(
+        self, n_in: int, width: int, layers: int, head: MLP, seed: int, dtype: Any, device: Any
+    ):
+        super().__init__()
+        self.lstm = nn.LSTM(
+            n_in, width, num_layers=layers, batch_first=True, dtype=dtype, device=device
+        )
+        w = head.init_weights(np.random.default_rng(seed))
+        self.head = head.torch_module(w, dtype=dtype, device=device)
+
+    def forward(self, seq: torch.Tensor) -> torch.Tensor:
+        out, _ = self.lstm(seq)
+        return self.head(out[:, -1])
+
+
+class LSTM(_Common):
+    """LSTM next-state baseline; see the module docstring."""
+
+    name = "lstm"
+    options_class = LSTMOptions
+    QUICK = {"epochs": 10, "batch_size": 32, "hidden": (32,)}
+    PAPER = {"slider_crank": {"layers": 3}}
+
+    def _setup(self, system: Any, trajs: list[Trajectory]) -> int:
+        self._prepare(system, trajs)
+        o = self.options
+        self.system = system
+        allx = np.concatenate([tr.x for tr in trajs])
+        lo, hi = allx.min(0), allx.max(0)
+        span = np.where(hi - lo > 1e-12 * (1.0 + np.abs(hi)), hi - lo, 1.0)
+        self._lo, self._span = lo, span
+        seqs, nexts = [], []
+        for tr, mu in zip(trajs, self.train_params, strict=True):
+            f = self._frames(tr.x, tr.u[:, : system.n_inputs], mu)
+            for i in range(tr.n_samples - 1):
+                seqs.append(self._window_at(f, i))
+                nexts.append(self._scale(tr.x[i + 1]))
+        torch.manual_seed(o.seed)
+        head = MLP((o.hidden[0], system.n_states), "identity", o.init)
+        n_in = system.n_states + system.n_inputs + len(o.param_inputs)
+        self.net = _LSTMNet(n_in, o.hidden[0], o.layers, head, o.seed, self.dtype, self.device)
+        self._S, self._Y = self._tensor(np.asarray(seqs)), self._tensor(np.asarray(nexts))
+        return self._S.shape[0]
+
+    def _scale(self, x: np.ndarray) -> np.ndarray:
+        return 2.0 * (np.asarray(x) - self._lo) / self._span - 1.0
+
+    def _unscale(self, s: np.ndarray) -> np.ndarray:
+        return (np.asarray(s) + 1.0) * 0.5 * self._span + self._lo
+
+    def _frames(self, x: np.ndarray, u: np.ndarray, mu: np.ndarray) -> np.ndarray:
+        n = x.shape[0]
+        return np.concatenate([self._scale(x), u, np.broadcast_to(mu, (n, mu.size))], axis=1)
+
+    def _window_at(self, frames: np.ndarray, i: int) -> np.ndarray:
+        w = self.options.window
+        idx = np.clip(np.arange(i - w + 1, i + 1), 0, None)
+        return frames[idx]
+
+    def modules(self) -> list[Any]:
+        return [self.net]
+
+    def _loss(self, idx: torch.Tensor) -> torch.Tensor:
+        err = self.net(self._S[idx]) - self._Y[idx]
+        return (err * err).sum(dim=-1).mean()
+
+    def predict(
+        self,
+        t: np.ndarray,
+        x0: np.ndarray,
+        u: np.ndarray | Callable[[Any], Any] | None = None,
+        *,
+        params: Mapping[str, float] | None = None,
+    ) -> np.ndarray:
+        t, x0 = self._check_predict_args(t, x0)
+        sysm = self.system
+        sig = InputSignal.from_any(
+            sysm.n_inputs, t, u, sysm.inputs if sysm.n_inputs else None, self.dtype, self.device
+        )
+        us = sig(self._tensor(t)).cpu().numpy()
+        mu = self._mu_np(params)
+        x = np.empty((t.size, sysm.n_states))
+        x[0] = x0
+        frames = np.empty((t.size, sysm.n_states + sysm.n_inputs + mu.size))
+        frames[0] = self._frames(x0[None], us[:1], mu)[0]
+        with torch.no_grad():
+            for i in range(t.size - 1):
+                seq = self._tensor(self._window_at(frames[: i + 1], i))[None]
+                x[i + 1] = self._unscale(self.net(seq)[0].cpu().numpy())
+                frames[i + 1] = self._frames(x[i + 1][None], us[i + 1 : i + 2], mu)[0]
+                if (
+                    not np.all(np.isfinite(x[i + 1]))
+                    or np.abs(x[i + 1]).max() > self.options.blowup
+                ):
+                    return _check_rollout(x[: i + 2], t, self.options.blowup)
+        return x
+
+
+@dataclass(frozen=True)
+class FCNNOptions(GradientOptions):
+    """FCNN options (450 epochs; the double pendulum uses lr 3e-3 in the FNODE paper)."""
+
+    epochs: int = 450
+
+
+class FCNN(_Common):
+    """Time-to-state MLP baseline; see the module docstring."""
+
+    name = "fcnn"
+    options_class = FCNNOptions
+    QUICK = {"epochs": 40, "batch_size": 16, "hidden": (64, 64)}
+    PAPER = {"double_pendulum": {"lr": 3e-3}, "slider_crank": {"hidden": (256, 256, 256)}}
+
+    def _setup(self, system: Any, trajs: list[Trajectory]) -> int:
+        self._prepare(system, trajs)
+        o = self.options
+        t0 = min(tr.t0 for tr in trajs)
+        span = max(tr.tf for tr in trajs) - t0 or 1.0
+        n_mu = len(o.param_inputs)
+        shift = (t0,) + (0.0,) * n_mu
+        scale = (span,) + (1.0,) * n_mu
+        self._spec = MLP((1 + n_mu, *o.hidden, system.n_states), o.activation, o.init, shift, scale)
+        self.net = self._spec.torch_module(
+            self._spec.init_weights(np.random.default_rng(o.seed)),
+            dtype=self.dtype,
+            device=self.device,
+        )
+        X = np.concatenate(
+            [
+                np.concatenate([tr.t[:, None], np.broadcast_to(mu, (tr.n_samples, n_mu))], axis=1)
+                for tr, mu in zip(trajs, self.train_params, strict=True)
+            ]
+        )
+        self._X = self._tensor(X)
+        self._Y = self._tensor(np.concatenate([tr.x for tr in trajs]))
+        return self._X.shape[0]
+
+    def modules(self) -> list[Any]:
+        return [self.net]
+
+    def blocks(self) -> dict[str, MLP]:
+        self._require_fitted()
+        return {"f": self._spec}
+
+    def get_weights(self) -> dict[str, np.ndarray]:
+        self._require_fitted()
+        return {"f": self.net.get_flat()}
+
+    def _loss(self, idx: torch.Tensor) -> torch.Tensor:
+        err = self.net(self._X[idx]) - self._Y[idx]
+        return (err * err).sum(dim=-1).mean()
+
+    def predict(
+        self,
+        t: np.ndarray,
+        x0: np.ndarray,
+        u: np.ndarray | Callable[[Any], Any] | None = None,
+        *,
+        params: Mapping[str, float] | None = None,
+    ) -> np.ndarray:
+        t, x0 = self._check_predict_args(t, x0)
+        mu = self._mu_np(params)
+        X = np.concatenate([t[:, None], np.broadcast_to(mu, (t.size, mu.size))], axis=1)
+        with torch.no_grad():
+            x = self.net(self._tensor(X)).cpu().numpy()
+        return _check_rollout(x, t, 1e8)

@@ -1,0 +1,284 @@
+"""The gradient-descent loop shared by the PyTorch methods.
+
+A :class:`GradientTrainer` subclass writes only what makes its method: ``_setup`` (networks and
+tensors for the data; returns the number of training samples), ``_loss`` (the mean loss of a
+batch of sample indices), ``modules`` (the trained torch modules) and ``predict``. ``fit``
+trains with Adam (or AdamW) and an exponential learning-rate decay stepped once per epoch, the
+schedule all four seed papers use, and keeps the weights of the epoch with the lowest training
+loss (as the FNODE and MBD-NODE reference code does; there is no validation split).
+
+The callback follows the protocol of :mod:`collocnode.training.callbacks`: ``on_start(RunInfo)``
+before the first epoch (its errors propagate from ``fit``), ``callback(Progress)`` after every epoch
+(True stops with status ``STOPPED`` and the callback's ``reason`` as the message; an exception
+stops with status ``FAILED`` and the exception in the message; the best weights are kept either
+way),
+``on_end()`` at the end.
+
+Torch is imported when a trainer fits, not when this module loads.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from abc import abstractmethod
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ...data import Trajectory
+from ...training.callbacks import RunInfo, stop_requested
+from .base import Callback, EpochAccess, FitResult, Progress, Trainer
+from .options import GradientOptions, TrainerOptions
+from .status import MethodStatus
+
+__all__ = ["GradientOptions", "GradientTrainer"]
+
+
+class _Clock:
+    """Training wall time: from construction, without the time spent in callbacks."""
+
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+        self.excluded = 0.0
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start - self.excluded
+
+    def call_excluded(self, fn: Callback, progress: Progress) -> Any:
+        """``fn(progress)``, its time not counted as training time."""
+        t0 = time.perf_counter()
+        try:
+            return fn(progress)
+        finally:
+            self.excluded += time.perf_counter() - t0
+
+
+class _BestWeights:
+    """The weights of the epoch with the lowest training loss so far."""
+
+    def __init__(self, modules: list[Any]) -> None:
+        self.modules = modules
+        self.loss = math.inf
+        self.state: list[dict[str, Any]] | None = None
+
+    def offer(self, loss: float) -> None:
+        if loss < self.loss:
+            self.loss = loss
+            self.state = [copy.deepcopy(m.state_dict()) for m in self.modules]
+
+    def offer_partial(self, loss: float) -> None:
+        """The loss of an epoch cut short: reported only when no epoch was completed."""
+        if self.state is None:
+            self.loss = loss
+
+    def restore(self) -> None:
+        if self.state is not None:
+            for module, state in zip(self.modules, self.state, strict=True):
+                module.load_state_dict(state)
+
+
+class GradientTrainer(Trainer):
+    """A method trained by mini-batch gradient descent; see the module docstring."""
+
+    options_class: ClassVar[type[TrainerOptions]] = GradientOptions
+    QUICK: ClassVar[dict[str, Any]] = {"epochs": 20, "batch_size": 16, "hidden": (64, 64)}
+
+    options: GradientOptions
+
+    def __init__(self, options: TrainerOptions | None = None, **overrides: Any) -> None:
+        super().__init__(options, **overrides)
+        from .device import resolve_device
+
+        # CUDA asked for on a machine without it is an error here, not after the data exists
+        resolve_device(self.options.device)
+
+    # --- what a method writes ------------------------------------------------------------------
+    @abstractmethod
+    def _setup(self, system: Any, trajs: list[Trajectory]) -> int:
+        """Build the networks and the training tensors; return the number of samples."""
+
+    @abstractmethod
+    def _loss(self, idx: Any) -> Any:
+        """Mean loss (a scalar tensor) of the samples ``idx`` (a 1-d index tensor)."""
+
+    @abstractmethod
+    def modules(self) -> list[Any]:
+        """The torch modules whose parameters are trained."""
+
+    # --- the shared part -----------------------------------------------------------------------
+    @property
+    def n_params(self) -> int:
+        return sum(p.numel() for p in self._trainable())
+
+    def _trainable(self) -> list[Any]:
+        return [p for m in self.modules() for p in m.parameters() if p.requires_grad]
+
+    def fit(
+        self,
+        system: Any,
+        train: Trajectory | Sequence[Trajectory],
+        *,
+        budget_s: float | None = None,
+        callback: Callback | None = None,
+    ) -> FitResult:
+        import torch
+
+        from .device import resolve_device, resolve_dtype
+
+        trajs, budget_s = self._check_fit_args(system, train, budget_s)
+        self.system = system
+        self.device = resolve_device(self.options.device)
+        self.dtype = resolve_dtype(self.options.dtype)
+        torch.manual_seed(self.options.seed)
+        self._rng = torch.Generator().manual_seed(self.options.seed)
+        clock = _Clock()
+        n_samples = self._setup(system, trajs)
+        self._fitted = True
+        if callback is None:
+            return self._descend(n_samples, clock, budget_s, None)
+        info = RunInfo(
+            max_iterations=self.options.epochs,
+            n_states=system.n_states,
+            n_params=self.n_params,
+            unit="epoch",
+            can_predict=True,
+        )
+        _hook(callback, "on_start", info)
+        try:
+            return self._descend(n_samples, clock, budget_s, callback)
+        finally:
+            _hook(callback, "on_end")
+
+    def _flat_params(self) -> np.ndarray:
+        """The trainable parameters, flat float64 in ``modules()`` order (a new array)."""
+        parts = [p.detach().cpu().double().reshape(-1).numpy() for p in self._trainable()]
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    def _descend(
+        self, n: int, clock: _Clock, budget_s: float | None, callback: Callback | None
+    ) -> FitResult:
+        """Epochs until done, out of budget, diverged, stopped by the callback or Ctrl-C; the
+        best-epoch weights are restored in every case."""
+        import torch
+
+        opts = self.options
+        params = self._trainable()
+        opt_cls = torch.optim.AdamW if opts.optimizer == "adamw" else torch.optim.Adam
+        optimizer = opt_cls(params, lr=opts.lr, weight_decay=opts.weight_decay)
+        scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=opts.lr_decay)
+        best = _BestWeights(self.modules())
+        history: list[tuple[float, int, float]] = []
+        status, message, done = MethodStatus.SUCCESS, "", 0
+        try:
+            for epoch in range(1, opts.epochs + 1):
+                loss, seen, status, message = self._epoch(
+                    epoch, n, optimizer, params, clock, budget_s
+                )
+                if status == MethodStatus.DIVERGED:
+                    break
+                if status == MethodStatus.BUDGET and seen < n:
+                    best.offer_partial(loss)
+                    break
+                done = epoch
+                best.offer(loss)
+                scheduler.step()
+                history.append((clock.elapsed(), epoch, loss))
+                if status == MethodStatus.BUDGET:
+                    break
+                if callback is not None:
+                    progress = Progress(history[-1][0], epoch, opts.epochs, loss, best.loss)
+                    status, message = self._call_back(callback, clock, progress)
+                    if status != MethodStatus.SUCCESS:
+                        break
+        except KeyboardInterrupt:
+            status = MethodStatus.INTERRUPTED
+            message = (
+                f"interrupted in epoch {done + 1}; kept the best weights "
+                f"(epoch loss {best.loss:.3g})"
+            )
+        best.restore()
+        if status == MethodStatus.FAILED:
+            message += f"; kept the best weights (epoch loss {best.loss:.3g})"
+        if status == MethodStatus.SUCCESS and not message:
+            message = f"{done} epochs, best training loss {best.loss:.3g}"
+        return FitResult(
+            method=self.name,
+            status=status,
+            train_time_s=clock.elapsed(),
+            epochs=done,
+            n_params=sum(p.numel() for p in params),
+            best_loss=best.loss,
+            history=history,
+            message=message,
+        )
+
+    def _call_back(
+        self, callback: Callback, clock: _Clock, progress: Progress
+    ) -> tuple[MethodStatus, str]:
+        """Run the callback on ``progress`` (given access to this trainer): (``SUCCESS``, "") to
+        go on, (``STOPPED``, why) when it asked to stop, (``FAILED``, what it raised) if it
+        raised."""
+        epoch = progress.epoch
+        access = EpochAccess(self, self._flat_params)
+        progress = replace(progress, access=access)
+        try:
+            returned = clock.call_excluded(callback, progress)
+        except Exception as exc:  # a Ctrl-C (KeyboardInterrupt) is handled by the loop
+            return (
+                MethodStatus.FAILED,
+                f"the callback raised {type(exc).__name__} in epoch {epoch}: {exc}",
+            )
+        finally:
+            access.live = False
+        if not stop_requested(returned):
+            return MethodStatus.SUCCESS, ""
+        reason = getattr(callback, "reason", None)
+        if isinstance(reason, str) and reason:
+            return MethodStatus.STOPPED, reason
+        return MethodStatus.STOPPED, f"stopped by the callback after epoch {epoch}"
+
+    def _epoch(
+        self,
+        epoch: int,
+        n: int,
+        optimizer: Any,
+        params: list[Any],
+        clock: _Clock,
+        budget_s: float | None,
+    ) -> tuple[float, int, MethodStatus, str]:
+        """One pass over the ``n`` samples in random batches: the mean loss of the samples seen,
+        their number, and ``SUCCESS``, or ``DIVERGED``/``BUDGET`` with why the pass stopped
+        early."""
+        import torch
+
+        opts = self.options
+        perm = torch.randperm(n, generator=self._rng)
+        total, seen = 0.0, 0
+        for idx in perm.to(self.device).split(opts.batch_size):
+            optimizer.zero_grad(set_to_none=True)
+            loss = self._loss(idx)
+            value = float(loss.detach())
+            if not math.isfinite(value):
+                why = f"training loss became non-finite in epoch {epoch}"
+                return math.nan, seen, MethodStatus.DIVERGED, why
+            loss.backward()
+            if opts.grad_clip is not None:
+                torch.nn.utils.clip_grad_norm_(params, opts.grad_clip)
+            optimizer.step()
+            total += value * idx.numel()
+            seen += idx.numel()
+            if budget_s is not None and clock.elapsed() > budget_s:
+                why = f"wall-time budget of {budget_s:g} s ran out in epoch {epoch}"
+                return total / max(seen, 1), seen, MethodStatus.BUDGET, why
+        return total / max(seen, 1), seen, MethodStatus.SUCCESS, ""
+
+
+def _hook(callback: Any, name: str, *args: Any) -> None:
+    """Call the callback's optional ``on_start``/``on_end`` hook if it has one."""
+    hook = getattr(callback, name, None)
+    if callable(hook):
+        hook(*args)
