@@ -21,8 +21,8 @@ state's standard deviation (seed 0). The methods, each with a library that holds
 - ``sindy``: pysindy's SINDy (``compare.py``'s method: smoothed finite differences, STLSQ at
   pysindy's default threshold 0.1), a polynomial library only, as in the paper (it cannot
   express tanh or a quotient);
-- ``mnn``: MNN discovery (:mod:`collocnode.compare.methods.mnn_discovery`) with f of the system's form
-  (identity, tanh, quotient), threshold 0.05;
+- ``mnn``: MNN discovery (:mod:`collocnode.compare.methods.mnn_discovery`) with f of the
+  system's form (identity, tanh, quotient), threshold 0.05;
 - ``collocation``: a neural ODE (one tanh network per state, 8-8 for the planar systems, 12-12
   for Lorenz, λ = 1e-5) trained by collocation on 500 x 3 Radau IIA from a regression warm
   start (``WarmStarted``), then :class:`collocnode.Discovered` on its right-hand side with the

@@ -11,7 +11,8 @@ k = 0..L-1; the model of both methods a second-order linear ODE with constant co
 with (c₀, c₁, a, b) learned from (0.5, 0.1, 0, 0.5) (the truth is (1, 0, 0, 1)), Adam with
 learning rate 0.01 for ``--iterations`` steps, the loss the sum over the L samples of the
 squared error of u (the paper's losses grow with the length: a sum). NeuRLP solves the ODE
-over the whole length as one relaxed least-squares problem (:mod:`collocnode.compare.methods.mnn_solver`,
+over the whole length as one relaxed least-squares problem
+(:mod:`collocnode.compare.methods.mnn_solver`,
 dense Cholesky of the normal equations); RK4 integrates it with torchdiffeq's ``rk4`` at step h
 and differentiates through ``odeint_adjoint``. Both in float64 on ``--device``; the time is the
 wall time of the iterations (the first iteration, which loads kernels, included), the median of

@@ -57,7 +57,6 @@ from .training import (
 from .training.callbacks import CallbackList, EarlyStopping, ProgressBar, StopOnStagnation
 from .training.consistency import ConsistencyCheck, ConsistencyReport, InconsistentModelWarning
 from .training.discovery import ClosedForm, DiscoveryError, SparseRegression, discover
-
 from .training.uncertainty import Uncertainty, UncertaintyWarning
 from .transcription import (
     AlgebraicStates,
