@@ -316,7 +316,7 @@ class MNNDiscovery(Trainer):
         return out
 
     def equations(self) -> list[str]:
-        from ..training.discovery.closed_form import linear_combination
+        from ...training.discovery.closed_form import linear_combination
 
         xi, eta = self.coefficient_arrays()
         lines = []

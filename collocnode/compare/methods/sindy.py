@@ -137,7 +137,7 @@ class SINDy(Trainer):
         start = time.perf_counter()
         self.system = system
         if callback is not None and callable(getattr(callback, "on_start", None)):
-            from ..training.callbacks import RunInfo
+            from ...training.callbacks import RunInfo
 
             callback.on_start(RunInfo(max_iterations=1, n_states=system.n_states, n_params=0))
         try:
