@@ -83,7 +83,7 @@ def test_quick_run_writes_valid_json_and_markdown(tmp_path):
     ("args", "message"),
     [
         (["nosuchproblem"], "unknown problem 'nosuchproblem'; valid:"),
-        (["vdp", "--methods", "fnode,sindy"], "unknown method 'sindy'; valid: collocation, fnode"),
+        (["vdp", "--methods", "fnode,pysr"], "unknown method 'pysr'; valid: collocation, fnode"),
         (["vdp", "--budget", "0"], "--budget must be > 0"),
         (["vdp", "--budget", "-3"], "--budget must be > 0"),
         (["vdp", "--epochs", "0"], "--epochs must be a positive integer"),
@@ -115,7 +115,7 @@ def test_unwritable_out_exits_with_code_2(tmp_path):
 
 
 def test_debug_shows_the_traceback():
-    proc = _script("vdp", "--methods", "sindy", "--debug")
+    proc = _script("vdp", "--methods", "pysr", "--debug")
     assert proc.returncode != 0 and "Traceback" in proc.stderr
 
 

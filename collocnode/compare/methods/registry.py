@@ -32,6 +32,8 @@ _TABLE: dict[str, Any] = {
     # the energy-based baselines of the MBD-NODE paper (second-order systems only)
     "hnn": f"{_HERE}.hnn:HNN",
     "lnn": f"{_HERE}.lnn:LNN",
+    # sparse regression on smoothed derivatives (pysindy), no network
+    "sindy": f"{_HERE}.sindy:SINDy",
 }
 
 METHODS: Registry[type[Trainer]] = Registry("method", _TABLE)
