@@ -63,7 +63,10 @@ def _example() -> Any:
 
 
 LV = _example()
-TRUTH = {"interaction[0]": {"x0 x1": -LV.BETA}, "interaction[1]": {"x0 x1": LV.GAMMA}}
+TRUTH = {
+    "interaction[0]": {"prey predator": -LV.BETA},
+    "interaction[1]": {"prey predator": LV.GAMMA},
+}
 
 
 def held_out_error(sol: Any, x0: np.ndarray) -> dict[str, float | None]:

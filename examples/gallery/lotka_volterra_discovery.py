@@ -159,7 +159,10 @@ def run(small: bool = False, seed: int = 0) -> dict:
         "discovery_error": found.error,
     }
     if found.refitted is not None:
-        truth_table = {"interaction[0]": {"x0 x1": -BETA}, "interaction[1]": {"x0 x1": GAMMA}}
+        truth_table = {
+            "interaction[0]": {"prey predator": -BETA},
+            "interaction[1]": {"prey predator": GAMMA},
+        }
         result.update(
             discovered=found.found.equations(),
             refitted=found.refitted.equations(),

@@ -31,6 +31,10 @@ BYTES_PER_NONZERO = 250
 # nonzero 4.0 us at that load (its interval's states gathered sample by sample).
 BUILD_S_PER_NONZERO = 0.4e-6
 BUILD_S_PER_SAMPLE_NONZERO = 0.8e-6
+# a build estimated shorter than this is never refused for a time limit: a solve whose limit
+# ends during such a build reports TIME_LIMIT like any other (a nest of strategies hands its
+# leaves what is left of its limit, which may be milliseconds)
+SHORTEST_REFUSED_BUILD_S = 10.0
 
 T = TypeVar("T")
 
@@ -132,7 +136,9 @@ def check_memory(
     not fit in ``memory`` bytes (default: what this process may take,
     :func:`collocnode._validation.memory_limit_bytes`: the machine's memory, or less under an
     address-space or cgroup limit), or if its build would take longer than ``seconds`` (a
-    time limit of the solve, e.g. IPOPT's ``max_wall_time``; None: none).
+    time limit of the solve, e.g. IPOPT's ``max_wall_time``; None: none) and longer than
+    :data:`SHORTEST_REFUSED_BUILD_S` (a shorter build goes ahead, and the solve reports its time
+    limit as it does for any other stop).
 
     Estimated from its dimensions (:func:`.assembly.estimated_nonzeros` for the nodes,
     :func:`sample_nonzeros` for the data terms at sample times) at :data:`BYTES_PER_NONZERO`
@@ -166,7 +172,7 @@ def check_memory(
             f"the NLP would need about {need / 1e9:.3g} GB for its derivatives, more than the "
             f"{memory / 1e9:.3g} GB this process may use: {sizes}; {fewer}"
         )
-    if seconds is not None and build_s > seconds:
+    if seconds is not None and build_s > max(seconds, SHORTEST_REFUSED_BUILD_S):
         raise ValueError(
             f"building the NLP would take at least {build_s:.3g} s, more than the "
             f"{seconds:.3g} s the solve may take (max_wall_time or a time limit): {sizes}; "
