@@ -206,7 +206,11 @@ def test_budget_interrupt_and_divergence_statuses(monkeypatch):
     assert res.status == "stopped" and res.epochs == 4 and stops == [1, 2, 3, 4]
 
     trainer = make_trainer("fnode", **TINY)
-    monkeypatch.setattr(type(trainer), "_loss", lambda self, idx: torch.tensor(float("nan")))
+    # a loss that turns non-finite in the middle of the first epoch, as a real one would
+    def nan_loss(self, idx):
+        return self.field.net(self._X[idx]).sum() * float("nan")
+
+    monkeypatch.setattr(type(trainer), "_loss", nan_loss)
     res = trainer.fit(system, train)
     assert res.status == "diverged" and "non-finite" in res.message
 
