@@ -2,11 +2,15 @@
 # Every run quoted in docs/results.md, docs/performance.md and docs/control.md, in order. Each writes into
 # runs/reproduce/<name>; together they take several hours on a 2-core machine.
 # Usage: bash benchmarks/reproduce.sh [name ...]   (no names: all)
+# The rows of the seed papers' multibody tables run once per seed of SEEDS (default "0 1 2"),
+# each into runs/reproduce/<name>/seed<K>; SEEDS="1 2" bash benchmarks/reproduce.sh NAME runs
+# two of them. docs/results.md says what each costs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=runs/reproduce
 mkdir -p "$out"
 SELECTED="$*"
+SEEDS=${SEEDS:-0 1 2}
 
 run() {
   local name=$1
@@ -36,14 +40,24 @@ run gdopt-table1-III-paper python scripts/train_collocation.py qvm --strategy II
   --rational-form paper --out "$out/gdopt-table1-III-paper"
 run compare-vdp python scripts/compare.py vdp --methods collocation,node --budget 120 --set node.epochs=100000 \
   --out "$out/compare-vdp" --no-progress
-# FNODE Table 13: every method at the FNODE paper's settings (its Tables 3-8), with collocation.
-# Each method trains for at most 15 min: the LSTM's batch-size-1 epochs take 19 s each on one
-# core here, so its 300-400 epochs would take hours (its row then says "budget").
+# FNODE Table 13: every method at the FNODE paper's settings (its Tables 3-8), with collocation,
+# each trained to its paper epoch count (no budget), once per seed.
 compare_fnode() {
-  local name=$1 problem=$2
+  local name=$1 problem=$2 seed
   shift 2
-  run "$name" python scripts/compare.py "$problem" "$@" --methods fnode,mbdnode,lstm,fcnn,collocation \
-    --threads 1 --budget 900 --no-progress --out "$out/$name"
+  for seed in $SEEDS; do
+    run "$name" python scripts/compare.py "$problem" "$@" --methods fnode,mbdnode,lstm,fcnn,collocation \
+      --threads 1 --seed "$seed" --no-progress --out "$out/$name/seed$seed"
+  done
+}
+# One method of a row, once per seed (a diagnostic row, or a method rerun on its own).
+compare_seeds() {
+  local name=$1 problem=$2 seed
+  shift 2
+  for seed in $SEEDS; do
+    run "$name" python scripts/compare.py "$problem" "$@" --threads 1 --seed "$seed" --no-progress \
+      --out "$out/$name/seed$seed"
+  done
 }
 # The systems of the FNODE authors' first release of their code (2025-11-18, commit 8d00a6c of
 # uwsbel/sbel-reproducibility), the version closest to the paper: the cubic spring of
@@ -51,12 +65,11 @@ compare_fnode() {
 compare_fnode fnode-table13-smsd smsd --preset mbdnode_cubic
 # FNODE on the sampling of the authors' later script (2026): 8000 steps of 0.005 s, 5 % train,
 # with the exact acceleration labels it asks for (--fnode_accel_mtd analytical)
-run fnode-table13-smsd-fnode python scripts/compare.py smsd --preset fnode_code --methods fnode \
-  --set fnode.targets=exact --threads 1 --no-progress --out "$out/fnode-table13-smsd-fnode"
+compare_seeds fnode-table13-smsd-fnode smsd --preset fnode_code --methods fnode \
+  --set fnode.targets=exact
 compare_fnode fnode-table13-tmsd tmsd
 # FNODE on the same data with finite-difference labels: a diagnostic of the label method
-run fnode-table13-tmsd-fnode-fd python scripts/compare.py tmsd --methods fnode --set fnode.targets=fd \
-  --threads 1 --no-progress --out "$out/fnode-table13-tmsd-fnode-fd"
+compare_seeds fnode-table13-tmsd-fnode-fd tmsd --methods fnode --set fnode.targets=fd
 compare_fnode fnode-table13-double_pendulum double_pendulum --preset mbdnode
 compare_fnode fnode-table13-cart_pole cart_pole --preset fnode_code
 compare_fnode fnode-table13-slider_crank slider_crank --preset fnode_bb
@@ -78,22 +91,22 @@ run fnode-table13-authors-code-2026 python benchmarks/authors_code_fnode.py "$SB
   --out "$out/fnode-table13-authors-code-2026"
 # MBD-NODE Table 4 at the MBD-NODE paper's settings (its Tables 6-12; LSTM of 3 layers as its code)
 compare_mbdnode() {
-  local name=$1 problem=$2 node_epochs=$3 node_lr=$4 fcnn_decay=$5
+  local name=$1 problem=$2 node_epochs=$3 node_lr=$4 fcnn_decay=$5 seed
   shift 5
-  run "$name" python scripts/compare.py "$problem" "$@" --methods mbdnode,lstm,fcnn --threads 1 \
-    --budget 900 --set mbdnode.epochs="$node_epochs" --set mbdnode.lr="$node_lr" --set lstm.epochs=400 \
-    --set lstm.lr=5e-4 --set lstm.layers=3 --set fcnn.epochs=600 --set fcnn.lr=5e-4 \
-    --set fcnn.lr_decay="$fcnn_decay" --no-progress --out "$out/$name"
+  for seed in $SEEDS; do
+    run "$name" python scripts/compare.py "$problem" "$@" --methods mbdnode,lstm,fcnn --threads 1 \
+      --set mbdnode.epochs="$node_epochs" --set mbdnode.lr="$node_lr" --set lstm.epochs=400 \
+      --set lstm.lr=5e-4 --set lstm.layers=3 --set fcnn.epochs=600 --set fcnn.lr=5e-4 \
+      --set fcnn.lr_decay="$fcnn_decay" --seed "$seed" --no-progress --out "$out/$name/seed$seed"
+  done
 }
-run mbdnode-table4-sms python scripts/compare.py sms --methods mbdnode,hnn,lnn --threads 1 \
-  --budget 900 --no-progress --out "$out/mbdnode-table4-sms"
+compare_seeds mbdnode-table4-sms sms --methods mbdnode,hnn,lnn
 compare_mbdnode mbdnode-table4-smsd smsd 350 1e-3 0.98 --preset mbdnode_arrays
 compare_mbdnode mbdnode-table4-tmsd tmsd 350 6e-4 0.98 --preset mbdnode_arrays
 compare_mbdnode mbdnode-table4-pendulum pendulum 400 6e-4 0.98
 # the same MBD-NODE trained and rolled out with the released code's first-order "RK4"
-run mbdnode-table4-pendulum-code-rk4 python scripts/compare.py pendulum --methods mbdnode --threads 1 \
-  --set mbdnode.epochs=400 --set mbdnode.lr=6e-4 --set mbdnode.integrator=rk4_mbdnode_code \
-  --no-progress --out "$out/mbdnode-table4-pendulum-code-rk4"
+compare_seeds mbdnode-table4-pendulum-code-rk4 pendulum --methods mbdnode --set mbdnode.epochs=400 \
+  --set mbdnode.lr=6e-4 --set mbdnode.integrator=rk4_mbdnode_code
 compare_mbdnode mbdnode-table4-double_pendulum double_pendulum 450 1e-3 0.99 --preset mbdnode
 compare_mbdnode mbdnode-table4-cart_pole cart_pole 450 1e-3 0.99 --preset mbdnode
 # The MBD-NODE authors' own code at the paper's settings (one fresh copy of their folder per run,
@@ -120,23 +133,17 @@ done
 compare_fcnn_torch_bias() {
   local name=$1 problem=$2 decay=$3
   shift 3
-  run "$name" python scripts/compare.py "$problem" "$@" --methods fcnn --threads 1 --budget 900 \
-    --set fcnn.epochs=600 --set fcnn.lr=5e-4 --set fcnn.lr_decay="$decay" \
-    --set fcnn.init=xavier_normal_torch_bias --no-progress --out "$out/$name"
+  compare_seeds "$name" "$problem" "$@" --methods fcnn --set fcnn.epochs=600 --set fcnn.lr=5e-4 \
+    --set fcnn.lr_decay="$decay" --set fcnn.init=xavier_normal_torch_bias
 }
 compare_fcnn_torch_bias mbdnode-table4-smsd-fcnn-torch-bias smsd 0.98 --preset mbdnode_arrays
 compare_fcnn_torch_bias mbdnode-table4-tmsd-fcnn-torch-bias tmsd 0.98 --preset mbdnode_arrays
 compare_fcnn_torch_bias mbdnode-table4-cart_pole-fcnn-torch-bias cart_pole 0.99 --preset mbdnode
-run mbdnode-table4-cart_pole-mbdnode-torch-bias python scripts/compare.py cart_pole --preset mbdnode \
-  --methods mbdnode --threads 1 --budget 900 --set mbdnode.epochs=450 --set mbdnode.lr=1e-3 \
-  --set mbdnode.init=xavier_normal_torch_bias --no-progress \
-  --out "$out/mbdnode-table4-cart_pole-mbdnode-torch-bias"
-# the LSTM as the authors' code trains it (float32, torch.nn.Linear's output layer), for up to
-# an hour
-run mbdnode-table4-cart_pole-lstm-float32 python scripts/compare.py cart_pole --preset mbdnode \
-  --methods lstm --threads 1 --budget 3600 --set lstm.epochs=400 --set lstm.lr=5e-4 \
-  --set lstm.layers=3 --set lstm.dtype=float32 --set lstm.init=torch_default --no-progress \
-  --out "$out/mbdnode-table4-cart_pole-lstm-float32"
+compare_seeds mbdnode-table4-cart_pole-mbdnode-torch-bias cart_pole --preset mbdnode --methods mbdnode \
+  --set mbdnode.epochs=450 --set mbdnode.lr=1e-3 --set mbdnode.init=xavier_normal_torch_bias
+# the LSTM with the output layer of the authors' code (torch.nn.Linear's own initialisation)
+compare_seeds mbdnode-table4-cart_pole-lstm-torch-init cart_pole --preset mbdnode --methods lstm \
+  --set lstm.epochs=400 --set lstm.lr=5e-4 --set lstm.layers=3 --set lstm.init=torch_default
 run warmstart python benchmarks/warmstart_vdp.py --seeds 20 --noise 0 0.1 --metis
 run refinement python benchmarks/refinement.py --tol 1e-6 --seeds 3
 run vdp-parametric-floor python benchmarks/vdp_parametric_floor.py --noise 0.1 --seeds 100 \
