@@ -41,7 +41,8 @@ from .inputs import InputSignal
 class SymplecticOptions(FieldOptions):
     """Options of the symplectic MBD-NODE (defaults: the authors' ``main_Symplectic.py``, whose
     committed rollout is the paper's Table 4 entry: 450 epochs, Adam 1e-4 with decay 0.98,
-    windows of 10 samples one at a time, two hidden ReLU layers of 200, float32; the paper's
+    windows of 10 samples one at a time, two hidden ReLU layers of 200 with xavier-normal
+    weights and torch.nn.Linear's own biases, float32; the paper's
     Table 6 prints 256 tanh units, 1e-3 and 0.99 instead).
 
     Attributes:
@@ -52,6 +53,7 @@ class SymplecticOptions(FieldOptions):
     lr: float = 1e-4
     hidden: tuple[int, ...] = (200, 200)
     activation: str = "relu"
+    init: str = "xavier_normal_torch_bias"
     dtype: str = "float32"
     window: int = 10
 
