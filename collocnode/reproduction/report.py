@@ -265,7 +265,7 @@ def _compare_lines(
 ) -> list[list[str]]:
     # the paper's methods, then any other method the runs trained (e.g. collocation)
     methods = [m for m in table.methods if m in row.published]
-    for run in stored:
+    for run in stored if table.others else ():
         methods += [r["method"] for r in run.data.get("rows", ()) if r.get("method") not in methods]
     metric = row.metric or table.metric
     lines = []
@@ -292,6 +292,7 @@ def _compare_lines(
                     "–",
                     *authors,
                     "–",
+                    *("–" for _ in table.columns),
                     paper_time,
                     "–",
                     "–",
@@ -312,6 +313,10 @@ def _compare_lines(
                 _seeds_cell([run for run, _ in found]),
                 *authors,
                 _scored(rows, metric.replace("full", "test")) if ours.values else "–",
+                *(
+                    Spread.of([_path(r, path) for r in rows]).text(_num)
+                    for _, path in table.columns
+                ),
                 paper_time,
                 times.text(_seconds),
                 _statuses([str(r.get("status", "?")) for r in rows]),
@@ -462,6 +467,7 @@ def render_table(table: Table, root: Path) -> str:
             "seeds",
             *authors,
             "ours, extrapolation window",
+            *(title for title, _ in table.columns),
             "paper train time [s]",
             "ours train time [s]",
             "status",
