@@ -82,7 +82,7 @@ def start_record(
         "machine": machine.describe(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "load_at_start": machine.load_average(),
-        "code_commit": _commit(folder),
+        "code_commit": commit(folder),
         "runs": [],
     }
     if out_file.is_file():
@@ -100,7 +100,8 @@ def _importable(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def _commit(folder: Path) -> str | None:
+def commit(folder: Path) -> str | None:
+    """The git commit checked out in ``folder`` (None where it is not a git checkout)."""
     try:
         out = subprocess.run(
             ["git", "-C", str(folder), "rev-parse", "HEAD"],

@@ -281,7 +281,8 @@ def run_case(name: str, case: Case, folders: dict[str, Path], args: argparse.Nam
             f"theirs {theirs.median('cpu_s')} s cpu",
             flush=True,
         )
-    found = {"case": name, **asdict(case), "ours": asdict(ours), "theirs": asdict(theirs)}
+    found = {"case": name, **asdict(case), "ours_epochs": asdict(ours)}
+    found["theirs_epochs"] = asdict(theirs)
     for which in ("wall_s", "cpu_s"):
         found[f"ours_median_{which}"] = ours.median(which)
         found[f"theirs_median_{which}"] = theirs.median(which)

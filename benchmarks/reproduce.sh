@@ -95,6 +95,10 @@ run fnode-table13-authors-data python benchmarks/authors_code_fnode.py "$SBEL/20
 run fnode-table13-authors-code-2026 python benchmarks/authors_code_fnode.py "$SBEL/2025/FNODE" \
   --runs fnode:Single_Mass_Spring_Damper,fnode:Double_Pendulum \
   --out "$out/fnode-table13-authors-code-2026"
+# One epoch of each PyTorch method against the authors' code (both releases above: FNODE at the
+# first release, 8d00a6c), the same machine, alternately; docs/results.md's speed table
+run epoch-time python benchmarks/epoch_time.py --fnode-code "$SBEL/2025/FNODE" \
+  --mbdnode-code "$SBEL/2024/MNODE-code" --epochs 4 --repeats 3 --json "$out/epoch-time/epoch_time.json"
 # MBD-NODE Table 4 at the MBD-NODE paper's settings (its Tables 6-12; LSTM of 3 layers as its code)
 compare_mbdnode() {
   local name=$1 problem=$2 node_epochs=$3 node_lr=$4 fcnn_decay=$5 seed

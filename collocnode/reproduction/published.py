@@ -67,7 +67,9 @@ class Table:
         kind: ``"compare"`` (rows from ``compare.json``, one line per system and method),
             ``"collocation"`` (rows from ``scripts/train_collocation.py``'s ``result.json``) or
             ``"stable_time"`` (rows from ``benchmarks/snde_stable_time.py``'s
-            ``stable_time.json``, one per system).
+            ``stable_time.json``, one per system) or ``"epoch_time"`` (rows from
+            ``benchmarks/epoch_time.py``'s ``epoch_time.json``, one per case; the row's
+            ``system`` is the case's name).
         metric: the ``compare.json`` column compared with the paper (``"compare"`` tables).
         methods: the methods in the order the table prints them.
         rows: the published rows.
@@ -426,6 +428,29 @@ SNDE_TABLE3 = Table(
     ),
 )
 
+_EPOCH_RUN = "epoch-time"
+EPOCH_TIME = Table(
+    key="epoch-time",
+    title="One training epoch: our PyTorch methods against the seed authors' code, same machine, "
+    "same run (median over the counted epochs; ratio = ours / theirs)",
+    kind="epoch_time",
+    rows=tuple(
+        Row(case, _EPOCH_RUN, {})
+        for case in (
+            "fnode13-fnode-smsd",
+            "fnode13-mbdnode-smsd",
+            "fnode13-lstm-smsd",
+            "fnode13-fcnn-smsd",
+            "fnode13-lstm-cart_pole",
+            "mbd4-mbdnode-smsd",
+            "mbd4-lstm-smsd",
+            "mbd4-fcnn-smsd",
+            "mbd4-mbdnode_symplectic-sms",
+            "mbd4-lnn-sms",
+        )
+    ),
+)
+
 TABLES: tuple[Table, ...] = (
     GDOPT_TABLE3,
     GDOPT_TABLE1,
@@ -434,4 +459,5 @@ TABLES: tuple[Table, ...] = (
     MBDNODE_TABLE4,
     MBDNODE_TABLE5,
     SNDE_TABLE3,
+    EPOCH_TIME,
 )

@@ -26,7 +26,13 @@ from typing import Any
 from ..tools.io import atomic_write_text
 from .published import TABLES, Row, Table
 
-RESULT_FILES = ("compare.json", "result.json", "stable_time.json", "authors_code.json")
+RESULT_FILES = (
+    "compare.json",
+    "result.json",
+    "stable_time.json",
+    "authors_code.json",
+    "epoch_time.json",
+)
 # the subfolders of a run folder that hold its repetitions with other seeds
 SEED_FOLDERS = "seed*"
 
@@ -410,6 +416,39 @@ def _stable_time_lines(row: Row, stored: Sequence[StoredRun]) -> list[str]:
     ]
 
 
+def _three(x: float | None) -> str:
+    return "–" if x is None else f"{x:.3g}"
+
+
+def _two_places(x: float | None) -> str:
+    return "–" if x is None else f"{x:.2f}"
+
+
+def _epoch_time_lines(row: Row, stored: Sequence[StoredRun]) -> list[str]:
+    found = [
+        r for r in (stored[0].data.get("results", ()) if stored else ()) if r["case"] == row.system
+    ]
+    if not found:
+        why = "no stored run" if not stored else "not in the run"
+        return [row.system, "–", "–", why, "–", "–", "–", "–", "–", "–", "–"]
+    r = found[0]
+    counted = f"{len(r['ours_epochs']['cpu_s'])} / {len(r['theirs_epochs']['cpu_s'])}"
+    preset = f" ({r['preset']})" if r.get("preset") else ""
+    return [
+        row.system,
+        r["method"],
+        f"{r['problem']}{preset}; theirs: {r['theirs'][0]} {r['theirs'][1]}",
+        _three(r["ours_median_cpu_s"]),
+        _three(r["theirs_median_cpu_s"]),
+        _two_places(r["ratio_cpu_s"]),
+        _three(r["ours_median_wall_s"]),
+        _three(r["theirs_median_wall_s"]),
+        _two_places(r["ratio_wall_s"]),
+        counted,
+        r.get("note") or "–",
+    ]
+
+
 def _without_seed(command: str | None) -> str | None:
     """The command without its ``--seed`` and ``--out`` arguments: what seeds of one run share."""
     if command is None:
@@ -500,6 +539,21 @@ def render_table(table: Table, root: Path) -> str:
             "ours epochs (paper: 1000)",
         )
         lines = [_stable_time_lines(row, runs[row.run]) for row in table.rows]
+    elif table.kind == "epoch_time":
+        header = (
+            "case",
+            "method",
+            "system; their code",
+            "ours, CPU [s]",
+            "theirs, CPU [s]",
+            "ratio, CPU",
+            "ours, wall [s]",
+            "theirs, wall [s]",
+            "ratio, wall",
+            "epochs counted (ours / theirs)",
+            "note",
+        )
+        lines = [_epoch_time_lines(row, runs[row.run]) for row in table.rows]
     else:
         raise ValueError(f"table {table.key!r} has unknown kind {table.kind!r}")
     out += _table(header, lines)

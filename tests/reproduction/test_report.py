@@ -349,3 +349,47 @@ def test_one_seed_may_hold_methods_run_apart_and_mixed_commands_are_said(tmp_pat
     assert cells[("system A", "mbdnode")][3:6] == ["4.0e-3", "2", "1"]
     assert cells[("system A", "fnode")][10].endswith("different commands (the runs below)")
     assert "--device cuda" in text
+
+
+def test_the_speed_table_reads_the_epoch_benchmark(tmp_path):
+    from collocnode.reproduction.published import EPOCH_TIME
+
+    timing = {"wall_s": [1.0, 1.2], "cpu_s": [0.9, 1.1], "failures": []}
+    result = {
+        "case": EPOCH_TIME.rows[0].system,
+        "method": "fnode",
+        "problem": "smsd",
+        "preset": "mbdnode_cubic",
+        "theirs": ["fnode", "Single_Mass_Spring_Damper"],
+        "note": "",
+        "ours_epochs": timing,
+        "theirs_epochs": {**timing, "cpu_s": [2.0, 2.0]},
+        "ours_median_cpu_s": 1.0,
+        "theirs_median_cpu_s": 2.0,
+        "ratio_cpu_s": 0.5,
+        "ours_median_wall_s": 1.1,
+        "theirs_median_wall_s": None,
+        "ratio_wall_s": None,
+    }
+    (tmp_path / "epoch-time").mkdir()
+    (tmp_path / "epoch-time" / "epoch_time.json").write_text(
+        json.dumps({"command": "python benchmarks/epoch_time.py", "results": [result]})
+    )
+    lines = [
+        [c.strip() for c in line.strip().strip("|").split("|")]
+        for line in render_table(EPOCH_TIME, tmp_path).splitlines()
+        if line.startswith("| ") and not line.startswith("| case")
+    ]
+    assert lines[0][1:] == [
+        "fnode",
+        "smsd (mbdnode_cubic); theirs: fnode Single_Mass_Spring_Damper",
+        "1",
+        "2",
+        "0.50",
+        "1.1",
+        "–",
+        "–",
+        "2 / 2",
+        "–",
+    ]
+    assert lines[1][3] == "not in the run"
