@@ -129,6 +129,26 @@ compare_seeds mbdnode-table4-pendulum-code-rk4 pendulum --methods mbdnode --set 
   --set mbdnode.lr=6e-4 --set mbdnode.integrator=rk4_mbdnode_code
 compare_mbdnode mbdnode-table4-double_pendulum double_pendulum 450 1e-3 0.99 --preset mbdnode
 compare_mbdnode mbdnode-table4-cart_pole cart_pole 450 1e-3 0.99 --preset mbdnode
+# MBD-NODE Table 13: MBD-NODE trained and rolled out with forward Euler and the midpoint rule
+# (Table 4's settings otherwise), beside the known equations stepped alike
+compare_integrator() {
+  local name=$1 problem=$2 integrator=$3 epochs=$4 lr=$5
+  shift 5
+  compare_seeds "$name" "$problem" "$@" --methods mbdnode,numerical --set mbdnode.epochs="$epochs" \
+    --set mbdnode.lr="$lr" --set mbdnode.integrator="$integrator" \
+    --set numerical.integrator="$integrator"
+}
+compare_integrator mbdnode-table13-smsd-euler smsd euler 350 1e-3 --preset mbdnode_arrays
+compare_integrator mbdnode-table13-smsd-midpoint smsd midpoint 350 1e-3 --preset mbdnode_arrays
+compare_integrator mbdnode-table13-tmsd-euler tmsd euler 350 6e-4 --preset mbdnode_arrays
+compare_integrator mbdnode-table13-tmsd-midpoint tmsd midpoint 350 6e-4 --preset mbdnode_arrays
+compare_integrator mbdnode-table13-pendulum-euler pendulum euler 400 6e-4
+compare_integrator mbdnode-table13-pendulum-midpoint pendulum midpoint 400 6e-4
+compare_integrator mbdnode-table13-double_pendulum-euler double_pendulum euler 450 1e-3 --preset mbdnode
+compare_integrator mbdnode-table13-double_pendulum-midpoint double_pendulum midpoint 450 1e-3 \
+  --preset mbdnode
+compare_integrator mbdnode-table13-cart_pole-euler cart_pole euler 450 1e-3 --preset mbdnode
+compare_integrator mbdnode-table13-cart_pole-midpoint cart_pole midpoint 450 1e-3 --preset mbdnode
 # The MBD-NODE authors' own code at the paper's settings (one fresh copy of their folder per run,
 # on the CPU; the config entries set are in RUNS of the script). Their code needs matplotlib,
 # scikit-learn, autograd and torchdiffeq. Every entry of RUNS but their LSTM on the double

@@ -78,6 +78,7 @@ class Table:
             into the method's row of ``compare.json``, printed after the extrapolation error.
         others: whether a ``"compare"`` row also lists the methods its run trained that the
             paper's row does not have (e.g. collocation).
+        time_ratio: whether a ``"compare"`` table prints ours over the paper's training time.
 
     For ``"collocation"`` tables a row's ``published`` holds ``total_s`` (the paper's total time
     [s]) and ``iterations`` (its IPOPT iterations); for ``"stable_time"`` tables the NODE's
@@ -93,6 +94,7 @@ class Table:
     methods: tuple[str, ...] = ()
     columns: tuple[tuple[str, str], ...] = ()
     others: bool = True
+    time_ratio: bool = False
 
 
 def _frozen(**values: float) -> Mapping[str, float]:
@@ -335,6 +337,44 @@ MBDNODE_TABLE5 = Table(
     ),
 )
 
+
+def _table13_rows(
+    system: str, problem: str, times: tuple[float, float], preset: str = ""
+) -> tuple[Row, ...]:
+    """MBD-NODE Table 13's forward-Euler and midpoint rows of one system (its RK4, FCNN and LSTM
+    times are in Table 4's rows)."""
+    return tuple(
+        Row(
+            f"{system}, MBD-NODE, {label}",
+            f"mbdnode-table13-{problem}-{integrator}",
+            {},
+            note=f"trained and rolled out with {integrator}; Table 4's settings otherwise"
+            + (f" (preset {preset})" if preset else ""),
+            train_time_s=_frozen(mbdnode=seconds),
+        )
+        for label, integrator, seconds in zip(
+            ("forward Euler (FE1)", "midpoint (MP2)"), ("euler", "midpoint"), times, strict=True
+        )
+    )
+
+
+MBDNODE_TABLE13 = Table(
+    key="mbdnode-table13",
+    title="MBD-NODE Table 13: training time by integrator (the paper's hardware is not stated; "
+    "MSE over the whole trajectory beside it)",
+    kind="compare",
+    methods=("mbdnode",),
+    others=False,
+    time_ratio=True,
+    rows=(
+        *_table13_rows("single mass-spring-damper", "smsd", (316.86, 518.09), "mbdnode_arrays"),
+        *_table13_rows("triple mass-spring-damper", "tmsd", (358.55, 608.55), "mbdnode_arrays"),
+        *_table13_rows("single pendulum", "pendulum", (250.52, 276.12)),
+        *_table13_rows("double pendulum", "double_pendulum", (253.34, 368.75), "mbdnode"),
+        *_table13_rows("cart-pole", "cart_pole", (255.80, 285.04), "mbdnode"),
+    ),
+)
+
 FNODE_FIG2 = Table(
     key="fnode-fig2",
     title="FNODE Fig. 2: the single mass-spring over 30 s, rolled out by RK4 and by leapfrog "
@@ -458,6 +498,7 @@ TABLES: tuple[Table, ...] = (
     FNODE_FIG2,
     MBDNODE_TABLE4,
     MBDNODE_TABLE5,
+    MBDNODE_TABLE13,
     SNDE_TABLE3,
     EPOCH_TIME,
 )

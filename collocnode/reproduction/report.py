@@ -211,6 +211,13 @@ def _ratio_spread(ours: Spread, paper: float | None) -> str:
     return f"{text}, within noise" if ratios.covers(1.0) else text
 
 
+def _time_ratio(ours: Spread, paper: float | None) -> str:
+    """ours / paper training time over the seeds."""
+    if not ours.values or not paper:
+        return "–"
+    return Spread(tuple(x / paper for x in ours.values)).text(_ratio_text)
+
+
 def _statuses(statuses: Sequence[str]) -> str:
     """``success`` when every seed ended alike, else ``success ×2, budget ×1``."""
     counts = Counter(statuses)
@@ -270,7 +277,7 @@ def _compare_lines(
     table: Table, row: Row, stored: Sequence[StoredRun], runs: Runs
 ) -> list[list[str]]:
     # the paper's methods, then any other method the runs trained (e.g. collocation)
-    methods = [m for m in table.methods if m in row.published]
+    methods = [m for m in table.methods if m in row.published or m in row.train_time_s]
     for run in stored if table.others else ():
         methods += [r["method"] for r in run.data.get("rows", ()) if r.get("method") not in methods]
     metric = row.metric or table.metric
@@ -301,6 +308,7 @@ def _compare_lines(
                     *("–" for _ in table.columns),
                     paper_time,
                     "–",
+                    *(["–"] if table.time_ratio else []),
                     "–",
                     note,
                 ]
@@ -325,6 +333,7 @@ def _compare_lines(
                 ),
                 paper_time,
                 times.text(_seconds),
+                *([_time_ratio(times, row.train_time_s.get(method))] if table.time_ratio else []),
                 _statuses([str(r.get("status", "?")) for r in rows]),
                 note,
             ]
@@ -509,6 +518,7 @@ def render_table(table: Table, root: Path) -> str:
             *(title for title, _ in table.columns),
             "paper train time [s]",
             "ours train time [s]",
+            *(["time ratio"] if table.time_ratio else []),
             "status",
             "like for like",
         )
