@@ -157,7 +157,7 @@ mnode_runs=mbdnode:Single_Mass_Spring_Damper,mbdnode:Triple_Mass_Spring_Damper
 mnode_runs+=,mbdnode:Double_Pendulum,mbdnode:Single_Mass_Spring_Symplectic
 mnode_runs+=,fcnn:Single_Mass_Spring_Damper,fcnn:Triple_Mass_Spring_Damper,fcnn:Double_Pendulum
 mnode_runs+=,lstm:Single_Mass_Spring_Damper,lstm:Triple_Mass_Spring_Damper
-mnode_runs+=,hnn:Single_Mass_Spring_Symplectic
+mnode_runs+=,hnn:Single_Mass_Spring_Symplectic,mbdnode:Single_Mass_Spring
 run mbdnode-table4-authors-code python benchmarks/authors_code_mbdnode.py "$SBEL/2024/MNODE-code" \
   --runs "$mnode_runs" --jobs 2 --out "$out/mbdnode-table4-authors-code"
 # FCNN's spread over its initial weights: seeds 1-4 beside the rows' seed 0
