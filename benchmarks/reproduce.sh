@@ -38,6 +38,12 @@ for s in II III I; do
 done
 run gdopt-table1-III-paper python scripts/train_collocation.py qvm --strategy III \
   --rational-form paper --out "$out/gdopt-table1-III-paper"
+# eq. 19 as written, started by a least-squares fit of the rational functions to the observed
+# accelerations through the physics (strategy W's regression); strategy I with more iterations
+run gdopt-table1-III-W-paper python scripts/train_collocation.py qvm --strategy III-W \
+  --rational-form paper --out "$out/gdopt-table1-III-W-paper"
+run gdopt-table1-I-400 python scripts/train_collocation.py qvm --strategy I --max-iter 400 \
+  --out "$out/gdopt-table1-I-400"
 run compare-vdp python scripts/compare.py vdp --methods collocation,node --budget 120 --set node.epochs=100000 \
   --out "$out/compare-vdp" --no-progress
 # FNODE Table 13: every method at the FNODE paper's settings (its Tables 3-8), with collocation,
