@@ -119,9 +119,11 @@ def test_a_result_file_that_is_not_an_object_is_named(tmp_path):
 
 def test_every_run_of_the_report_can_be_rerun_by_name():
     script = (ROOT / "benchmarks" / "reproduce.sh").read_text()
-    names = set(re.findall(r'^\s*(?:run|compare_\w+) "?([\w.-]+)"? ', script, flags=re.M))
+    names = set(
+        re.findall(r'^\s*(?:run|compare_\w+|train_seeds) "?([\w.-]+)"? ', script, flags=re.M)
+    )
     names |= {f"gdopt-table1-{s}" for s in ("I", "II", "III")}  # a loop over the strategies
-    assert 'for s in II III I; do\n  run "gdopt-table1-$s"' in script
+    assert 'for s in II III I; do\n  train_seeds "gdopt-table1-$s"' in script
     for table in TABLES:
         for row in table.rows:
             for name in (row.run, *(row.authors or ())[:1]):
