@@ -221,15 +221,17 @@ def main(argv: list[str] | None = None) -> int:
 
     authors_runs.require(NEEDS)
     folder = args.code.resolve()
-    missing_scripts = [s for s in SCRIPTS.values() if not (folder / s).is_file()]
-    if missing_scripts:
-        raise SystemExit(f"code: {folder} has no {', '.join(missing_scripts)}; pass MNODE-code")
     wanted = [tuple(r.split(":", 1)) for r in args.runs.split(",") if r] or list(RUNS)
     wanted = list(dict.fromkeys(wanted))
     for key in wanted:
         if key not in RUNS:
             known = ", ".join(f"{m}:{c}" for m, c in RUNS)
             raise SystemExit(f"--runs: {':'.join(key)!r} is not a known run ({known})")
+    # the scripts of the runs asked for, in the order of SCRIPTS
+    needed = {RUNS[key][0] for key in wanted}
+    missing_scripts = [s for k, s in SCRIPTS.items() if k in needed and not (folder / s).is_file()]
+    if missing_scripts:
+        raise SystemExit(f"code: {folder} has no {', '.join(missing_scripts)}; pass MNODE-code")
     if args.jobs < 1:
         raise SystemExit(f"--jobs: must be at least 1, got {args.jobs}")
 
