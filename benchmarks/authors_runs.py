@@ -75,7 +75,8 @@ def start_record(
 ) -> dict:
     """The stored record of one call of ``benchmarks/<script>``: its command, this machine, the
     commit of the authors' ``folder``, and the runs of an earlier call into ``out_file`` that
-    are not in ``wanted`` ((method, test case) pairs); the commands of both calls are kept."""
+    are not in ``wanted`` ((method, test case) pairs); the commands, machines and start times of
+    both calls are kept."""
     args = argv if argv is not None else sys.argv[1:]
     record = {
         "command": f"python benchmarks/{script} " + " ".join(shlex.quote(a) for a in args),
@@ -93,6 +94,10 @@ def start_record(
         ]
         if record["runs"] and earlier.get("command") != record["command"]:
             record["command"] = f"{earlier['command']} && {record['command']}"
+        # the runs kept ran where and when the earlier record says: both are kept
+        for key in ("machine", "created") if record["runs"] else ():
+            if earlier.get(key) and earlier[key] not in str(record[key]):
+                record[key] = f"{earlier[key]}; then {record[key]}"
     return record
 
 
