@@ -256,3 +256,19 @@ run admm-qvm-roads-single python benchmarks/admm_qvm.py roads --single-roads 8 -
   --workers 0 --json "$out/admm_qvm_roads_single.json"
 run compare-cart-pole-fnode-code python scripts/compare.py cart_pole --preset fnode_code --methods fnode \
   --seed 0 --out "$out/cp_code"
+# Learn, discover, re-fit on the Lotka-Volterra UDE (docs/discovery.md): 5 seeds x 3 lambdas,
+# timings medians of 3 runs
+run discovery-lv python benchmarks/discovery_lv.py --seeds 0,1,2,3,4 --repeats 3 \
+  --lambdas 1e-5,1e-4,1e-3 --json "$out/discovery-lv/discovery_lv.json"
+# MNN §5.1 (docs/results.md's generated table mnn-discovery): SINDy, MNN discovery and
+# collocation + discovery on the planar, Lorenz, tanh and rational systems (hours on 2 cores)
+run mnn-discovery python benchmarks/mnn_discovery.py --json "$out/mnn-discovery/discovery.json"
+# MNN §5.4 (generated table mnn-physical): mass ratio and force law from one two-body trajectory
+run mnn-two-body python benchmarks/mnn_two_body.py --json "$out/mnn-two-body/two_body.json"
+# MNN Table 2 (generated table mnn-table2): NeuRLP against torchdiffeq RK4 on a CUDA GPU (the
+# stored run: an H100, one run per length; its 1000 steps did not fit the machine's 10-minute
+# command limit) and on the CPU (medians of 3)
+run mnn-table2-gpu python benchmarks/mnn_solver_timing.py --device cuda --iterations 100 \
+  --repeats 1 --json "$out/mnn-table2-gpu/solver_timing.json"
+run mnn-table2-cpu python benchmarks/mnn_solver_timing.py --device cpu --threads 1 --iterations 100 \
+  --repeats 3 --json "$out/mnn-table2-cpu/solver_timing.json"

@@ -12,21 +12,34 @@ from . import _validation as v
 
 @dataclass(frozen=True)
 class Trajectory:
-    """Samples of one trajectory.
+    """Samples of one trajectory (one experiment).
 
     Attributes:
         t: sample times, shape ``(n,)``, strictly increasing [s].
-        x: states, shape ``(n, n_states)``.
-        u: known inputs at the sample times, shape ``(n, n_inputs)`` (``n_inputs`` may be 0).
+        x: states, shape ``(n, n_states)``; NaN where a value is missing (a state that is not
+            measured at all is a column of NaN, or is left out: see below). None: no state is
+            measured (then ``y`` must hold at least one column).
+        u: known inputs at the sample times, shape ``(n, n_inputs)`` (``n_inputs`` may be 0);
+            always finite (inputs are known).
         y: observed outputs that are not states (e.g. accelerations), shape ``(n, n_outputs)``
-            (``n_outputs`` may be 0).
-        state_names, input_names, output_names: labels of the columns.
-        params: parameter values the trajectory was generated with (for parameterized systems),
-            name -> finite float.
+            (``n_outputs`` may be 0); NaN where a value is missing.
+        state_names, input_names, output_names: labels of the columns. A trajectory whose
+            ``state_names`` name only some of a model's states measures those; a
+            :class:`~collocnode.TrainingProblem` treats the others as hidden. A table with
+            named columns (a pandas DataFrame) given as ``x``, ``u`` or ``y`` names them: its
+            column names are used where no labels are given, and must match the labels given.
+        params: the conditions of this experiment, name -> finite float (a feed
+            concentration, a load, a temperature; for the benchmark systems, the parameter
+            values the trajectory was generated with). A model's per-trajectory parameters
+            (``Parameter(..., per_trajectory=True)``) take their values from here, by name.
+
+    Whether a NaN is acceptable is for the consumer to say: a training problem accepts one
+    where its mask or its observation model (the fitted columns) allows it and names the index
+    otherwise; code that needs every value calls :meth:`require_complete`.
     """
 
     t: np.ndarray
-    x: np.ndarray
+    x: np.ndarray | None = None
     u: np.ndarray | None = None
     y: np.ndarray | None = None
     state_names: tuple[str, ...] = ()
@@ -35,27 +48,42 @@ class Trajectory:
     params: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        for field_name, labels_name in (
+            ("x", "state_names"),
+            ("u", "input_names"),
+            ("y", "output_names"),
+        ):
+            object.__setattr__(
+                self,
+                labels_name,
+                _labels_of_columns(
+                    field_name, getattr(self, field_name), labels_name, getattr(self, labels_name)
+                ),
+            )
         t = v.increasing("t", self.t)
         n = t.size
         if n < 1:
             raise ValueError("t must hold at least one sample, got 0")
-        x = v.finite_array("x", self.x)
+        x = np.zeros((n, 0)) if self.x is None else v.measured_array("x", self.x)
         if x.ndim == 1:
             x = x[:, None]
         if x.ndim != 2 or x.shape[0] != n:
             raise ValueError(f"x must have shape ({n}, n_states) to match t, got {x.shape}")
-        if x.shape[1] == 0:
-            raise ValueError("x must hold at least one state column, got 0")
         u = np.zeros((n, 0)) if self.u is None else v.finite_array("u", self.u)
         if u.ndim == 1:
             u = u[:, None]
         if u.ndim != 2 or u.shape[0] != n:
             raise ValueError(f"u must have shape ({n}, n_inputs) to match t, got {u.shape}")
-        y = np.zeros((n, 0)) if self.y is None else v.finite_array("y", self.y)
+        y = np.zeros((n, 0)) if self.y is None else v.measured_array("y", self.y)
         if y.ndim == 1:
             y = y[:, None]
         if y.ndim != 2 or y.shape[0] != n:
             raise ValueError(f"y must have shape ({n}, n_outputs) to match t, got {y.shape}")
+        if x.shape[1] == 0 and y.shape[1] == 0:
+            raise ValueError(
+                "x must hold at least one state column (or y an output column): a trajectory "
+                "measures something, got neither"
+            )
         for name, labels, width in (
             ("state_names", self.state_names, x.shape[1]),
             ("input_names", self.input_names, u.shape[1]),
@@ -75,6 +103,37 @@ class Trajectory:
     @property
     def n_states(self) -> int:
         return self.x.shape[1]
+
+    @property
+    def n_outputs(self) -> int:
+        return self.y.shape[1]
+
+    @property
+    def complete(self) -> bool:
+        """Whether every state and output value is present (no NaN)."""
+        return self.first_missing() is None
+
+    def first_missing(self) -> tuple[str, int, int] | None:
+        """The first missing value, ``("x" or "y", sample, column)``, or None if none is."""
+        for name in ("x", "y"):
+            missing = np.argwhere(np.isnan(getattr(self, name)))
+            if missing.size:
+                return name, int(missing[0, 0]), int(missing[0, 1])
+        return None
+
+    def require_complete(self, where: str = "data") -> None:
+        """A ValueError naming the first missing value (``where`` names this trajectory) if any
+        value is NaN: for code that needs every sample (regressions on all states, the PyTorch
+        methods)."""
+        missing = self.first_missing()
+        if missing is not None:
+            name, i, j = missing
+            labels = self.state_names if name == "x" else self.output_names
+            label = f" ({labels[j]!r})" if labels else ""
+            raise ValueError(
+                f"{where}.{name}[{i}, {j}]{label} is NaN (a missing value), but every value is "
+                "needed here"
+            )
 
     @property
     def t0(self) -> float:
@@ -145,6 +204,24 @@ class Trajectory:
         )
         fields.update(changes)
         return Trajectory(**fields)  # type: ignore[arg-type]
+
+
+def _labels_of_columns(field_name: str, table: object, labels_name: str, labels: object) -> object:
+    """The labels of ``table``'s columns where it is a table with string column names (a pandas
+    DataFrame) and ``labels`` are not given; ``labels`` otherwise (checked later). Labels given
+    that differ from the column names are refused: one of the two orders is a mistake."""
+    columns = getattr(table, "columns", None)
+    if columns is None or isinstance(table, np.ndarray):
+        return labels
+    names = tuple(columns)
+    if not names or not all(isinstance(c, str) for c in names):
+        return labels  # unnamed columns (0, 1, ...): no labels to take
+    if isinstance(labels, (list, tuple)) and len(labels) and tuple(labels) != names:
+        raise ValueError(
+            f"{labels_name} {tuple(labels)!r:.80} differ from the column names of {field_name} "
+            f"{names!r:.80}; give one of them"
+        )
+    return names
 
 
 def _check_params(params: object) -> dict[str, float]:

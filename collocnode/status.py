@@ -12,8 +12,12 @@ class SolverStatus(str, Enum):
     at its (looser) acceptable tolerance. ``STOPPED`` means a callback ended the solve by its own
     rule (early stopping, objective stagnation, ...; the message says which): the iterate is the
     one the rule asked for, not a failure of the solver, but it is not converged either, so
-    ``ok`` is False for it. ``CALLBACK_ERROR`` means the callback raised (the message names the
-    exception); the last iterate is kept. Everything else is a failure of the solver.
+    ``ok`` is False for it. ``SETTLED`` means a rule on what the user measures ended the solve
+    because that measure stopped changing (:class:`~collocnode.StopWhenSettled`; the message
+    says by how much): converged in the quantity the user cares about, if not to IPOPT's
+    tolerance, so ``ok`` is True for it. ``CALLBACK_ERROR`` means the callback raised (the
+    message names the exception); the last iterate is kept. Everything else is a failure of the
+    solver.
     """
 
     SUCCESS = "success"
@@ -25,14 +29,16 @@ class SolverStatus(str, Enum):
     EVALUATION_ERROR = "evaluation_error"
     INTERRUPTED = "interrupted"
     STOPPED = "stopped_by_callback"
+    SETTLED = "settled"
     CALLBACK_ERROR = "callback_error"
     FAILED = "failed"
 
     @property
     def ok(self) -> bool:
-        """True for a converged solve (success or IPOPT's acceptable level); False for every
-        other status, ``STOPPED`` included (a stop by a callback's rule is not convergence)."""
-        return self in (SolverStatus.SUCCESS, SolverStatus.ACCEPTABLE)
+        """True for a converged solve (success, IPOPT's acceptable level, or settled in what
+        the user measures); False for every other status, ``STOPPED`` included (a stop by a
+        callback's rule on the objective is not convergence)."""
+        return self in (SolverStatus.SUCCESS, SolverStatus.ACCEPTABLE, SolverStatus.SETTLED)
 
     def __str__(self) -> str:
         return self.value

@@ -94,3 +94,72 @@ def test_a_single_string_is_not_a_list_of_labels(field):
     arrays = {"u": np.zeros((5, 1)), "y": np.zeros((5, 1))}
     with pytest.raises(TypeError, match=rf"^{field} must be a sequence of strings, got 'ab'"):
         Trajectory(T, X, **arrays, **{field: "ab"})
+
+
+def test_the_column_names_of_a_table_name_its_columns():
+    pd = pytest.importorskip("pandas")
+    t = np.linspace(0.0, 1.0, 5)
+    x = pd.DataFrame({"position": np.sin(t), "velocity": np.cos(t)})
+    y = pd.DataFrame({"acceleration": -np.sin(t)})
+    traj = Trajectory(t, x, y=y)
+    assert traj.state_names == ("position", "velocity")
+    assert traj.output_names == ("acceleration",)
+    np.testing.assert_array_equal(traj.x[:, 1], np.cos(t))
+    # the same names given again are fine; other names are one of two mistakes
+    assert Trajectory(t, x, state_names=("position", "velocity")).state_names == tuple(x.columns)
+    with pytest.raises(ValueError, match=r"state_names \('velocity', 'position'\) differ"):
+        Trajectory(t, x, state_names=("velocity", "position"))
+    # unnamed columns (0, 1) give no names
+    assert Trajectory(t, pd.DataFrame(np.ones((5, 2)))).state_names == ()
+
+
+@pytest.mark.parametrize(
+    ("label", "match"),
+    [
+        ("a\nb", "control character or a line break, got U\\+000A"),
+        ("tab\there", "U\\+0009"),
+        ("\u202eevil", "bidirectional control character, got U\\+202E"),
+        ("x" * 257, "at most 256 characters, got 257"),
+    ],
+)
+def test_labels_print_as_what_they_are(label, match):
+    t = np.linspace(0.0, 1.0, 3)
+    with pytest.raises(ValueError, match=r"state_names\[1\] must .*" + match):
+        Trajectory(t, np.ones((3, 2)), state_names=("x", label))
+    # letters of any script, and a zero-width joiner inside an emoji, are labels
+    assert Trajectory(t, np.ones((3, 2)), state_names=("θ̇", "👩\u200d🔬")).state_names[0] == "θ̇"
+
+
+# ---- missing values: NaN marks them, the consumer says where they are acceptable ---------------
+def test_nan_marks_a_missing_state_or_output_value():
+    x = X.copy()
+    x[2, 1] = np.nan
+    traj = Trajectory(T, x, y=np.r_[1.0, np.nan, 3.0, 4.0, 5.0], state_names=("a", "b"))
+    assert not traj.complete
+    assert traj.first_missing() == ("x", 2, 1)
+    with pytest.raises(ValueError, match=r"^train\[3\]\.x\[2, 1\] \('b'\) is NaN \(a missing"):
+        traj.require_complete("train[3]")
+    Trajectory(T, X).require_complete()  # complete: nothing to say
+    only_y = Trajectory(T, y=np.c_[np.ones(5), [1, 2, np.nan, 4, 5]])
+    assert only_y.first_missing() == ("y", 2, 1)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(x=np.c_[T, np.full(5, np.inf)]), r"^x must be finite \(or NaN where a value is "),
+        (dict(x=X, y=np.full(5, -np.inf)), r"^y must be finite \(or NaN where a value is "),
+        (dict(x=X, u=np.full(5, np.nan)), r"^u must be finite, found nan at index \(0,\)"),
+        (dict(), r"^x must hold at least one state column \(or y an output column\)"),
+        (dict(x=np.zeros((5, 0))), r"^x must hold at least one state column"),
+    ],
+)
+def test_infinite_values_and_unknown_inputs_are_refused(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        Trajectory(T, **kwargs)
+
+
+def test_a_trajectory_of_outputs_only_has_no_state_columns():
+    traj = Trajectory(T, y=np.ones(5), output_names=("a",))
+    assert traj.x.shape == (5, 0) and traj.n_states == 0 and traj.n_outputs == 1
+    assert traj.window(0.25, 0.75).x.shape == (3, 0)

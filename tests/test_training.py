@@ -334,23 +334,15 @@ def test_samples_need_no_interpolation():
             r"^mask must be an array of booleans \(True: observed\)",
         ),
         (
-            dict(loss="samples", mask=np.c_[np.ones(11), np.zeros(11)]),
+            dict(loss="samples", mask=np.zeros((11, 2))),
             ValueError,
-            r"^fitted column 'x1' of data\[0\] has no observed value in the horizon "
-            r"\[0\.0, 1\.0\] \(mask\)$",
-        ),
-        (
-            dict(
-                loss="samples", mask=np.c_[np.ones(11), np.r_[0, np.ones(10)]], initial_state="data"
-            ),
-            ValueError,
-            r"^initial_state='data' takes the first sample of data\[0\], but the mask marks "
-            r"state 'x1' missing there",
+            r"^the observation model observes nothing in data\[0\]: no fitted column "
+            r"\('x0', 'x1'\) has an observed value in the horizon \[0\.0, 1\.0\] \(mask\)$",
         ),
         (
             dict(loss="samples", tspan=(0.01, 0.09)),
             ValueError,
-            r"^fitted column 'x0' of data\[0\] has no observed value in the horizon "
+            r"^the observation model observes nothing in data\[0\]: .* in the horizon "
             r"\[0\.01, 0\.09\]$",
         ),
     ],
@@ -366,10 +358,28 @@ def test_a_mask_for_several_trajectories_is_one_per_trajectory():
         TrainingProblem(linear_model(), data, loss="samples", mask=np.ones((11, 2), bool))
     with pytest.raises(ValueError, match=r"^mask\[1\] must have shape \(5, 2\)"):
         TrainingProblem(linear_model(), data, loss="samples", mask=[None, np.ones((11, 2))])
+    with pytest.raises(ValueError, match=r"^the observation model observes nothing in data\[1\]"):
+        TrainingProblem(linear_model(), data, loss="samples", mask=[None, np.zeros((5, 2))])
+
+
+def test_a_column_a_trajectory_never_observes_is_hidden_there():
+    """Not an error: the other trajectory measures it, the physics couples it to the other."""
+    data = [one_trajectory(), one_trajectory(5)]
     gap = np.ones((5, 2), bool)
     gap[:, 0] = False
-    with pytest.raises(ValueError, match=r"^fitted column 'x0' of data\[1\] .* \(mask\[1\]\)$"):
-        TrainingProblem(linear_model(), data, loss="samples", mask=[None, gap])
+    prob = TrainingProblem(linear_model(), data, loss="samples", mask=[None, gap])
+    assert not prob.measured(1)[:, 0].any() and prob.measured(1)[:, 1].all()
+    assert not prob.hidden_states().any()  # data[0] measures both
+
+
+def test_an_initial_state_from_data_is_free_where_the_first_value_is_missing():
+    mask = np.c_[np.ones(11), np.r_[0, np.ones(10)]].astype(bool)
+    prob = TrainingProblem(
+        linear_model(), one_trajectory(), loss="samples", mask=mask, initial_state="data"
+    )
+    x0 = prob.initial_states()[0]
+    assert x0[0] == 1.0 and np.isnan(x0[1])
+    assert np.isnan(prob.to_dop(np.zeros(6)).x0[1])
 
 
 def test_the_mask_leaves_missing_values_out_of_the_scales():

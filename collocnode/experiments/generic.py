@@ -22,12 +22,15 @@ class SystemOptions:
     """Settings of a collocation run on a benchmark system: the data (problem, preset, noise,
     seed) and the recipe (:class:`~collocnode.recipes.generic.SystemRecipe`, whose fields are
     reached by their own names: ``--hidden``, ``--intervals`` (default: one mesh interval per
-    sample interval of the training window), ``--max-iter``, ...)."""
+    sample interval of the training window), ``--max-iter``, ...). ``uncertainty`` computes the
+    trained model's error bars on noisy data (``sol.uncertainty()``) into ``result.json`` and
+    ``model.json``."""
 
     problem: str = ""
     preset: str = ""
     noise: float = 0.0
     seed: int = 0
+    uncertainty: bool = True
     recipe: SystemRecipe = field(default_factory=SystemRecipe)
 
     def __post_init__(self) -> None:
@@ -36,6 +39,8 @@ class SystemOptions:
             v.choice(f"preset of {self.problem}", self.preset, problems.presets(self.problem))
         v.nonnegative_float("noise", self.noise)
         v.nonnegative_int("seed", self.seed)
+        if not isinstance(self.uncertainty, (bool, np.bool_)):
+            raise TypeError(f"uncertainty must be True or False, got {self.uncertainty!r}")
         if not isinstance(self.recipe, SystemRecipe):
             raise TypeError(f"recipe must be a SystemRecipe, got {self.recipe!r}")
 
@@ -56,6 +61,11 @@ def run(opts: SystemOptions, record: RunRecord) -> dict[str, Any]:
     sol = trained.solution
     record.trained(sol, n_train=n_train, n_test=split.full.n_samples - n_train)
     record.save_trained(sol)
+    if opts.uncertainty and opts.noise > 0:
+        record.enter("uncertainty")
+        record.uncertainty(sol)
+    elif opts.uncertainty:
+        record.update(uncertainty={"skipped": "noise-free data: no measurement noise"})
     record.enter("evaluation")
     try:
         x = trained.predict(split.full.t, truth.x[0], rtol=1e-9, atol=1e-9)

@@ -38,11 +38,14 @@ class QVMOptions:
     10 iterations (``--stagnation-window 0`` turns the rule off). The paper gives no threshold;
     warm-started (strategy W) on 42 s, the full problem's objective still creeps by 3-5e-4 per
     10 iterations after its 10th while the quality figures stay put, so 1e-4 never stops it.
+    ``uncertainty`` computes the trained model's error bars (``sol.uncertainty()``): in
+    ``result.json``, in ``model.json``, and as 95 % bands of the characteristics in the figures.
     """
 
     noise: float = 0.02
     seed: int = 0
     duration: float = 42.0
+    uncertainty: bool = True
     recipe: QVMRecipe = field(
         default_factory=lambda: replace_flat(
             QVMRecipe(), print_level=5, stagnation_window=10, stagnation_rtol=1e-3
@@ -55,6 +58,8 @@ class QVMOptions:
         d = v.positive_float("duration", self.duration)
         if d > 42.0:
             raise ValueError(f"duration must be <= 42 s (the road length), got {d}")
+        if not isinstance(self.uncertainty, (bool, np.bool_)):
+            raise TypeError(f"uncertainty must be True or False, got {self.uncertainty!r}")
         if not isinstance(self.recipe, QVMRecipe):
             raise TypeError(f"recipe must be a QVMRecipe, got {self.recipe!r}")
 
@@ -116,6 +121,39 @@ def evaluate(
     return out, runs
 
 
+def characteristic_bands(
+    unc: Any, system: Any, train: Trajectory, points: int = 801
+) -> dict[str, dict[str, Any]]:
+    """The 95 % bands (delta method) of the learned friction and spring over ±4σ of the
+    training inputs (the figures' range), by name: ``x``, the :class:`Band` and a summary over
+    ±2σ: the mean and largest half-width [N] and the share of the grid where the band holds the
+    true characteristic."""
+    out = {}
+    for name, sigma, true in (
+        ("friction", input_spread(train)[0], system.friction),
+        ("spring", input_spread(train)[1], system.spring),
+    ):
+        x = np.linspace(-4 * sigma, 4 * sigma, points)
+        band = unc.block_band(name, x)
+        inner = np.abs(x) <= 2 * sigma
+        half = 0.5 * band.width[inner]
+        out[name] = {
+            "x": x,
+            "band": band,
+            "summary": {
+                "level": band.level,
+                "range_sigma": 2,
+                "mean_half_width": float(np.mean(half)),
+                "max_half_width": float(np.max(half)),
+                "bounded_share": float(np.mean(band.bounded[inner])),
+                "truth_inside_share": float(
+                    np.mean(band.contains(np.asarray(true(x), dtype=float))[inner])
+                ),
+            },
+        }
+    return out
+
+
 def _load_curve(name: str) -> np.ndarray | None:
     path = DATA_DIR / f"{name}.csv"
     return np.loadtxt(path, delimiter=",", comments="#") if path.exists() else None
@@ -154,12 +192,19 @@ def run(opts: QVMOptions, record: RunRecord) -> dict[str, Any]:
     if trained.phases or trained.notes:
         record.update(phases=_phase_report(trained), wall_time_s=trained.wall_times())
     record.save_trained(sol)  # the trained model is safe before the evaluation starts
+    unc = None
+    if opts.uncertainty:
+        record.enter("uncertainty")
+        unc = record.uncertainty(sol)
     record.enter("evaluation")
     metrics, runs = evaluate(sol, system, split)
     record.update(**metrics)
+    bands = characteristic_bands(unc, system, split.train) if unc is not None else None
+    if bands is not None:
+        record.update(characteristic_bands={k: b["summary"] for k, b in bands.items()})
     record.write()
     record.enter("plots")
-    _plots(trained, split, runs, record, opts)
+    _plots(trained, split, runs, record, opts, bands)
     record.enter("done")
     return record.result
 
@@ -170,9 +215,10 @@ def _plots(
     runs: dict[str, RoadRun],
     record: RunRecord,
     opts: QVMOptions,
+    bands: dict[str, dict[str, Any]] | None = None,
 ) -> None:
-    """The paper's Figs. 2-5: the learned characteristics (with Kamp et al.'s curves), the
-    unseen-road acceleration and the objective history."""
+    """The paper's Figs. 2-5: the learned characteristics (with Kamp et al.'s curves and, when
+    computed, their 95 % bands), the unseen-road acceleration and the objective history."""
     from ..tools import plotting
 
     system, sol = trained.system, trained.solution
@@ -181,6 +227,11 @@ def _plots(
         ("spring", system.spring, "Δz_s [mm]", 1e3, input_spread(split.train)[1]),
     ):
         x = np.linspace(-4 * sigma, 4 * sigma, 801)
+        band = None
+        if bands is not None:
+            x = bands[name]["x"]
+            b = bands[name]["band"]
+            band = (b.lower, b.upper)
         kamp = _load_curve(f"{'fric' if name == 'friction' else 'spring'}_learned")
         record.figure(
             plotting.characteristic(
@@ -194,6 +245,7 @@ def _plots(
                 reference=None if kamp is None else (kamp[:, 0], kamp[:, 1]),
                 reference_label="Kamp et al. 2023 (ODE-solver training)",
                 title=f"{name} characteristic (±1σ, ±2σ of the training inputs)",
+                band=band,
             ),
             f"{name}.png",
         )

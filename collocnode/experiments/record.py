@@ -3,12 +3,15 @@
 An experiment writes into a :class:`RunRecord`: the phase it is in, the result fields it has, the
 trained model as soon as there is one. The command line writes the record's ``result.json`` again
 when the run stops early, with the status and the phase it stopped in; every file carries the
-record's ``run_id``.
+record's ``run_id``. Units of work that a resumed run reuses (a study's seeds) go to
+:meth:`RunRecord.units`, which the command line points at the run folder itself: they are
+durable the moment they are written, while the rest of the output is staged.
 """
 
 from __future__ import annotations
 
 import uuid
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +19,7 @@ from typing import Any
 from ..serialize import save_model
 from ..tools.io import save_figure, write_json
 from ..training import TrainingSolution
+from ..training.uncertainty import Uncertainty, UncertaintyWarning
 
 
 def new_run_id() -> str:
@@ -32,15 +36,22 @@ class RunRecord:
         run_id: written into every file of the run.
         phase: what the run is doing now ("data", "training", "evaluation", "plots", "done").
         result: the fields of ``result.json`` so far.
+        units_dir: where finished units of work go (None: ``out_dir``).
     """
 
     out_dir: Path
     run_id: str = field(default_factory=new_run_id)
     phase: str = "setup"
     result: dict[str, Any] = field(default_factory=dict)
+    units_dir: Path | None = None
 
     def enter(self, phase: str) -> None:
         self.phase = phase
+
+    def units(self, name: str) -> Path:
+        """The folder of the units of work ``name`` (e.g. "seeds"): stored as each finishes,
+        reused by a resumed run."""
+        return (self.units_dir if self.units_dir is not None else self.out_dir) / name
 
     def update(self, **fields: Any) -> None:
         self.result.update(fields)
@@ -82,10 +93,10 @@ class RunRecord:
         if sol.consistency is not None:
             self.update(consistency=sol.consistency.to_dict())
 
-    def save_trained(self, sol: TrainingSolution) -> None:
-        """Write ``model.json`` and a first ``result.json`` (``"evaluation": "pending"``) as soon
-        as training ends, so an interrupted or failing evaluation never loses the trained
-        model."""
+    def save_trained(self, sol: TrainingSolution, uncertainty: Uncertainty | None = None) -> None:
+        """Write ``model.json`` (with the model's ``uncertainty`` when given) and a first
+        ``result.json`` (``"evaluation": "pending"``) as soon as training ends, so an
+        interrupted or failing evaluation never loses the trained model."""
         save_model(
             self.out_dir / "model.json",
             sol,
@@ -94,8 +105,30 @@ class RunRecord:
                 "settings": self.result.get("settings"),
                 "run_id": self.run_id,
             },
+            uncertainty=uncertainty,
         )
         self.write(evaluation="pending")
+
+    def uncertainty(self, sol: TrainingSolution) -> Uncertainty | None:
+        """The trained model's uncertainty (``sol.uncertainty()``, the noise estimated from the
+        residuals), recorded under ``"uncertainty"`` with the warnings it gave (they are shown
+        too); None, with the reason recorded, when it cannot be computed (e.g. residuals that
+        cannot estimate the noise). The model file is written again with it."""
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", UncertaintyWarning)
+                unc = sol.uncertainty()
+        except ValueError as exc:
+            self.update(uncertainty={"error": str(exc)})
+            return None
+        messages = []
+        for w in caught:
+            if issubclass(w.category, UncertaintyWarning):
+                messages.append(str(w.message))
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        self.update(uncertainty={**unc.to_dict(), "warnings": messages})
+        self.save_trained(sol, unc)
+        return unc
 
     def figure(self, fig: Any, name: str) -> Path:
         """Save a matplotlib figure as ``name`` with the run id in its metadata."""

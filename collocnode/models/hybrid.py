@@ -31,17 +31,33 @@ from ..nn.base import Block
 
 @dataclass(frozen=True)
 class Parameter:
-    """A physical parameter of a hybrid model: its value, whether it is fitted, and its bounds."""
+    """A physical parameter of a hybrid model: its value, whether it is fitted, and its bounds.
+
+    Args:
+        value: the value (for a fitted parameter: the initial guess).
+        fit: whether training fits it (an NLP variable in ``[lb, ub]``).
+        lb, ub: its bounds (±inf for none).
+        per_trajectory: a condition of each experiment (a feed concentration, a load) rather
+            than a constant of the model: each trajectory takes its value from its own
+            ``Trajectory.params[name]``; with ``fit=True`` each trajectory gets its own fitted
+            value (starting from the trajectory's value if it gives one, else from ``value``).
+            ``value`` is what the model uses where no trajectory says (e.g. a plain
+            :func:`~collocnode.models.simulate` call). Such parameters are not part of the
+            model's parameter vector ``p``.
+    """
 
     value: float
     fit: bool = False
     lb: float = -np.inf
     ub: float = np.inf
+    per_trajectory: bool = False
 
     def __post_init__(self) -> None:
         v.finite_float("value", self.value)
-        if not isinstance(self.fit, (bool, np.bool_)):
-            raise TypeError(f"fit must be True or False, got {self.fit!r}")
+        for name in ("fit", "per_trajectory"):
+            flag = getattr(self, name)
+            if not isinstance(flag, (bool, np.bool_)):
+                raise TypeError(f"{name} must be True or False, got {flag!r}")
         for name in ("lb", "ub"):
             bound = getattr(self, name)
             if isinstance(bound, bool) or not isinstance(bound, Real):
@@ -191,7 +207,34 @@ class HybridModel:
 
     @property
     def fitted(self) -> list[str]:
-        return [n for n, p in self.parameters.items() if p.fit]
+        """The fitted physical parameters that belong to the parameter vector (all but the
+        per-trajectory ones), in the order of ``parameters``."""
+        return [n for n, p in self.parameters.items() if p.fit and not p.per_trajectory]
+
+    @property
+    def per_trajectory(self) -> tuple[str, ...]:
+        """Names of the per-trajectory parameters (``Parameter(per_trajectory=True)``), in the
+        order of ``parameters``: the order of the column ``c`` of :meth:`symbolic`."""
+        return tuple(n for n, p in self.parameters.items() if p.per_trajectory)
+
+    def per_trajectory_values(self, values: Mapping[str, float] | None = None) -> np.ndarray:
+        """The column ``c`` of :meth:`symbolic`, shape (n_per_trajectory,): ``values[name]``
+        where given (other names are ignored, so a trajectory's ``params`` can be passed as
+        they are), each parameter's ``value`` elsewhere."""
+        values = {} if values is None else values
+        if not isinstance(values, Mapping):
+            raise TypeError(
+                f"trajectory_params must be a mapping of names to numbers, got {values!r:.60}"
+            )
+        return np.array(
+            [
+                v.finite_float(f"trajectory_params[{n!r}]", values[n])
+                if n in values
+                else self.parameters[n].value
+                for n in self.per_trajectory
+            ],
+            dtype=float,
+        )
 
     @property
     def n_weights(self) -> int:
@@ -228,40 +271,76 @@ class HybridModel:
         return out
 
     # ---- evaluation ----------------------------------------------------------------------------
-    def symbolic(self, x: Any, p: Any, u: Any, t: Any) -> tuple[Any, Any]:
+    def symbolic(self, x: Any, p: Any, u: Any, t: Any, c: Any = None) -> tuple[Any, Any]:
         """(x', y) as CasADi expressions of states x (n_states, 1), parameter vector p
-        (n_params, 1), inputs u (n_inputs, 1) and time t (1, 1); x' is (n_states, 1), y is
+        (n_params, 1), inputs u (n_inputs, 1), time t (1, 1) and the per-trajectory
+        parameters c (n_per_trajectory, 1; None: their ``value``); x' is (n_states, 1), y is
         (n_outputs, 1)."""
-        for name, value, n in (
+        xdot = self.evaluate("rhs", self.rhs, self.n_states, x, p, u, t, c)
+        y = ca.SX(0, 1) if isinstance(x, ca.SX) else ca.MX(0, 1)
+        if self.outputs is not None:
+            y = self.evaluate("outputs", self.outputs, self.n_outputs, x, p, u, t, c)
+        return xdot, y
+
+    def evaluate(
+        self, name: str, fn: PhysicsFn, n: int, x: Any, p: Any, u: Any, t: Any, c: Any = None
+    ) -> Any:
+        """``fn(x, u, t, blocks, params)`` as an (n, 1) CasADi column, with the blocks and the
+        physical parameters that the physics sees (arguments as in :meth:`symbolic`): the
+        model's own functions and anything else written like them (path constraints)."""
+        blocks, params = self._environment(x, p, u, c)
+        return _column(name, fn(x, u, t, blocks, params), n)
+
+    def _environment(self, x: Any, p: Any, u: Any, c: Any) -> tuple[Blocks, dict[str, Any]]:
+        """The blocks (with their weight slices of p) and the parameters by name."""
+        names = self.per_trajectory
+        if c is None:
+            c = ca.DM(self.per_trajectory_values())
+        for label, value, n in (
             ("x", x, self.n_states),
             ("p", p, self.n_params),
             ("u", u, self.n_inputs),
+            ("c", c, len(names)),
         ):
             if value.shape != (n, 1):
-                raise ValueError(f"{name} must be a ({n}, 1) column, got shape {value.shape}")
+                raise ValueError(f"{label} must be a ({n}, 1) column, got shape {value.shape}")
         # split p by explicit offsets: slicing a (1, 1) symbol by a range can give a 1 x 0 row
         offsets = [0, *(s.stop for s in self.slices.values())]
         parts = dict(zip(self.slices, ca.vertsplit(p, offsets), strict=True))
+        per_trajectory = dict(zip(names, ca.vertsplit(c, list(range(len(names) + 1))), strict=True))
         weights = {name: parts[name] for name in self.blocks}
         params: dict[str, Any] = {
-            name: (parts[name] if par.fit else par.value) for name, par in self.parameters.items()
+            name: per_trajectory[name]
+            if par.per_trajectory
+            else (parts[name] if par.fit else par.value)
+            for name, par in self.parameters.items()
         }
-        blocks = Blocks(self.blocks, weights)
-        xdot = _column("rhs", self.rhs(x, u, t, blocks, params), self.n_states)
-        y = ca.SX(0, 1) if isinstance(x, ca.SX) else ca.MX(0, 1)
-        if self.outputs is not None:
-            y = _column("outputs", self.outputs(x, u, t, blocks, params), self.n_outputs)
-        return xdot, y
+        return Blocks(self.blocks, weights), params
 
     @cached_property
     def function(self) -> ca.Function:
-        """``casadi.Function('model', [x, p, u, t], [xdot, y])`` (SX)."""
+        """``casadi.Function('model', [x, p, u, t], [xdot, y])`` (SX), the per-trajectory
+        parameters at their ``value``."""
         x = ca.SX.sym("x", self.n_states)
         p = ca.SX.sym("p", self.n_params)
         u = ca.SX.sym("u", self.n_inputs)
         t = ca.SX.sym("t")
         xdot, y = self.symbolic(x, p, u, t)
         return ca.Function("model", [x, p, u, t], [xdot, y], ["x", "p", "u", "t"], ["xdot", "y"])
+
+    @cached_property
+    def per_trajectory_function(self) -> ca.Function:
+        """``casadi.Function('model_c', [x, p, u, t, c], [xdot, y])`` (SX): :attr:`function`
+        with the per-trajectory parameters c (n_per_trajectory,) as an input."""
+        x = ca.SX.sym("x", self.n_states)
+        p = ca.SX.sym("p", self.n_params)
+        u = ca.SX.sym("u", self.n_inputs)
+        t = ca.SX.sym("t")
+        c = ca.SX.sym("c", len(self.per_trajectory))
+        xdot, y = self.symbolic(x, p, u, t, c)
+        return ca.Function(
+            "model_c", [x, p, u, t, c], [xdot, y], ["x", "p", "u", "t", "c"], ["xdot", "y"]
+        )
 
     def check_smooth(self) -> None:
         """Raise ValueError if a block is not C² (IPOPT needs exact second derivatives)."""

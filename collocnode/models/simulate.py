@@ -3,7 +3,7 @@ scipy integrator, or a compiled fixed-step RK4 rollout."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from numbers import Real
 from typing import Any
 
@@ -37,6 +37,7 @@ def simulate(
     bound: float = 1e6,
     substeps: int = 2,
     max_steps: int = MAX_STEPS,
+    trajectory_params: Mapping[str, float] | None = None,
 ) -> Trajectory:
     """Integrate ``model`` with parameter vector ``p`` from ``x0`` and sample it at ``t``.
 
@@ -62,6 +63,8 @@ def simulate(
         substeps: "rk4" steps per output interval.
         max_steps: step budget of the integrator (default :data:`MAX_STEPS`); an
             integration that needs more steps stops with a :class:`SimulationError`.
+        trajectory_params: values of the model's per-trajectory parameters by name (e.g. a
+            trajectory's ``params``; other names are ignored); default: their ``value``.
 
     Returns:
         A :class:`Trajectory` with the states and, if the model has outputs, ``y``. A single
@@ -87,16 +90,35 @@ def simulate(
     bound = v.positive_float("bound", bound)
     substeps = v.positive_int("substeps", substeps)
     max_steps = v.positive_int("max_steps", max_steps)
+    fn = _model_function(model, trajectory_params)
     if method == "rk4":
-        return _simulate_rk4(model, p, t, x0, inputs, substeps, bound, max_steps)
+        return _simulate_rk4(model, fn, p, t, x0, inputs, substeps, bound, max_steps)
     settings = {"rtol": rtol, "atol": atol, "max_step": max_step}
     if method == "cvodes":
         try:
-            return _simulate_cvodes(model, p, t, x0, raw_inputs, inputs, settings, bound, max_steps)
+            return _simulate_cvodes(
+                model, fn, p, t, x0, raw_inputs, inputs, settings, bound, max_steps
+            )
         except _CVODESFailed:
             # where and why it failed: the implicit scipy integrator finds the place
             method = "Radau"
-    return _simulate_scipy(model, p, t, x0, inputs, method, settings, bound, max_steps)
+    return _simulate_scipy(model, fn, p, t, x0, inputs, method, settings, bound, max_steps)
+
+
+def _model_function(
+    model: HybridModel, trajectory_params: Mapping[str, float] | None
+) -> Callable[..., Any]:
+    """``(x, p, u, t) -> (xdot, y)``: the model with its per-trajectory parameters set."""
+    if not model.per_trajectory:
+        if trajectory_params is not None:
+            model.per_trajectory_values(trajectory_params)  # the type checked all the same
+        return model.function
+    c = ca.DM(model.per_trajectory_values(trajectory_params))
+
+    def with_params(x: Any, p: Any, u: Any, t: Any) -> Any:
+        return model.per_trajectory_function(x, p, u, t, c)
+
+    return with_params
 
 
 def _check_settings(
@@ -115,6 +137,7 @@ def _check_settings(
 
 def _simulate_scipy(
     model: HybridModel,
+    fn: Callable[..., Any],
     p: np.ndarray,
     t: np.ndarray,
     x0: np.ndarray,
@@ -126,10 +149,9 @@ def _simulate_scipy(
 ) -> Trajectory:
     """``simulate`` with a scipy ``solve_ivp`` method; ``settings``: rtol, atol, max_step."""
     xs, us, ts = ca.SX.sym("x", model.n_states), ca.SX.sym("u", model.n_inputs), ca.SX.sym("t")
-    xdot, y = model.function(xs, ca.DM(p), us, ts)
+    xdot = fn(xs, ca.DM(p), us, ts)[0]
     f = _Buffered(ca.Function("f", [ts, xs, us], [ca.densify(xdot)]))
     jac = _Buffered(ca.Function("J", [ts, xs, us], [ca.densify(ca.jacobian(xdot, xs))]))
-    out = ca.Function("y", [ts, xs, us], [y])
 
     def u_at(tt: float) -> np.ndarray:
         if not model.n_inputs:
@@ -162,20 +184,7 @@ def _simulate_scipy(
         raise SimulationError(
             f"simulation produced non-finite states at t = {t[bad]:.6g}", float(t[bad])
         )
-    u = np.array([u_at(tt) for tt in t]) if model.n_inputs else None
-    yv = None
-    if model.n_outputs:
-        U = u.T if u is not None else np.zeros((0, t.size))
-        yv = np.asarray(out.map(t.size)(t[None, :], x.T, U)).T
-    return Trajectory(
-        t=t,
-        x=x,
-        u=u,
-        y=yv,
-        state_names=model.state_names,
-        input_names=model.input_names,
-        output_names=model.output_names,
-    )
+    return _trajectory(model, fn, p, t, x, inputs)
 
 
 class _Buffered:
@@ -219,6 +228,7 @@ def _checked_inputs(inputs: InputFn, n_inputs: int) -> InputFn:
 
 def _simulate_rk4(
     model: HybridModel,
+    fn: Callable[..., Any],
     p: np.ndarray,
     t: np.ndarray,
     x0: np.ndarray,
@@ -240,7 +250,7 @@ def _simulate_rk4(
     P = ca.DM(p)
 
     def f(xx, k, tt):
-        return model.function(xx, P, U[:, k], tt)[0]
+        return fn(xx, P, U[:, k], tt)[0]
 
     hs = h / substeps
     xk = x
@@ -266,28 +276,8 @@ def _simulate_rk4(
         with np.errstate(all="ignore"):
             traj = step.mapaccum("rollout", n)(x0, Ucols, t[None, :-1], np.diff(t)[None, :])
         X = np.vstack([x0, np.asarray(traj).T])
-    bad = ~np.all(np.isfinite(X) & (np.abs(X) <= bound), axis=1)
-    if bad.any():
-        k = int(np.argmax(bad))
-        raise SimulationError(
-            f"simulation failed at t = {t[k]:.6g}: the state left ±{bound:g} or became non-finite",
-            float(t[k]),
-        )
-    u = np.asarray(inputs(t), dtype=float).reshape(t.size, nu) if nu else None
-    yv = None
-    if model.n_outputs:
-        xs, us, ts = ca.SX.sym("x", nx), ca.SX.sym("u", nu), ca.SX.sym("t")
-        out = ca.Function("y", [ts, xs, us], [model.function(xs, P, us, ts)[1]])
-        yv = np.asarray(out.map(t.size)(t[None, :], X.T, u.T if nu else np.zeros((0, t.size)))).T
-    return Trajectory(
-        t=t,
-        x=X,
-        u=u,
-        y=yv,
-        state_names=model.state_names,
-        input_names=model.input_names,
-        output_names=model.output_names,
-    )
+    _check_bound(t, X, bound)
+    return _trajectory(model, fn, p, t, X, inputs)
 
 
 class _CVODESFailed(Exception):
@@ -296,6 +286,7 @@ class _CVODESFailed(Exception):
 
 def _simulate_cvodes(
     model: HybridModel,
+    fn: Callable[..., Any],
     p: np.ndarray,
     t: np.ndarray,
     x0: np.ndarray,
@@ -310,14 +301,14 @@ def _simulate_cvodes(
     that CVODES's one absolute tolerance is each state's own. Raises :class:`_CVODESFailed`
     where neither reaches the last output time."""
     if t.size == 1:
-        return _trajectory(model, p, t, x0[None, :], inputs)
+        return _trajectory(model, fn, p, t, x0[None, :], inputs)
     nx = model.n_states
     rtol = float(settings["rtol"])
     atol = np.broadcast_to(np.asarray(settings["atol"], dtype=float), (nx,))
     scale = np.where(atol > 0, atol / rtol, 1.0)
     z, ts = ca.SX.sym("z", nx), ca.SX.sym("t")
     u = _input_expression(model, raw_inputs, inputs, t, ts)
-    xdot = model.function(z * scale, ca.DM(p), u, ts)[0]
+    xdot = fn(z * scale, ca.DM(p), u, ts)[0]
     dae = {"x": z, "t": ts, "ode": ca.densify(xdot) / scale}
     max_step = float(settings["max_step"])
     common = {"abstol": rtol, "reltol": rtol, "max_num_steps": max_steps}
@@ -344,6 +335,13 @@ def _simulate_cvodes(
         break
     if X is None:
         raise _CVODESFailed
+    _check_bound(t, X, bound)
+    return _trajectory(model, fn, p, t, X, inputs)
+
+
+def _check_bound(t: np.ndarray, X: np.ndarray, bound: float) -> None:
+    """A :class:`SimulationError` at the first time the states ``X`` (n, n_states) at ``t``
+    leave ±``bound`` or are not finite."""
     bad = ~np.all(np.isfinite(X) & (np.abs(X) <= bound), axis=1)
     if bad.any():
         k = int(np.argmax(bad))
@@ -351,7 +349,6 @@ def _simulate_cvodes(
             f"simulation failed at t = {t[k]:.6g}: the state left ±{bound:g} or became non-finite",
             float(t[k]),
         )
-    return _trajectory(model, p, t, X, inputs)
 
 
 def _input_expression(
@@ -380,7 +377,12 @@ def _input_expression(
 
 
 def _trajectory(
-    model: HybridModel, p: np.ndarray, t: np.ndarray, X: np.ndarray, inputs: InputFn | None
+    model: HybridModel,
+    fn: Callable[..., Any],
+    p: np.ndarray,
+    t: np.ndarray,
+    X: np.ndarray,
+    inputs: InputFn | None,
 ) -> Trajectory:
     """The states ``X`` (n, n_states) at ``t`` as a :class:`Trajectory` with the inputs and the
     model's outputs there."""
@@ -389,7 +391,7 @@ def _trajectory(
     yv = None
     if model.n_outputs:
         xs, us, ts = ca.SX.sym("x", model.n_states), ca.SX.sym("u", nu), ca.SX.sym("t")
-        out = ca.Function("y", [ts, xs, us], [model.function(xs, ca.DM(p), us, ts)[1]])
+        out = ca.Function("y", [ts, xs, us], [fn(xs, ca.DM(p), us, ts)[1]])
         yv = np.asarray(out.map(t.size)(t[None, :], X.T, u.T if nu else np.zeros((0, t.size)))).T
     return Trajectory(
         t=t,

@@ -47,7 +47,8 @@ def system_checked(system: object) -> System:
 
 def trajectories_of(system: System, data: object) -> list[Trajectory]:
     """``data`` (one Trajectory or a non-empty sequence of them) as a list, each with the
-    system's ``n_states`` state columns; otherwise one error naming ``data``."""
+    system's ``n_states`` state columns and every value present (the recipes reduce and scale
+    the states of every sample); otherwise one error naming ``data``."""
     trajs = [data] if isinstance(data, Trajectory) else data
     if isinstance(trajs, (str, bytes)) or not isinstance(trajs, Sequence) or not trajs:
         raise TypeError(
@@ -61,6 +62,7 @@ def trajectories_of(system: System, data: object) -> list[Trajectory]:
                 f"data[{k}] has {tr.x.shape[1]} state columns, but {system.name} has "
                 f"{system.n_states} ({', '.join(system.state_names)})"
             )
+        tr.require_complete(f"data[{k}]")
     return list(trajs)
 
 

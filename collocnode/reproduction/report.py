@@ -32,6 +32,9 @@ RESULT_FILES = (
     "stable_time.json",
     "authors_code.json",
     "epoch_time.json",
+    "discovery.json",
+    "two_body.json",
+    "solver_timing.json",
 )
 # the subfolders of a run folder that hold its repetitions with other seeds
 SEED_FOLDERS = "seed*"
@@ -479,6 +482,138 @@ def _run_line(name: str, seeds: str, group: Sequence[StoredRun]) -> str:
     )
 
 
+def _single(stored: Sequence[StoredRun]) -> StoredRun | None:
+    """The one stored run of a row whose tables read one run (discovery, parameters, solver
+    timing); several seeds of such a run are refused rather than one chosen silently."""
+    if len(stored) > 1:
+        raise ValueError(
+            f"run {stored[0].name!r} holds {len(stored)} seeds; this table reads one stored run"
+        )
+    return stored[0] if stored else None
+
+
+def _support(errors: Mapping[str, Any] | None) -> str:
+    """Whether the discovered support is the true one, naming what differs."""
+    if errors is None:
+        return "form not expressible"
+    if errors.get("exact_support"):
+        return "exact"
+    parts = []
+    if errors.get("spurious"):
+        parts.append("spurious " + ", ".join(errors["spurious"]))
+    if errors.get("missed"):
+        parts.append("missed " + ", ".join(errors["missed"]))
+    return "; ".join(parts) or "–"
+
+
+def _discovery_lines(table: Table, row: Row, run: StoredRun | None) -> list[list[str]]:
+    result = (run.data.get("systems") or {}).get(row.system) if run else None
+    if result is None:
+        why = "no stored run" if run is None else "not in the run"
+        return [[row.system, "–", why, "–", "–", "–", "–", "–", "–", row.note or "yes"]]
+    methods = result.get("methods", {})
+    names = [m for m in table.methods if m in methods] + [
+        m for m in methods if m not in table.methods
+    ]
+    lines = []
+    for k, method in enumerate(names):
+        r = methods[method]
+        errors = r.get("coefficient_errors")
+        field = r.get("vector_field_error") or {}
+        coefficient = "–" if not errors else _num(errors.get("max_relative_error"))
+        lines.append(
+            [
+                row.system if k == 0 else "",
+                method,
+                "; ".join(r.get("equations") or [r.get("error", "")]),
+                _support(errors) if "coefficient_errors" in r else "–",
+                coefficient,
+                _num(field.get("box")),
+                _num(field.get("trajectory")),
+                _seconds(r.get("train_time_s")),
+                str(r.get("status", "?")),
+                (row.note or "yes") if k == 0 else "",
+            ]
+        )
+    return lines
+
+
+def _parameter_lines(table: Table, row: Row, run: StoredRun | None) -> list[list[str]]:
+    found = run.data.get("methods", {}) if run else {}
+    paper = row.published
+    lines = []
+    for method in table.methods:
+        r = found.get(method)
+        cells = [
+            _num(paper.get(f"{method}.force_mse")),
+            _num(paper.get(f"{method}.cosine")),
+            _num(paper.get(f"{method}.mass_ratio")),
+        ]
+        variants = [(method, r)]
+        if method == "collocation" and r is not None:
+            closed = r.get("closed_form")
+            equation = "; ".join(closed.get("equations", [])) if closed else ""
+            variants = [("collocation (network)", r.get("network"))]
+            variants.append((f"collocation (closed form: {equation})", closed))
+        for label, scores in variants:
+            if scores is None:
+                why = "no stored run" if run is None else "not in the run"
+                ours = [why, "–", "–"]
+            else:
+                ours = [
+                    _num(scores.get("force_mse")),
+                    _num(scores.get("cosine_similarity")),
+                    _num(scores.get("mass_ratio")),
+                ]
+            time_s = None if r is None else r.get("train_time_s")
+            first = not lines
+            lines.append(
+                [
+                    row.system if first else "",
+                    label,
+                    *cells,
+                    *ours,
+                    _seconds(time_s),
+                    (row.note or "yes") if first else "",
+                ]
+            )
+    return lines
+
+
+def _solver_timing_lines(row: Row, run: StoredRun | None, first: bool) -> list[str]:
+    """One length of one run; the row's note only on the first line of its run."""
+    paper = row.published
+    note = (row.note or "yes") if first else ""
+    found = [
+        r for r in (run.data.get("lengths", ()) if run else ()) if str(r.get("steps")) == row.system
+    ]
+    device = (run.data.get("config") or {}).get("device", "?") if run else "–"
+    paper_cells = [
+        _as_printed(paper.get("neurlp_s")),
+        _as_printed(paper.get("rk4_s")),
+        _ratio(paper.get("rk4_s"), paper.get("neurlp_s")),
+        _as_printed(paper.get("neurlp_loss")),
+        _as_printed(paper.get("rk4_loss")),
+    ]
+    if not found:
+        why = "no stored run" if run is None else "not measured in the run"
+        return [row.system, row.run, device, *paper_cells, why, "–", "–", "–", "–", note]
+    r = found[0]
+    qp, rk = r["neurlp"], r["rk4"]
+    return [
+        row.system,
+        row.run,
+        device,
+        *paper_cells,
+        _seconds(qp.get("time_s")),
+        _seconds(rk.get("time_s")),
+        _ratio(rk.get("time_s"), qp.get("time_s")),
+        _num(qp.get("loss")),
+        _num(rk.get("loss")),
+        note,
+    ]
+
+
 def _runs_list(names: Sequence[str], runs: Runs) -> list[str]:
     out = ["Runs (`bash benchmarks/reproduce.sh NAME` reruns one into `runs/reproduce/NAME`):", ""]
     for name in dict.fromkeys(names):  # each run once, in order
@@ -564,6 +699,66 @@ def render_table(table: Table, root: Path) -> str:
             "note",
         )
         lines = [_epoch_time_lines(row, runs[row.run]) for row in table.rows]
+
+    elif table.kind == "discovery":
+        header = (
+            "system",
+            "method",
+            "discovered equations",
+            "support",
+            "largest coefficient error",
+            "field error, box",
+            "field error, on the trajectory",
+            "train time [s]",
+            "status",
+            "paper",
+        )
+        lines = [
+            line
+            for row in table.rows
+            for line in _discovery_lines(table, row, _single(runs[row.run]))
+        ]
+    elif table.kind == "parameters":
+        header = (
+            "case",
+            "method",
+            "paper force MSE",
+            "paper cosine",
+            "paper mass ratio",
+            "ours force MSE",
+            "ours cosine",
+            "ours mass ratio",
+            "ours train time [s]",
+            "like for like",
+        )
+        lines = [
+            line
+            for row in table.rows
+            for line in _parameter_lines(table, row, _single(runs[row.run]))
+        ]
+    elif table.kind == "solver_timing":
+        header = (
+            "steps",
+            "run",
+            "device",
+            "paper QP [s]",
+            "paper RK4 [s]",
+            "paper RK4 / QP",
+            "paper QP loss",
+            "paper RK4 loss",
+            "ours NeuRLP [s]",
+            "ours RK4 [s]",
+            "ours RK4 / NeuRLP",
+            "ours NeuRLP loss",
+            "ours RK4 loss",
+            "like for like",
+        )
+        lines = [
+            _solver_timing_lines(
+                row, _single(runs[row.run]), k == 0 or table.rows[k - 1].run != row.run
+            )
+            for k, row in enumerate(table.rows)
+        ]
     else:
         raise ValueError(f"table {table.key!r} has unknown kind {table.kind!r}")
     out += _table(header, lines)

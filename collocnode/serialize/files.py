@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,7 @@ import numpy as np
 from .. import _validation as v
 from ..models.hybrid import HybridModel
 from ..tools.io import atomic_write_text
+from ..training.uncertainty import Band
 from .builders import check_arguments, check_builders, lookup, name_for_saving
 from .codec import check_depth, decode, decode_block, encode
 from .format import (
@@ -31,6 +33,7 @@ from .format import (
     require,
     show,
 )
+from .uncertainty import StoredUncertainty, decode_uncertainty, encode_uncertainty
 
 # ---- recipes --------------------------------------------------------------------------------
 
@@ -104,6 +107,7 @@ def save_model(
     p: np.ndarray | None = None,
     metadata: Mapping[str, Any] | None = None,
     builders: Mapping[str, Builder] | None = None,
+    uncertainty: Any = None,
 ) -> Path:
     """Write a trained model to one JSON file, atomically.
 
@@ -120,6 +124,10 @@ def save_model(
             training settings, status, ...
         builders: model builders by name besides the registered ones (see
             :func:`register_builder`); the recipe may name one, or be the function itself.
+        uncertainty: the model's ``sol.uncertainty()``
+            (:class:`~collocnode.training.uncertainty.Uncertainty`) to store with it: the
+            Laplace posterior of its fitted quantities, from which the loaded model draws
+            bands (:attr:`LoadedModel.uncertainty`); it must belong to ``p``.
 
     Returns:
         The path written.
@@ -141,7 +149,7 @@ def save_model(
         raise TypeError(f"metadata must be a dict, got {metadata!r}")
     meta.update(metadata or {})
     recipe = _checked_recipe(model, extra)
-    doc = _document(model, recipe, p, meta)
+    doc = _document(model, recipe, p, meta, uncertainty)
     # allow_nan=False: the encoder already replaced non-finite floats; this guards the claim
     return atomic_write_text(path, json.dumps(doc, indent=1, allow_nan=False) + "\n")
 
@@ -203,13 +211,23 @@ def _checked_recipe(model: HybridModel, extra: Mapping[str, Builder]) -> dict[st
 
 
 def _document(
-    model: HybridModel, recipe: dict[str, Any], p: np.ndarray, meta: dict[str, Any]
+    model: HybridModel,
+    recipe: dict[str, Any],
+    p: np.ndarray,
+    meta: dict[str, Any],
+    uncertainty: Any = None,
 ) -> dict[str, Any]:
-    """The model file's JSON document, checked not to nest too deeply."""
+    """The model file's JSON document (with the model's stored ``uncertainty`` where given),
+    checked not to nest too deeply."""
     from .._version import __version__
 
     description = _describe(model)
     description["blocks"] = {k: _block_json(b) for k, b in description["blocks"].items()}
+    section = None
+    if uncertainty is not None:
+        section = encode_uncertainty(uncertainty)
+        if not np.array_equal(uncertainty.posterior.p, p):
+            raise ValueError("uncertainty belongs to another parameter vector than p")
     doc = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -218,6 +236,7 @@ def _document(
         "p": p.tolist(),
         "p_sha256": _checksum(p),
         "metadata": encode(meta, "metadata", 2),
+        **({"uncertainty": section} if section is not None else {}),
     }
     try:
         check_depth(doc)
@@ -236,6 +255,9 @@ class LoadedModel:
         metadata: the free-form metadata stored with it.
         library_version: the collocnode version that wrote the file.
         format_version: the file format version.
+        uncertainty: the stored Laplace posterior of the fitted quantities
+            (:class:`~collocnode.serialize.uncertainty.StoredUncertainty`), or None when the
+            file has none.
     """
 
     model: HybridModel
@@ -243,6 +265,20 @@ class LoadedModel:
     metadata: dict[str, Any] = field(default_factory=dict)
     library_version: str = ""
     format_version: int = FORMAT_VERSION
+    uncertainty: StoredUncertainty | None = None
+
+    def block_band(
+        self, block: str, inputs: np.ndarray, which: str = "posterior", **options: Any
+    ) -> Band:
+        """The band of a block's output over ``inputs`` from the stored uncertainty
+        (:meth:`~collocnode.training.uncertainty.ParameterPosterior.block_band`: ``output``,
+        ``level``, ``method``, ``samples``, ``seed``)."""
+        if self.uncertainty is None:
+            raise ValueError(
+                "the model file holds no uncertainty: save it with "
+                "save_model(..., uncertainty=sol.uncertainty())"
+            )
+        return self.uncertainty.pick(which).block_band(self.model, block, inputs, **options)
 
     @property
     def params(self) -> dict[str, np.ndarray | float]:
@@ -297,9 +333,11 @@ def load_model(
             the size is checked before reading.
 
     Raises:
-        ValueError: not a collocnode model file, a file larger than ``max_bytes``, data nested
-            more than :data:`MAX_DEPTH` levels, an unsupported format version (the message lists
-            the supported ones), a missing or malformed field (named), a builder that is not
+        ValueError: not a collocnode model file, not a regular file (a FIFO, a device, a
+            directory: refused before anything is read), a file larger than ``max_bytes``, a key
+            given twice in one object, data nested more than :data:`MAX_DEPTH` levels, an
+            unsupported format version (the message lists the supported ones), a missing or
+            malformed field (named; the checksum ``p_sha256`` included), a builder that is not
             registered, arguments the builder does not take or of the wrong type, an unknown
             block type, an array that is not float64/int64 or whose shape does not match its
             data, a block larger than ``p``, or a file whose parameters do not fit the rebuilt
@@ -334,7 +372,10 @@ def load_model(
 
 
 def _read(path: Path, max_bytes: int) -> bytes:
-    """The file's bytes, refusing a file larger than ``max_bytes`` before reading it."""
+    """The file's bytes, refusing a file larger than ``max_bytes`` before reading it, and a
+    special file (a FIFO, a device, a socket) before reading from it: it is opened without
+    blocking (a FIFO with no writer would block ``open`` forever) and its type checked on the
+    open descriptor, so that nothing can swap it in between."""
 
     def too_large(size: int | str) -> ValueError:
         return ValueError(
@@ -342,7 +383,19 @@ def _read(path: Path, max_bytes: int) -> bytes:
             "max_bytes to load_model if you trust this file"
         )
 
-    with open(path, "rb") as fh:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = _FILE_KINDS.get(stat.S_IFMT(mode), "not a regular file")
+            raise ValueError(f"{str(path)!r} is {kind}, not a model file (a regular file)")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        fh = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with fh:
         size = os.fstat(fh.fileno()).st_size
         if size > max_bytes:
             raise too_large(size)
@@ -358,8 +411,32 @@ def _read(path: Path, max_bytes: int) -> bytes:
     return bytes(raw)
 
 
+_FILE_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
 class _NonFiniteToken(ValueError):
     pass
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's pairs as a dict, refusing a key given twice (``json`` keeps the last, so
+    a reader and this library could see different files)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(f"duplicate key {show(key)} (given twice in one object)")
+        out[key] = value
+    return out
 
 
 def _refuse_constant(token: str) -> float:
@@ -371,8 +448,10 @@ def _refuse_constant(token: str) -> float:
 
 def _parse(raw: bytes, path: Path) -> Any:
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
-    except _NonFiniteToken as exc:
+        return json.loads(
+            raw.decode("utf-8"), parse_constant=_refuse_constant, object_pairs_hook=_no_duplicates
+        )
+    except (_NonFiniteToken, _DuplicateKey) as exc:
         raise ValueError(f"{str(path)!r}: {exc}") from None
     except RecursionError:  # the C parser's own depth limit, far above MAX_DEPTH
         raise ValueError(
@@ -443,16 +522,26 @@ def _load(doc: dict[str, Any], builders: Mapping[str, Builder]) -> LoadedModel:
         p = v.finite_array("p", p_list, shape=(model.n_params,))
     except TypeError as exc:
         raise ValueError(str(exc)) from None
-    if "p_sha256" in doc and doc["p_sha256"] != _checksum(p):
+    # every version of the format has written the checksum: a file without one was edited
+    if "p_sha256" not in doc:
+        raise ValueError(
+            "missing field p_sha256, the checksum of p that save_model writes (the file was "
+            "edited or truncated)"
+        )
+    if doc["p_sha256"] != _checksum(p):
         raise ValueError("p does not match p_sha256 (the file was edited or corrupted)")
     p.setflags(write=False)
     metadata = decode(doc.get("metadata", {}), "metadata", MAX_ELEMENTS)
+    stored = None
+    if doc.get("uncertainty") is not None:
+        stored = decode_uncertainty(doc["uncertainty"], model, p)
     return LoadedModel(
         model=model,
         p=p,
         metadata=metadata if isinstance(metadata, dict) else {"value": metadata},
         library_version=str(doc["library_version"]),
         format_version=int(version),
+        uncertainty=stored,
     )
 
 

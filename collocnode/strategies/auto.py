@@ -5,8 +5,8 @@ the guess). :class:`Auto` chooses them from the problem, at solve time, and says
 
 1. the mesh from the data (``RadauIIA(intervals="auto")``: as fine as the sampling and the
    signal's rate of change ask for);
-2. for a training problem whose ``regularization`` is None, λ on held-out data
-   (:class:`~collocnode.RegularizationPath` without its refit);
+2. for a training problem whose ``regularization`` is None and whose model has network weights,
+   λ on held-out data (:class:`~collocnode.RegularizationPath` without its refit);
 3. a warm start by regression on the smoothed data (:class:`~collocnode.WarmStarted`) where
    every state is fitted and no value is missing;
 4. the solve at that λ, refined until the model is consistent
@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 from ..algorithm import Algorithm, SolveContext, Wrapper, check_inner, final
 from ..status import SolverStatus
 from ..transcription.collocation import RadauIIA
+from ..transcription.ipopt.options import IpoptOptions
 from .phases import WarmStarted
 from .regularization import RegularizationPath, RegularizationSolution
 from .until_consistent import UntilConsistent
@@ -76,14 +77,17 @@ class Auto(Wrapper):
     """Choose the mesh, λ and the guess from the problem (see the module docstring).
 
     Args:
-        inner: the collocation leaf (default ``RadauIIA(intervals="auto")``).
+        inner: the collocation leaf (default ``RadauIIA(intervals="auto")``, IPOPT silent:
+            a progress callback, ``solve(..., callback=ProgressBar())``, shows the iterations).
         warm_start: regress on the smoothed data first where the problem allows it.
         until_consistent: the most mesh refinements of the final solve (0: none).
         path: the regularization path used when the problem gives no λ (its refit is off:
             the final solve is the refit).
     """
 
-    inner: Algorithm = field(default_factory=lambda: RadauIIA(intervals="auto"))
+    inner: Algorithm = field(
+        default_factory=lambda: RadauIIA(intervals="auto", ipopt=IpoptOptions(print_level=0))
+    )
     warm_start: bool = True
     until_consistent: int = 3
     path: RegularizationPath = field(default_factory=lambda: RegularizationPath(refit=False))
@@ -109,7 +113,7 @@ class Auto(Wrapper):
     def solve_problem(self, problem: Any, context: SolveContext) -> AutoSolution:
         times: dict[str, float] = {}
         path = None
-        if problem.problem_kind == "training" and problem.regularization is None:
+        if _chooses_lambda(problem):
             t0 = time.perf_counter()
             leaf = self.inner
             if self.warm_start and _regression_applies(problem):
@@ -125,6 +129,16 @@ class Auto(Wrapper):
         result = alg.solve_problem(problem, context)
         times["solve"] = time.perf_counter() - t0
         return AutoSolution(result, alg, path, times)
+
+
+def _chooses_lambda(problem: Any) -> bool:
+    """Whether λ is to be chosen: a training problem that gives none, with network weights for
+    it to act on."""
+    return (
+        problem.problem_kind == "training"
+        and problem.regularization is None
+        and problem.model.n_weights > 0
+    )
 
 
 def _regression_applies(problem: Any) -> bool:

@@ -5,6 +5,9 @@ all of them.
   stopped moving (a fresh :class:`~collocnode.training.callbacks.StopOnStagnation` beside the
   user's callback in every solve: the quarter-vehicle paper's "terminated early if no further
   significant improvement in objective").
+- :class:`StopWhenSettled` stops each solve once what the user measures (a learned
+  characteristic, a validation prediction) has stopped changing
+  (:class:`~collocnode.training.callbacks.StopWhenSettledRule`), with status ``settled``.
 - :class:`TimeLimit` gives the whole nest one wall-clock budget: IPOPT's ``max_wall_time`` of
   every solve, and the regression of a warm start, are capped at what is left of it.
 """
@@ -13,11 +16,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from .. import _validation as v
 from ..algorithm import Algorithm, SolveContext, Wrapper, check_inner
-from ..training.callbacks import CallbackList, StopOnStagnation
+from ..training.callbacks import CallbackList, StopOnStagnation, StopWhenSettledRule
 from ..transcription.collocation import RadauIIA
 
 
@@ -48,6 +51,33 @@ class StopWhenStagnant(Wrapper):
 
     def solve_problem(self, problem: Any, context: SolveContext) -> Any:
         rule = StopOnStagnation(self.rtol, self.window)
+        callback = rule if context.callback is None else CallbackList([rule, context.callback])
+        return self.inner.solve_problem(problem, context.but(callback=callback))
+
+
+@dataclass(frozen=True)
+class StopWhenSettled(Wrapper):
+    """Stop every solve of ``inner`` once ``measure`` (``state -> array``, e.g.
+    ``collocnode.training.callbacks.block_outputs("friction", grid)``) changed by less than
+    ``rtol`` (relative) in ``patience`` checks every ``every`` iterations; the status is then
+    ``settled``, which counts as converged (``SolverStatus.ok``). The user's own callback runs
+    beside it. See :class:`~collocnode.training.callbacks.StopWhenSettledRule`."""
+
+    problem_kinds: ClassVar[frozenset[str]] = frozenset({"training"})
+
+    inner: Algorithm = field(default_factory=RadauIIA)
+    measure: Any = None
+    rtol: float = 1e-3
+    every: int = 1
+    patience: int = 2
+
+    def __post_init__(self) -> None:
+        check_inner(self, self.inner)
+        # the rule's own checks, once, before any solve
+        StopWhenSettledRule(self.measure, self.rtol, self.every, self.patience)
+
+    def solve_problem(self, problem: Any, context: SolveContext) -> Any:
+        rule = StopWhenSettledRule(self.measure, self.rtol, self.every, self.patience)
         callback = rule if context.callback is None else CallbackList([rule, context.callback])
         return self.inner.solve_problem(problem, context.but(callback=callback))
 

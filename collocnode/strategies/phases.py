@@ -254,6 +254,7 @@ class Pretrained(Wrapper):
                 x0,
                 inputs=problem.input_function(0),
                 method=self.method,
+                trajectory_params=trained.trajectory_params[0],
             )
             full = replace(full, state_guess=Trajectory(t, sim.x))
             simulated = True
@@ -288,6 +289,10 @@ class _Watched:
     @property
     def reason(self) -> Any:
         return getattr(self._watch.user, "reason", None)
+
+    @property
+    def outcome(self) -> Any:
+        return getattr(self._watch.user, "outcome", None)
 
     def on_start(self, info: RunInfo) -> None:
         hook = getattr(self._watch.user, "on_start", None)

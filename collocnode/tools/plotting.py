@@ -37,11 +37,15 @@ def trajectories(
     names: Sequence[str] = (),
     train_end: float | None = None,
     title: str = "",
+    band: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    band_label: str = "95 % band",
 ) -> Any:
     """One panel per state: data (dots), truth (line), learned model (dashed).
 
     ``truth`` is ``(len(t_truth), n_states)``, ``model`` and ``data`` likewise on their times;
-    ``train_end`` [s] marks the end of the training window."""
+    ``train_end`` [s] marks the end of the training window. ``band`` = (t, lower, upper), the
+    bounds ``(len(t), n_states)``, shades a prediction band around the learned model (only
+    where it is finite)."""
     n = truth.shape[1]
     fig = _figure((8, 2.2 * n))
     axes = fig.subplots(n, 1, sharex=True, squeeze=False)
@@ -49,6 +53,19 @@ def trajectories(
         if data is not None:
             ax.plot(t_data, data[:, k], ".", ms=2.5, color="0.6", label="data")
         ax.plot(t_truth, truth[:, k], "k-", lw=1.2, label="truth")
+        if band is not None:
+            tb, lo, hi = band
+            finite = np.isfinite(lo[:, k]) & np.isfinite(hi[:, k])
+            ax.fill_between(
+                tb,
+                lo[:, k],
+                hi[:, k],
+                where=finite,
+                color="tab:red",
+                alpha=0.2,
+                lw=0,
+                label=band_label,
+            )
         if model is not None:
             ax.plot(t_model, model[:, k], "--", color="tab:red", lw=1.4, label="learned")
         if train_end is not None:
@@ -274,13 +291,20 @@ def characteristic(
     reference: tuple[np.ndarray, np.ndarray] | None = None,
     reference_label: str = "reference",
     title: str = "",
+    band: tuple[np.ndarray, np.ndarray] | None = None,
+    band_label: str = "95 % band",
 ) -> Any:
     """A learned force characteristic against the true one over the inputs ``x`` ``(n,)``
     (``true``, ``learned`` ``(n,)``), with vertical lines at ±1σ (dotted) and ±2σ (dash-dotted)
     of the training inputs (``sigma``, in the units of ``x``). ``reference`` = (x, F) adds
-    another learned curve (e.g. a paper's), cut to the range of ``x``."""
+    another learned curve (e.g. a paper's), cut to the range of ``x``. ``band`` = (lower,
+    upper) on ``x`` shades a prediction band around the learned curve (where it is finite)."""
     fig = _figure((6, 4))
     ax = fig.subplots()
+    if band is not None:
+        lo, hi = (np.asarray(a, dtype=float) for a in band)
+        finite = np.isfinite(lo) & np.isfinite(hi)
+        ax.fill_between(x, lo, hi, where=finite, color="tab:red", alpha=0.2, lw=0, label=band_label)
     ax.plot(x, true, "k-", lw=1.5, label=true_label)
     ax.plot(x, learned, "--", color="tab:red", lw=1.5, label=learned_label)
     if reference is not None:
@@ -290,11 +314,70 @@ def characteristic(
     for k, style in ((1, ":"), (2, "-.")):
         for sign in (-1, 1):
             ax.axvline(sign * k * sigma, color="0.5", ls=style, lw=0.8)
+    if band is not None:
+        # the band widens fast where the training inputs end: keep the curves readable
+        curves = np.concatenate([np.asarray(true, dtype=float), np.asarray(learned, dtype=float)])
+        low, high = float(curves.min()), float(curves.max())
+        pad = 0.15 * (high - low or 1.0)
+        ax.set_ylim(low - pad, high + pad)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if title:
         ax.set_title(title)
     ax.legend(fontsize=8)
+    return fig
+
+
+def characteristic_bands(panels: Sequence[Mapping[str, Any]], level: float = 0.95) -> Any:
+    """Learned characteristics with their prediction bands beside the truth, one column per
+    panel: on top the curves (band shaded), below the deviation from the learned curve (the
+    band's half-widths and the truth's deviation), where narrow bands are visible.
+
+    Each panel maps ``x`` (n,), ``true``, ``learned``, ``lower``, ``upper`` (n,), ``sigma``
+    (±1σ, ±2σ of the training inputs, units of ``x``), ``xlabel``, ``title`` and optionally
+    ``ylabel`` (default "F [N]")."""
+    fig = _figure((5.2 * len(panels), 6.4))
+    axes = fig.subplots(2, len(panels), sharex="col", squeeze=False, height_ratios=(3, 2))
+    label = f"{100 * level:g} % band"
+    for k, panel in enumerate(panels):
+        x = np.asarray(panel["x"], dtype=float)
+        true, learned = (np.asarray(panel[key], dtype=float) for key in ("true", "learned"))
+        lo, hi = (np.asarray(panel[key], dtype=float) for key in ("lower", "upper"))
+        finite = np.isfinite(lo) & np.isfinite(hi)
+        top, bottom = axes[0, k], axes[1, k]
+        top.fill_between(x, lo, hi, where=finite, color="tab:red", alpha=0.25, lw=0, label=label)
+        top.plot(x, true, "k-", lw=1.3, label="true (data generator)")
+        top.plot(x, learned, "--", color="tab:red", lw=1.3, label="learned")
+        span = float(np.ptp(np.concatenate([true, learned]))) or 1.0
+        top.set_ylim(
+            min(true.min(), learned.min()) - 0.1 * span, max(true.max(), learned.max()) + 0.1 * span
+        )
+        bottom.fill_between(
+            x, lo - learned, hi - learned, where=finite, color="tab:red", alpha=0.25, lw=0
+        )
+        bottom.plot(x, true - learned, "k-", lw=1.0, label="true − learned")
+        bottom.axhline(0.0, color="tab:red", lw=0.8, ls="--")
+        inner = np.abs(x) <= 2.5 * panel["sigma"]
+        dev = np.concatenate(
+            [
+                (hi - learned)[inner & finite],
+                (lo - learned)[inner & finite],
+                (true - learned)[inner],
+            ]
+        )
+        if dev.size:
+            bottom.set_ylim(1.3 * dev.min(), 1.3 * dev.max())
+        for ax in (top, bottom):
+            for j, style in ((1, ":"), (2, "-.")):
+                for sign in (-1, 1):
+                    ax.axvline(sign * j * panel["sigma"], color="0.5", ls=style, lw=0.7)
+        top.set_title(panel["title"])
+        top.set_ylabel(panel.get("ylabel", "F [N]"))
+        bottom.set_ylabel("deviation from learned")
+        bottom.set_xlabel(panel["xlabel"])
+        top.legend(fontsize=7, loc="upper left")
+        bottom.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
     return fig
 
 

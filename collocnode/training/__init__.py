@@ -17,12 +17,27 @@ where q_c are the fitted columns (states or model outputs), q̂_c the data and s
   the lengths of the cells around each observed sample of column c (midpoints between
   neighbouring observations, the horizon's ends outside them): the trapezoid rule on samples that
   include both ends, so the sum approximates the same integral and λ keeps its meaning. Samples
-  may be irregular and differ between trajectories; a ``mask`` marks missing values per column.
+  may be irregular and differ between trajectories; a ``mask`` marks missing values per column
+  (``mask="finite"``: where the data hold NaN).
+
+The observation model (:mod:`.observation`) says what each trajectory measures: states a
+trajectory never measures are hidden, guessed by the model (:mod:`.guess`) and scaled by their
+own trajectory; state bounds and path constraints (:class:`PathConstraint`) are hard
+constraints; per-trajectory parameters (the conditions of each experiment) sit in the NLP as
+:mod:`.layout` says.
 """
 
-from .constraints import BlockConstraint
+from .constraints import BlockConstraint, PathConstraint
+from .observation import UndeterminedStateWarning
 from .problem import TrainingProblem
 from .samples import cell_weights
 from .solution import TrainingSolution
 
-__all__ = ["BlockConstraint", "TrainingProblem", "TrainingSolution", "cell_weights"]
+__all__ = [
+    "BlockConstraint",
+    "PathConstraint",
+    "TrainingProblem",
+    "TrainingSolution",
+    "UndeterminedStateWarning",
+    "cell_weights",
+]

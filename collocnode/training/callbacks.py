@@ -47,7 +47,9 @@ __all__ = [
     "RunInfo",
     "State",
     "StopOnStagnation",
+    "StopWhenSettledRule",
     "TrainingIterationState",
+    "block_outputs",
     "for_training",
     "stop_requested",
 ]
@@ -122,12 +124,13 @@ class TrainingIterationState:
         return self._problem.model
 
     def params(self) -> np.ndarray:
-        """The model's parameter vector at this iterate, shape (n_params,)."""
-        return self._state.params()
+        """The model's parameter vector at this iterate, shape (n_params,) (without the fitted
+        per-trajectory parameters that the NLP holds after it)."""
+        return self._state.params()[: self.model.n_params]
 
     def params_by_block(self) -> dict[str, np.ndarray | float]:
         """Block weights and fitted physical parameters by name at this iterate."""
-        return self.model.split_params(self._state.params())
+        return self.model.split_params(self.params())
 
     def states(self, segment: int = 0) -> np.ndarray:
         """Node states of trajectory ``segment``, shape (n_nodes, n_states)."""
@@ -157,8 +160,15 @@ class TrainingIterationState:
             else:
                 values = np.asarray(u, dtype=float).reshape(t.size, -1)
                 inputs = Inputs.from_samples(t, values, "linear")
-        settings = {"rtol": 1e-6, "atol": 1e-6, **simulate_kwargs}
-        return simulate(self.model, self._state.params(), t, x0, inputs=inputs, **settings).x
+        settings = {
+            "rtol": 1e-6,
+            "atol": 1e-6,
+            "trajectory_params": self._problem.layout.values(
+                self._state.params(), self._problem.trajectories
+            )[0],
+            **simulate_kwargs,
+        }
+        return simulate(self.model, self.params(), t, x0, inputs=inputs, **settings).x
 
     def __repr__(self) -> str:
         return f"Training{self._state!r}"
@@ -186,6 +196,10 @@ class _ForTraining:
     @property
     def reason(self) -> Any:
         return getattr(self.callback, "reason", None)
+
+    @property
+    def outcome(self) -> Any:
+        return getattr(self.callback, "outcome", None)
 
 
 def for_training(problem: Any, callback: Callable[[Any], Any] | None) -> Any:
@@ -410,6 +424,87 @@ class ProgressBar:
             self.bar = None
 
 
+class StopWhenSettledRule:
+    """Stop when what the user measures has stopped changing: every ``every`` iterations the
+    ``measure`` of the current model (``measure(state) -> array``: a block's output over an
+    input range, the prediction of a validation trajectory, ...) is compared with its last
+    value, and the run stops once its relative change ``|m − m_prev| / max(|m_prev|, floor)``
+    (largest over the entries) has stayed below ``rtol`` ``patience`` times in a row.
+
+    The run's status is then ``settled`` (``SolverStatus.SETTLED``): not IPOPT's convergence,
+    but convergence in the quantity that matters, where the objective keeps creeping along flat
+    directions of an over-parametrized network. Its message says by how much the measure moved.
+
+    Args:
+        measure: ``state -> array`` of the quantity watched (finite numbers).
+        rtol: relative change below which it counts as settled (> 0).
+        every: iterations between two evaluations (a positive integer).
+        patience: evaluations in a row below ``rtol`` before the stop (a positive integer).
+        floor: the least magnitude the change is relative to (> 0), so that entries near zero
+            do not decide alone.
+    """
+
+    outcome = "settled"
+
+    def __init__(
+        self,
+        measure: Callable[[Any], Any],
+        rtol: float = 1e-3,
+        every: int = 1,
+        patience: int = 2,
+        floor: float = 1e-8,
+    ) -> None:
+        self.measure = v.function("measure", measure)
+        self.rtol = v.positive_float("rtol", rtol)
+        self.every = v.positive_int("every", every)
+        self.patience = v.positive_int("patience", patience)
+        self.floor = v.positive_float("floor", floor)
+        self.on_start(None)
+
+    def on_start(self, info: Any) -> None:
+        self._last: np.ndarray | None = None
+        self._quiet = 0
+        self.changes: list[tuple[int, float]] = []
+        self.reason = ""
+
+    def __call__(self, state: Any) -> bool:
+        if state.iteration % self.every:
+            return False
+        value = np.asarray(self.measure(state), dtype=float).ravel()
+        if not np.all(np.isfinite(value)):
+            self._last, self._quiet = None, 0
+            return False
+        if self._last is not None and self._last.shape == value.shape:
+            scale = np.maximum(np.abs(self._last), self.floor)
+            change = float(np.max(np.abs(value - self._last) / scale))
+            self.changes.append((state.iteration, change))
+            self._quiet = self._quiet + 1 if change < self.rtol else 0
+        self._last = value
+        if self._quiet >= self.patience:
+            last = self.changes[-1][1]
+            self.reason = (
+                f"settled: the measure changed by less than {self.rtol:g} (relative; last "
+                f"{last:.2g}) in {self.patience} checks every {self.every} iterations"
+            )
+            return True
+        return False
+
+
+def block_outputs(block: str, inputs: Any) -> Callable[[Any], np.ndarray]:
+    """A measure for :class:`StopWhenSettledRule`: the output of the model's block ``block`` at
+    ``inputs`` (n, n_in), or (n,) for a block of one input, at the current parameters, (n,
+    n_out) flattened -- e.g. a learned characteristic over the range of its input."""
+    grid = np.asarray(inputs, dtype=float)
+    grid = grid[:, None] if grid.ndim == 1 else grid
+
+    def outputs(state: Any) -> np.ndarray:
+        model = state.model
+        weights = state.params_by_block()[block]
+        return np.asarray(model.blocks[block].numpy(grid, weights), dtype=float).ravel()
+
+    return outputs
+
+
 class CallbackList:
     """Several callbacks as one: each runs every iteration (in order); the run stops when any
     asks to, with the reason of the first that did."""
@@ -421,9 +516,10 @@ class CallbackList:
             v.function(f"callbacks[{i}]", cb)
         self.callbacks = list(callbacks)
         self.reason = ""
+        self.outcome: str | None = None
 
     def on_start(self, info: RunInfo) -> None:
-        self.reason = ""
+        self.reason, self.outcome = "", None
         for cb in self.callbacks:
             hook = getattr(cb, "on_start", None)
             if callable(hook):
@@ -442,4 +538,5 @@ class CallbackList:
                 stop = True
                 reason = getattr(cb, "reason", None)
                 self.reason = reason if isinstance(reason, str) and reason else ""
+                self.outcome = getattr(cb, "outcome", None)
         return stop

@@ -3,18 +3,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+import casadi as ca
 import numpy as np
 
 from .. import _validation as v
 from ..data import Trajectory
 from ..models.hybrid import HybridModel
-from .constraints import BlockConstraint
+from .constraints import BlockConstraint, PathConstraint
 
 # ---- validators of TrainingProblem's fields (called once, from its __post_init__) ---------------
-STATE_GUESSES = ("constant", "data")
+STATE_GUESSES = ("constant", "data", "simulate")
 LOSSES = ("nodes", "samples")
 
 
@@ -72,9 +73,19 @@ def check_inputs(inputs: object, n: int) -> None:
 def check_fit(
     fit: object, model: HybridModel, data: tuple[Trajectory, ...]
 ) -> tuple[tuple[str, int], ...]:
-    """The fitted columns named by ``fit``: ("x", state index) or ("y", output index)."""
+    """The fitted columns named by ``fit``: ("x", state index) or ("y", output index).
+
+    "states" are the states that some trajectory measures (a column of NaN in every
+    trajectory is a hidden state, not fitted); none is an error."""
     if isinstance(fit, str) and fit == "states":
-        return tuple(("x", i) for i in range(model.n_states))
+        has_values = np.any([np.isfinite(d.x).any(axis=0) for d in data], axis=0)
+        if not has_values.any():
+            raise ValueError(
+                "the observation model observes nothing: fit='states', but no trajectory "
+                "measures any state (every state column is NaN or absent)"
+                + ("; fit='outputs' fits the model's outputs to data.y" if model.n_outputs else "")
+            )
+        return tuple(("x", i) for i in range(model.n_states) if has_values[i])
     if isinstance(fit, str) and fit == "outputs":
         if not model.n_outputs:
             raise ValueError("fit='outputs' but the model has no outputs")
@@ -133,12 +144,12 @@ def check_interpolation(kind: object, data: tuple[Trajectory, ...], used: bool) 
 
 
 def check_initial_state(value: object, model: HybridModel, n: int) -> Any:
-    """None, "data", or an array (n_states,) or (n, n_states)."""
+    """None, "data", or an array (n_states,) or (n, n_states) whose NaN entries are free."""
     if value is None:
         return None
     if isinstance(value, str):
         return v.choice("initial_state", value, ("data",))
-    arr = v.finite_array("initial_state", value)
+    arr = v.measured_array("initial_state", value, nan="it is free")
     if arr.shape not in ((model.n_states,), (n, model.n_states)):
         raise ValueError(
             f"initial_state must have shape ({model.n_states},) or ({n}, {model.n_states}), "
@@ -210,8 +221,8 @@ def check_state_guess(guess: object, model: HybridModel, n: int) -> None:
         return
     if not isinstance(guess, Sequence):
         raise TypeError(
-            "state_guess must be 'constant', 'data', a callable t -> (n, n_states), a "
-            f"Trajectory, or a sequence of these (one per trajectory), got {guess!r:.60}"
+            "state_guess must be 'constant', 'data', 'simulate', a callable t -> (n, n_states), "
+            f"a Trajectory, or a sequence of these (one per trajectory), got {guess!r:.60}"
         )
     if len(guess) != n:
         raise ValueError(f"state_guess must give one guess per trajectory ({n}), got {len(guess)}")
@@ -239,8 +250,8 @@ def _check_one_state_guess(name: str, guess: object, model: HybridModel) -> None
             )
     elif not callable(guess):
         raise TypeError(
-            f"{name} must be 'constant', 'data', a callable t -> (n, n_states) or a Trajectory, "
-            f"got {guess!r:.60}"
+            f"{name} must be 'constant', 'data', 'simulate', a callable t -> (n, n_states) or a "
+            f"Trajectory, got {guess!r:.60}"
         )
 
 
@@ -260,3 +271,86 @@ def check_x_nominal(value: object, n_states: int) -> None:
         nom = v.finite_array("x_nominal", value, shape=(n_states,))
         if np.any(nom <= 0):
             raise ValueError(f"x_nominal must be positive, got {nom}")
+
+
+def check_state_bounds(name: str, value: object, model: HybridModel, default: float) -> np.ndarray:
+    """A state bound: None (``default``, ±inf), a number for every state, one per state
+    (n_states,), or a mapping of state names to numbers (the others ``default``); shape
+    (n_states,), ±inf allowed."""
+    n = model.n_states
+    if value is None:
+        return np.full(n, default)
+    if isinstance(value, Mapping):
+        names = model.state_names
+        out = np.full(n, default)
+        for key, bound in value.items():
+            if not names or key not in names:
+                known = ", ".join(names) if names else "the model's states are unnamed"
+                raise ValueError(f"{name} names {key!r}, which is no state ({known})")
+            out[names.index(key)] = v.real_array(f"{name}[{key!r}]", bound, shape=())
+        return out
+    arr = v.real_array(name, value)
+    if arr.shape not in ((), (n,)):
+        raise ValueError(
+            f"{name} must be a number, one per state ({n}) or a mapping of state names to "
+            f"numbers, got shape {arr.shape}"
+        )
+    return np.broadcast_to(arr, (n,)).copy()
+
+
+def check_within_bounds(
+    lb: np.ndarray,
+    ub: np.ndarray,
+    data: tuple[Trajectory, ...],
+    initial: list[np.ndarray | None],
+    model: HybridModel,
+) -> None:
+    """lb <= ub, and every measured state value and every fixed initial value inside
+    [lb, ub]; one ValueError naming the bound, the trajectory, the index and the value."""
+    names = model.state_names
+    label = (lambda i: f" ({names[i]!r})") if names else (lambda i: "")
+    bad = np.flatnonzero(lb > ub)
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(
+            f"x_lb[{i}] = {float(lb[i])!r} is above x_ub[{i}] = {float(ub[i])!r}{label(i)}"
+        )
+    for k, d in enumerate(data):
+        for where, values in ((f"data[{k}].x", d.x), (f"initial state of data[{k}]", initial[k])):
+            if values is None:
+                continue
+            values = np.atleast_2d(values)
+            for bound, side, outside in (
+                (lb, "x_lb", values < lb),  # NaN compares False: missing values pass
+                (ub, "x_ub", values > ub),
+            ):
+                if outside.any():
+                    r, i = (int(a) for a in np.argwhere(outside)[0])
+                    at = f"{where}[{r}, {i}]" if where.startswith("data") else f"{where}[{i}]"
+                    word = "below" if side == "x_lb" else "above"
+                    raise ValueError(
+                        f"{at} = {float(values[r, i])!r}{label(i)} is {word} the bound "
+                        f"{side}[{i}] = {float(bound[i])!r}: measured and fixed values must "
+                        "satisfy the state bounds"
+                    )
+
+
+def check_path_constraints(path: object, model: HybridModel) -> tuple[PathConstraint, ...]:
+    """None, one :class:`PathConstraint` or a sequence of them, each returning its ``n``
+    values for the model's states (checked by evaluating it once on symbols)."""
+    if path is None:
+        return ()
+    constraints = (path,) if isinstance(path, PathConstraint) else path
+    if not isinstance(constraints, Sequence) or isinstance(constraints, str):
+        raise TypeError(
+            f"path must be a PathConstraint, a sequence of them or None, got {path!r:.80}"
+        )
+    x = ca.SX.sym("x", model.n_states)
+    p = ca.SX.sym("p", model.n_params)
+    u = ca.SX.sym("u", model.n_inputs)
+    c = ca.SX.sym("c", len(model.per_trajectory))
+    for k, pc in enumerate(constraints):
+        if not isinstance(pc, PathConstraint):
+            raise TypeError(f"path[{k}] must be a PathConstraint, got {pc!r:.80}")
+        model.evaluate(f"path[{k}].fn", pc.fn, pc.n, x, p, u, ca.SX.sym("t"), c)
+    return tuple(constraints)

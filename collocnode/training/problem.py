@@ -20,6 +20,7 @@ from ..transcription.problem import (
     Samples,
     Segment,
 )
+from . import guess as guesses
 from .checks import (
     LOSSES,
     check_block_constraints,
@@ -29,15 +30,27 @@ from .checks import (
     check_initial_state,
     check_inputs,
     check_interpolation,
+    check_path_constraints,
     check_scale,
+    check_state_bounds,
     check_state_guess,
     check_tspan,
+    check_within_bounds,
     check_x_nominal,
     column_label,
     mentions_data,
 )
-from .constraints import BlockConstraint
-from .dop_terms import FitTerms, block_constraint
+from .constraints import BlockConstraint, PathConstraint
+from .dop_terms import FitTerms, block_constraint, path_constraint
+from .layout import Layout, check_trajectory_params
+from .observation import (
+    align_to_model,
+    column_values,
+    measured,
+    observed_masks,
+    undetermined_states,
+    warn_undetermined,
+)
 from .samples import cell_weights, check_mask
 
 
@@ -46,13 +59,18 @@ class TrainingProblem:
     """Fit a model's parameters to one trajectory or to several (sharing the parameters).
 
     Args:
-        model: the (hybrid) neural ODE.
+        model: the (hybrid) neural ODE. Where it has no column names, it takes the data's
+            (``problem.model`` is then a copy with them).
         data: the training trajectory (states, inputs, outputs at the sample times), or a
-            sequence of trajectories (different initial conditions, inputs, ...): each becomes its
-            own set of node states in the NLP, all sharing the weights, so the cost grows
-            linearly with the number of trajectories.
-        fit: which columns enter the loss: "states", "outputs", or a sequence of state/output
-            names.
+            sequence of trajectories (different initial conditions, inputs, experimental
+            conditions ``Trajectory.params``, ...): each becomes its own set of node states in
+            the NLP, all sharing the weights, so the cost grows linearly with the number of
+            trajectories. NaN marks a missing value; a state that is not measured is a column
+            of NaN, or absent from a trajectory whose ``state_names`` name the measured states
+            (a *hidden* state: see :mod:`collocnode.training.observation`).
+        fit: which measured quantities enter the loss: "states" (every state that some
+            trajectory measures), "outputs" (the model's outputs y = h(x, u, t, blocks,
+            params) against ``data.y``), or a sequence of state/output names.
         scale: per fitted column divisor s_c: "none", "std" (the data's standard deviation,
             paper eq. 16) or an array.
         regularization: λ of the weight penalty λ‖w‖² on the block weights (paper eq. 21a), or
@@ -60,33 +78,49 @@ class TrainingProblem:
             chosen on held-out data by :class:`~collocnode.RegularizationPath` (which the default
             algorithm of ``solve`` uses for such a problem). :attr:`lam` is the value in use.
         initial_state: fixed x(t0) (paper eqs. 21d-e): an array (n_states,) for every
-            trajectory, one row per trajectory (n_trajectories, n_states), "data" (each
-            trajectory's first sample), or None for free initial states.
+            trajectory or one row per trajectory (n_trajectories, n_states), NaN entries free;
+            "data" (each state's first sample where the trajectory measures it there, free
+            elsewhere); or None for free initial states.
         block_constraints: constraints on blocks at given inputs.
         tspan: training horizon of a single trajectory; default: the data's time span.
         interpolation: "cubic" or "linear" interpolation of the data at the collocation nodes.
         inputs: exact known inputs ``u(t: (n,)) -> (n, n_inputs)`` (one callable per trajectory
             for several); default: interpolate data.u.
         state_guess: initial guess of the node states: "constant" (x(t0) everywhere, as in the
-            paper), "data" (the interpolated data), a callable ``t -> (n, n_states)``, or a
-            :class:`Trajectory` to interpolate (one per trajectory for several).
+            paper), "data" (the interpolated data; states a trajectory does not measure
+            integrated by the model with the measured ones held on the data), "simulate" (the
+            model integrated from x(t0)), a callable ``t -> (n, n_states)``, or a
+            :class:`Trajectory` to interpolate (one per trajectory for several). See
+            :mod:`collocnode.training.guess`; every guess is projected into the state bounds.
         params_guess: initial parameter vector; default: the blocks' random initialisation
             (seeded by ``solve(..., seed=...)``).
         x_nominal: typical state magnitudes for the NLP's scaling: "auto" (the standard deviation
-            of each state column of the data; 1 where a column is constant), None (no scaling)
-            or an array (n_states,).
+            of each state's measured values; 1 where they are constant; for a hidden state the
+            spread of its initial guess), None (no scaling) or an array (n_states,).
         loss: "nodes" (the interpolated data at the collocation nodes, Radau quadrature) or
             "samples" (at the measurement times, cell-weighted; see the module docstring). The
             samples of a trajectory must lie inside its horizon (``tspan`` keeps only the samples
             inside it).
-        mask: missing values (``loss="samples"`` only): a boolean array (n_samples, n_fit),
+        mask: missing values (``loss="samples"`` only): "finite" (a fitted value is observed
+            where the data hold one, missing where NaN), or a boolean array (n_samples, n_fit),
             True where fitted column c (in the order of :attr:`columns`) is observed, for one
             trajectory; for several, a sequence with one such array (or None: all observed) per
-            trajectory. A missing value contributes nothing (its entry in the data is ignored);
-            every fitted column needs an observed value in every trajectory's horizon.
+            trajectory. A missing value contributes nothing (its entry in the data, NaN or a
+            number, is ignored); every trajectory needs an observed value in its horizon. A
+            fitted column that a trajectory never observes is hidden there.
         proximal: a :class:`~collocnode.transcription.Proximal` term pulling the parameters
             (and, for one trajectory, the states at the horizon's ends, in the NLP's scaled
             units) toward a centre: the pull of consensus ADMM on a block. None: none.
+        x_lb, x_ub: state bounds, hard constraints at every node of every trajectory (e.g.
+            ``x_lb=0`` for concentrations): a number for every state, one per state, or a
+            mapping of state names to numbers (None: unbounded). Measured and fixed initial
+            values must lie inside them.
+        path: path constraints ``lb <= g(x, u, t, blocks, params) <= ub`` at every collocation
+            node (:class:`PathConstraint`, or a sequence of them), or None.
+
+    Per-trajectory parameters of the model (``Parameter(..., per_trajectory=True)``) take each
+    trajectory's value from its ``params`` (or are fitted per trajectory); the solution's
+    :attr:`~collocnode.TrainingSolution.trajectory_params` gives them back.
 
     ``problem_kind`` is "training" (the trait the algorithms of :mod:`collocnode.algorithm`
     read); :meth:`subset` and :meth:`window` give the parts of the problem that consensus ADMM
@@ -111,17 +145,25 @@ class TrainingProblem:
     loss: str = "nodes"
     mask: Any = None
     proximal: Proximal | None = None
+    x_lb: Any = None
+    x_ub: Any = None
+    path: PathConstraint | Sequence[PathConstraint] | None = None
     _columns: tuple[tuple[str, int], ...] = field(default=(), init=False, repr=False)
+    # values derived from the fields on first use (the hidden states' guesses and scaling)
+    _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # the one validation point: each check below owns one field or one concern
         if not isinstance(self.model, HybridModel):
             raise TypeError(f"model must be a HybridModel, got {self.model!r:.80}")
         data = check_data(self.data)
+        model, data = align_to_model(self.model, data)
+        object.__setattr__(self, "model", model)
         object.__setattr__(self, "data", data[0] if len(data) == 1 else data)
         self.model.check_smooth()
         check_inputs(self.inputs, len(data))
         check_data_matches_model(self.model, data, self.inputs)
+        check_trajectory_params(self.model, data)
         object.__setattr__(self, "_columns", check_fit(self.fit, self.model, data))
         if self.regularization is not None:
             v.nonnegative_float("regularization", self.regularization)
@@ -148,10 +190,23 @@ class TrainingProblem:
         if self.params_guess is not None:
             guess = v.finite_array("params_guess", self.params_guess, shape=(self.model.n_params,))
             object.__setattr__(self, "params_guess", guess)
-        object.__setattr__(self, "mask", check_mask(self.mask, self.loss, data, len(self._columns)))
-        if self.loss == "samples":
-            self._check_observed()
+        mask = check_mask(self.mask, self.loss, data, len(self._columns))
+        mask = observed_masks(mask, data, self._columns, self._label)
+        object.__setattr__(self, "mask", mask)
+        self._check_observed()
+        for name, default in (("x_lb", -np.inf), ("x_ub", np.inf)):
+            bound = check_state_bounds(name, getattr(self, name), self.model, default)
+            object.__setattr__(self, name, None if np.all(bound == default) else bound)
+        lb, ub = self.state_bounds()
+        bounded = np.isfinite(lb).any() or np.isfinite(ub).any()
+        measured_values = tuple(
+            replace(d, x=np.where(self.measured(k), d.x, np.nan)) if bounded else d
+            for k, d in enumerate(data)
+        )
+        check_within_bounds(lb, ub, measured_values, self.initial_states(), self.model)
+        object.__setattr__(self, "path", check_path_constraints(self.path, self.model))
         self._check_proximal()
+        self._warn_undetermined()
 
     def _check_proximal(self) -> None:
         prox = self.proximal
@@ -178,32 +233,43 @@ class TrainingProblem:
                     f"proximal.{name} must have shape ({m.n_states},), got {centre.shape}"
                 )
 
+    def _label(self, kind: str, i: int) -> str:
+        return column_label(kind, i, self.model, self.trajectories[0])
+
     def _check_observed(self) -> None:
-        """Every fitted column observed in every trajectory's horizon; an initial state taken
-        from the data observed at the first sample."""
-        first = self.trajectories[0]
+        """Every trajectory observes some fitted value in its horizon (a fitted column that a
+        trajectory never observes is hidden there)."""
         for k in range(self.n_trajectories):
+            if self.observed(k)[self._inside(k)].any():
+                continue
             t0, tf = self.horizon_of(k)
-            observed = self.observed(k)[self._inside(k)]
-            for c, (kind, i) in enumerate(self.columns):
-                if not observed[:, c].any():
-                    label = column_label(kind, i, self.model, first)
-                    by = f" (mask{'' if self.n_trajectories == 1 else f'[{k}]'})"
-                    raise ValueError(
-                        f"fitted column {label!r} of data[{k}] has no observed value in the "
-                        f"horizon [{t0!r}, {tf!r}]" + (by if self.mask is not None else "")
-                    )
-            if isinstance(self.initial_state, str) and self.mask is not None:
-                missing = [
-                    column_label(kind, i, self.model, first)
-                    for c, (kind, i) in enumerate(self.columns)
-                    if kind == "x" and not self.observed(k)[0, c]
-                ]
-                if missing:
-                    raise ValueError(
-                        f"initial_state='data' takes the first sample of data[{k}], but the mask "
-                        f"marks state {missing[0]!r} missing there"
-                    )
+            fitted = ", ".join(repr(self._label(kind, i)) for kind, i in self.columns)
+            by = f" (mask{'' if self.n_trajectories == 1 else f'[{k}]'})"
+            raise ValueError(
+                f"the observation model observes nothing in data[{k}]: no fitted column "
+                f"({fitted}) has an observed value in the horizon [{t0!r}, {tf!r}]"
+                + (by if self.mask is not None else "")
+            )
+
+    def _warn_undetermined(self) -> None:
+        """An :class:`~collocnode.training.observation.UndeterminedStateWarning` for hidden
+        states that nothing determines."""
+        hidden = self.hidden_states()
+        if not hidden.any():
+            return
+        observed = np.any(
+            [self.observed(k)[self._inside(k)].any(axis=0) for k in range(self.n_trajectories)],
+            axis=0,
+        )
+        fixed = np.all(
+            [
+                np.zeros(self.model.n_states, bool) if x0 is None else np.isfinite(x0)
+                for x0 in self.initial_states()
+            ],
+            axis=0,
+        )
+        lost = undetermined_states(self.model, self.columns, observed, fixed)
+        warn_undetermined([self._label("x", i) for i in lost if hidden[i]], stacklevel=5)
 
     @property
     def lam(self) -> float:
@@ -262,9 +328,40 @@ class TrainingProblem:
         return masks[k]
 
     def targets(self, k: int = 0) -> np.ndarray:
-        """The fitted data columns of trajectory k, shape (n_samples, n_fit)."""
-        d = self.trajectories[k]
-        return np.column_stack([d.x[:, i] if c == "x" else d.y[:, i] for c, i in self.columns])
+        """The fitted data columns of trajectory k, shape (n_samples, n_fit) (NaN where a value
+        is missing)."""
+        return column_values(self.trajectories[k], self.columns)
+
+    def measured(self, k: int = 0) -> np.ndarray:
+        """Where trajectory k measures each state, (n_samples, n_states) booleans: its value is
+        not NaN and, for a fitted state, observed (:meth:`observed`)."""
+        return measured(self.trajectories[k], self.columns, self.observed(k))
+
+    def hidden_states(self) -> np.ndarray:
+        """Which states no trajectory measures, (n_states,) booleans: their scaling and guess
+        come from the model (:mod:`collocnode.training.guess`), the consistency check's scale
+        from the collocated trajectory."""
+        return ~np.any([self.measured(k).any(axis=0) for k in range(self.n_trajectories)], axis=0)
+
+    def state_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """The state bounds (x_lb, x_ub), each (n_states,) (±inf where unbounded)."""
+        n = self.model.n_states
+        lb = np.full(n, -np.inf) if self.x_lb is None else np.asarray(self.x_lb, dtype=float)
+        ub = np.full(n, np.inf) if self.x_ub is None else np.asarray(self.x_ub, dtype=float)
+        return lb, ub
+
+    @property
+    def layout(self) -> Layout:
+        """Where the known inputs, per-trajectory parameters and fit targets sit in the DOP's
+        input and parameter vectors (:mod:`collocnode.training.layout`)."""
+        n_targets = len(self.columns) if self.loss == "nodes" else 0
+        return Layout(self.model, self.n_trajectories, n_targets)
+
+    def trajectory_params_of(self, k: int = 0) -> dict[str, float]:
+        """The values of the model's per-trajectory parameters for trajectory k: the data's
+        (for a fitted one, its starting value), else the parameter's value."""
+        m, d = self.model, self.trajectories[k]
+        return {n: float(d.params.get(n, m.parameters[n].value)) for n in m.per_trajectory}
 
     def scales(self) -> np.ndarray:
         """The divisor s_c of every fitted column (n_fit,); "std" is the standard deviation of
@@ -274,24 +371,54 @@ class TrainingProblem:
                 return np.ones(len(self._columns))
             values = np.vstack([self.targets(k) for k in range(self.n_trajectories)])
             observed = np.vstack([self.observed(k) for k in range(self.n_trajectories)])
-            s = np.array([values[observed[:, c], c].std() for c in range(values.shape[1])])
+            s = np.array(
+                [
+                    values[observed[:, c], c].std() if observed[:, c].any() else 0.0
+                    for c in range(values.shape[1])
+                ]
+            )
             if np.any(s <= 0):
-                raise ValueError("scale='std' needs non-constant fitted data columns")
+                c = int(np.flatnonzero(s <= 0)[0])
+                raise ValueError(
+                    f"scale='std' needs non-constant fitted data columns; "
+                    f"{self._label(*self.columns[c])!r} has no spread"
+                )
             return s
         return np.asarray(self.scale, dtype=float)
 
     def nominal(self) -> np.ndarray | None:
         """The state scaling handed to the NLP (see ``x_nominal``)."""
         if isinstance(self.x_nominal, str):
-            x = np.vstack([d.x for d in self.trajectories])
-            seen = np.ones(x.shape, dtype=bool)  # a fitted state counts where it is observed
-            observed = np.vstack([self.observed(k) for k in range(self.n_trajectories)])
-            for c, (kind, i) in enumerate(self.columns):
-                if kind == "x":
-                    seen[:, i] &= observed[:, c]
-            s = np.array([x[seen[:, i], i].std() for i in range(x.shape[1])])
-            return np.where(s > 0, s, 1.0)
+            if "nominal" not in self._cache:
+                self._cache["nominal"] = self._auto_nominal()
+            return self._cache["nominal"].copy()
         return None if self.x_nominal is None else np.asarray(self.x_nominal, dtype=float)
+
+    def measured_spread(self) -> np.ndarray:
+        """The standard deviation of each state's measured values over all trajectories, shape
+        (n_states,); 1 where they are constant, NaN for a hidden state."""
+        s = np.full(self.model.n_states, np.nan)
+        seen = [self.measured(k) for k in range(self.n_trajectories)]
+        for i in np.flatnonzero(~self.hidden_states()):
+            values = np.concatenate(
+                [d.x[m[:, i], i] for d, m in zip(self.trajectories, seen, strict=True)]
+            )
+            s[i] = values.std() if values.std() > 0 else 1.0
+        return s
+
+    def _auto_nominal(self) -> np.ndarray:
+        """:meth:`measured_spread`, and for a hidden state the spread of its guess."""
+        s = self.measured_spread()
+        hidden = self.hidden_states()
+        if hidden.any():
+            values = []
+            for k, d in enumerate(self.trajectories):
+                guess = self._state_guess(k)
+                t = guesses.guess_grid(*self.horizon_of(k), d.t)
+                values.append(guess(t) if callable(guess) else np.atleast_2d(guess))
+            for i in np.flatnonzero(hidden):
+                s[i] = guesses.spread(np.concatenate([g[:, i] for g in values]))
+        return s
 
     def input_function(self, k: int = 0) -> Callable[[np.ndarray], np.ndarray] | None:
         """Known inputs of trajectory k (exact if given, else interpolated data.u)."""
@@ -304,13 +431,20 @@ class TrainingProblem:
         return Inputs.from_samples(d.t, d.u, self.interpolation)
 
     def initial_states(self) -> list[np.ndarray | None]:
+        """The fixed initial state of every trajectory, (n_states,) with NaN where free, or
+        None where every entry is free."""
         n, ist = self.n_trajectories, self.initial_state
         if ist is None:
             return [None] * n
         if isinstance(ist, str):
-            return [d.x[0].copy() for d in self.trajectories]
-        arr = np.asarray(ist, dtype=float)
-        return [arr] * n if arr.ndim == 1 else list(arr)
+            rows = [
+                np.where(self.measured(k)[0], d.x[0], np.nan)
+                for k, d in enumerate(self.trajectories)
+            ]
+        else:
+            arr = np.asarray(ist, dtype=float)
+            rows = [arr.copy() for _ in range(n)] if arr.ndim == 1 else [r.copy() for r in arr]
+        return [None if np.all(np.isnan(r)) else r for r in rows]
 
     # ---- parts of the problem ------------------------------------------------------------------
     def subset(self, trajectories: Sequence[int]) -> TrainingProblem:
@@ -383,9 +517,11 @@ class TrainingProblem:
         changes["tspan"] = (t0, tf)
         guess = self.state_guess
         if not starts and isinstance(guess, str) and guess == "constant":
-            d = self.trajectories[0]
-            start = np.array([np.interp(t0, d.t, d.x[:, i]) for i in range(d.n_states)])
-            changes["state_guess"] = _Constant(start)
+            # the measured states interpolated at t0, the others from the whole problem's guess
+            start = self._measured_states(0, linear=True)(np.array([t0]))[0]
+            whole = self._state_guess(0)
+            at_t0 = whole(np.array([t0]))[0] if callable(whole) else np.asarray(whole)
+            changes["state_guess"] = _Constant(np.where(np.isnan(start), at_t0, start))
         return replace(self, **changes, **self._frozen_scaling())
 
     def _frozen_scaling(self) -> dict[str, Any]:
@@ -422,11 +558,17 @@ class TrainingProblem:
     # ---- the dynamic optimization problem ------------------------------------------------------
     def to_dop(self, params_guess: np.ndarray | None = None) -> DynamicOptimizationProblem:
         """The dynamic optimization problem (paper eq. 6/21) of this training problem: one
-        segment per trajectory, the fit at the nodes or at the samples (:mod:`.dop_terms`)."""
+        segment per trajectory, the fit at the nodes or at the samples (:mod:`.dop_terms`).
+
+        Its parameter vector is the model's (n_params,) followed by the fitted per-trajectory
+        parameters, and its input vector stacks the known inputs, the given per-trajectory
+        parameters and the fit targets (:mod:`collocnode.training.layout`)."""
         m = self.model
-        terms = FitTerms(m, self.columns, self.scales(), self.lam)
+        layout = self.layout
+        terms = FitTerms(m, layout, self.columns, self.scales(), self.lam)
         at_samples = self.loss == "samples"
         boundary = block_constraint(m, self.block_constraints)
+        path = path_constraint(m, layout, self.path or ())
         segments = [
             Segment(
                 self.horizon_of(k),
@@ -437,20 +579,27 @@ class TrainingProblem:
             )
             for k, x0 in enumerate(self.initial_states())
         ]
-        p_lb, p_ub = m.param_bounds()
+        p_lb, p_ub = layout.bounds()
+        p_guess = params_guess
+        if layout.fitted:
+            p_model = np.zeros(m.n_params) if params_guess is None else params_guess
+            p_guess = np.concatenate([p_model, layout.guesses(self.trajectories)])
         return DynamicOptimizationProblem(
             dynamics=terms.dynamics,
             n_states=m.n_states,
-            n_params=m.n_params,
+            n_params=layout.n_params,
             tspan=segments[0].tspan,
             lagrange=None if at_samples else terms.lagrange,
             mayer=terms.weight_penalty if self.lam > 0 else None,
+            path=path,
             boundary=boundary,
             inputs=segments[0].inputs,
+            x_lb=self.x_lb,
+            x_ub=self.x_ub,
             p_lb=p_lb,
             p_ub=p_ub,
             x_guess=segments[0].x_guess,
-            p_guess=params_guess,
+            p_guess=p_guess,
             x0=segments[0].x0,
             x_nominal=self.nominal(),
             segments=tuple(segments) if len(segments) > 1 else (),
@@ -475,40 +624,38 @@ class TrainingProblem:
         return Samples(t[keep], np.column_stack([targets, weights])[keep])
 
     def _segment_inputs(self, k: int) -> Inputs:
-        """Known inputs and interpolated fit targets of trajectory k, stacked [u, q̂]; only the
-        known inputs for the loss at the samples."""
+        """Trajectory k's DOP inputs: known inputs, the constant per-trajectory part and (for
+        the loss at the nodes) the interpolated fit targets, stacked as the layout says."""
         d = self.trajectories[k]
+        layout = self.layout
         u_fn = self.input_function(k)
-        if self.loss == "samples":
+        constant = layout.constant_inputs(k, d)
+        if self.loss == "samples" and not constant.size:
             if u_fn is None:
                 return Inputs.none()
             n_inputs = self.model.n_inputs
             return u_fn if isinstance(u_fn, Inputs) else Inputs.from_function(u_fn, n_inputs)
-        target_in = Inputs.from_samples(d.t, self.targets(k), self.interpolation)
+        target_in = (
+            Inputs.from_samples(d.t, self.targets(k), self.interpolation)
+            if self.loss == "nodes"
+            else None
+        )
 
         def all_inputs(t: np.ndarray) -> np.ndarray:
-            parts = [u_fn(t)] if u_fn is not None else []
-            return np.column_stack([*parts, target_in(t)])
-
-        return Inputs.from_function(all_inputs, self.model.n_inputs + len(self._columns))
-
-    def _observed_states(self, k: int) -> Callable[[np.ndarray], np.ndarray]:
-        """The states of trajectory k interpolated linearly through each state's observed
-        samples (constant outside them), ``t (n,) -> (n, n_states)``."""
-        d = self.trajectories[k]
-        seen = np.ones(d.x.shape, dtype=bool)
-        observed = self.observed(k)
-        for c, (kind, i) in enumerate(self.columns):
-            if kind == "x":
-                seen[:, i] = observed[:, c]
-
-        def states(t: np.ndarray) -> np.ndarray:
             t = np.asarray(t, dtype=float)
-            return np.column_stack(
-                [np.interp(t, d.t[seen[:, i]], d.x[seen[:, i], i]) for i in range(d.n_states)]
-            )
+            parts = [u_fn(t)] if u_fn is not None else []
+            parts.append(np.tile(constant, (t.size, 1)))
+            if target_in is not None:
+                parts.append(target_in(t))
+            return np.column_stack(parts)
 
-        return states
+        return Inputs.from_function(all_inputs, layout.n_inputs)
+
+    def _measured_states(self, k: int, linear: bool = False) -> guesses.Measured:
+        """The states trajectory k measures, through their samples (NaN in the others)."""
+        d = self.trajectories[k]
+        has_mask = self.mask is not None and self.mask[k] is not None
+        return guesses.Measured(d.t, d.x, self.measured(k), self.interpolation, linear or has_mask)
 
     def state_guess_of(self, k: int) -> Any:
         """The state guess given for trajectory ``k``: ``state_guess`` itself, or its k-th entry
@@ -518,18 +665,86 @@ class TrainingProblem:
             sg = list(sg)[k]
         return sg
 
-    def _state_guess(self, k: int) -> Any:
-        sg, d = self.state_guess_of(k), self.trajectories[k]
-        if isinstance(sg, Trajectory):
-            return Inputs.from_samples(sg.t, sg.x, "linear")
-        if callable(sg):
-            return sg
-        if sg == "data" and self.mask is not None and self.mask[k] is not None:
-            return self._observed_states(k)
-        if sg == "data":
-            return Inputs.from_samples(d.t, d.x, self.interpolation)
+    def starting_values(self, k: int) -> np.ndarray:
+        """The starting value of every state of trajectory k, (n_states,): its fixed initial
+        value, else its first measured value, else 0 moved into its bounds."""
         x0 = self.initial_states()[k]
-        return np.asarray(d.x[0] if x0 is None else x0, dtype=float)
+        d = self.trajectories[k]
+        seen = self.measured(k)
+        start = np.full(self.model.n_states, np.nan) if x0 is None else x0.copy()
+        free = np.isnan(start)
+        first = free & seen[0]
+        start[first] = d.x[0, first]
+        later = np.isnan(start) & seen.any(axis=0)
+        if later.any():
+            t0 = self.horizon_of(k)[0]
+            start[later] = self._measured_states(k, linear=True)(np.array([t0]))[0, later]
+        hidden = np.isnan(start)
+        start[hidden] = guesses.zero_into(*self.state_bounds())[hidden]
+        return start
+
+    def _guess_parameters(self) -> np.ndarray:
+        """The model parameters of a guess that integrates the model (module
+        :mod:`collocnode.training.guess`)."""
+        if self.params_guess is not None:
+            return np.asarray(self.params_guess, dtype=float)
+        return guesses.physics_params(self.model)
+
+    def _state_guess(self, k: int) -> Any:
+        """Trajectory k's state guess as the DOP takes it: a constant vector (n_states,) or a
+        callable ``t (n,) -> (n, n_states)``, projected into the state bounds."""
+        if ("guess", k) not in self._cache:
+            self._cache[("guess", k)] = self._make_state_guess(k)
+        return self._cache[("guess", k)]
+
+    def _make_state_guess(self, k: int) -> Any:
+        sg, d = self.state_guess_of(k), self.trajectories[k]
+        lb, ub = self.state_bounds()
+        bounded = bool(np.isfinite(lb).any() or np.isfinite(ub).any())
+        none = np.zeros(0, dtype=int)
+        if isinstance(sg, Trajectory):
+            base = Inputs.from_samples(sg.t, sg.x, "linear")
+            return (
+                guesses.Guess(base, none, d.t, np.zeros((d.n_samples, 0)), lb, ub)
+                if (bounded)
+                else base
+            )
+        if callable(sg):
+            return (
+                guesses.Guess(sg, none, d.t, np.zeros((d.n_samples, 0)), lb, ub)
+                if (bounded)
+                else sg
+            )
+        start = self.starting_values(k)
+        if sg == "constant":
+            return np.clip(start, lb, ub)
+        measured_states = self._measured_states(k) if sg == "data" else None
+        free = (
+            np.flatnonzero(~self.measured(k).any(axis=0))
+            if sg == "data"
+            else np.arange(self.model.n_states)
+        )
+        if sg == "data" and not free.size:
+            base = measured_states
+            return (
+                guesses.Guess(base, none, d.t, np.zeros((d.n_samples, 0)), lb, ub)
+                if (bounded)
+                else base
+            )
+        t = guesses.guess_grid(*self.horizon_of(k), d.t)
+        c = self.model.per_trajectory_values(self.trajectory_params_of(k))
+        values = guesses.integrate(
+            self.model,
+            self._guess_parameters(),
+            c,
+            self.input_function(k),
+            measured_states,
+            free,
+            start,
+            t,
+        )
+        base = measured_states if measured_states is not None else start
+        return guesses.Guess(base, free, t, values, lb, ub)
 
 
 def _pick(value: Any, rows: list[int]) -> Any:

@@ -7,23 +7,33 @@ from typing import Any
 
 import numpy as np
 
+from .. import _validation as v
 from ..data import Trajectory
+
+#: masks by name: "finite" marks a fitted value observed where the data hold one (not NaN)
+MASK_NAMES = ("finite",)
 
 
 def check_mask(
     mask: object, loss: str, data: tuple[Trajectory, ...], n_fit: int
 ) -> tuple[np.ndarray | None, ...] | None:
-    """None, or one boolean array (n_samples, n_fit) per trajectory (None: all observed).
+    """None, "finite" (observed where the fitted value is not NaN; resolved by
+    :func:`~collocnode.training.observation.observed_masks`), or one boolean array
+    (n_samples, n_fit) per trajectory (None: all observed).
 
     One trajectory takes an array; several take a sequence of arrays (or None), one each.
     """
     if mask is None:
         return None
+    if isinstance(mask, str):
+        v.choice("mask", mask, MASK_NAMES)
     if loss != "samples":
         raise ValueError(
             f"mask needs loss='samples' (the loss at the nodes interpolates every sample), "
             f"got loss={loss!r}"
         )
+    if isinstance(mask, str):
+        return mask  # type: ignore[return-value]
     n = len(data)
     if n == 1:
         entries: list[tuple[str, Any]] = [("mask", mask)]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -13,8 +13,12 @@ from ..data import Trajectory
 from ..models.hybrid import HybridModel
 from ..models.simulate import simulate
 from ..transcription.solution import Solution
+from . import guess as guesses
 from .consistency import ConsistencyCheck, ConsistencyReport, check_consistency
 from .problem import TrainingProblem
+
+if TYPE_CHECKING:
+    from .uncertainty import Profile, Uncertainty
 
 
 @dataclass
@@ -41,12 +45,21 @@ class TrainingSolution:
 
     @property
     def p(self) -> np.ndarray:
-        return self.solution.p
+        """The model's parameter vector, shape (n_params,) (the collocation solution's
+        parameters also hold the fitted per-trajectory parameters after it)."""
+        return self.solution.p[: self.model.n_params]
 
     @property
     def params(self) -> dict[str, np.ndarray | float]:
         """Block weights and fitted physical parameters by name."""
-        return self.model.split_params(self.solution.p)
+        return self.model.split_params(self.p)
+
+    @property
+    def trajectory_params(self) -> list[dict[str, float]]:
+        """Per trajectory, the values of the model's per-trajectory parameters by name (the
+        fitted ones as trained, the others as the data gave them); empty dicts for a model
+        without any."""
+        return self.problem.layout.values(self.solution.p, self.problem.trajectories)
 
     @property
     def status(self):
@@ -79,7 +92,8 @@ class TrainingSolution:
     ) -> Trajectory:
         """Integrate the trained model on ``t`` (n,) from ``x0`` (n_states,) (default: the
         collocation state of trajectory ``segment`` at t[0]) with that trajectory's inputs unless
-        ``inputs`` is given; ``kwargs`` go to :func:`collocnode.models.simulate`."""
+        ``inputs`` is given and its per-trajectory parameters unless ``trajectory_params`` is;
+        ``kwargs`` go to :func:`collocnode.models.simulate`."""
         t = v.increasing("t", t)
         if t.size == 0:
             raise ValueError("t must hold at least one output time, got an empty array")
@@ -92,15 +106,26 @@ class TrainingSolution:
         x0 = self.solution.states(t[0], segment) if x0 is None else x0
         if inputs is None and self.model.n_inputs:
             inputs = self.problem.input_function(segment)
+        kwargs.setdefault("trajectory_params", self.trajectory_params[segment])
         return simulate(self.model, self.p, t, x0, inputs=inputs, **kwargs)
 
     def state_spread(self) -> np.ndarray:
-        """The data's spread of every state, shape (n_states,) (units of the state): the
-        standard deviation of each state column over the observed samples of all trajectories,
-        1 where a column is constant (the ``x_nominal="auto"`` of :class:`TrainingProblem`)."""
-        if isinstance(self.problem.x_nominal, str):
-            return self.problem.nominal()
-        return replace(self.problem, x_nominal="auto").nominal()
+        """The spread of every state, shape (n_states,) (units of the state): for a measured
+        state the standard deviation of its measured values over all trajectories (1 where
+        they are constant; the ``x_nominal="auto"`` of :class:`TrainingProblem`), for a hidden
+        state the standard deviation of its collocated trajectory over every node of every
+        trajectory (its largest magnitude, or 1, where that is constant)."""
+        spread = self.problem.measured_spread()
+        hidden = self.problem.hidden_states()
+        if hidden.any():
+            nodes = np.vstack(self.solution.segment_states)
+            for i in np.flatnonzero(hidden):
+                spread[i] = guesses.spread(nodes[:, i])
+        return spread
+
+    def scale_sources(self) -> tuple[str, ...]:
+        """Where :meth:`state_spread` took each state's scale from: "data" or "collocation"."""
+        return tuple("collocation" if h else "data" for h in self.problem.hidden_states())
 
     def check_consistency(self, settings: ConsistencyCheck | None = None) -> ConsistencyReport:
         """Re-simulate the trained model from each trajectory's collocated initial state and
@@ -110,7 +135,35 @@ class TrainingSolution:
             self.problem.input_function(k) if self.model.n_inputs else None
             for k in range(self.problem.n_trajectories)
         ]
-        return check_consistency(self.model, self.solution, self.state_spread(), inputs, settings)
+        return check_consistency(
+            self.model,
+            self.solution,
+            self.state_spread(),
+            inputs,
+            settings,
+            trajectory_params=self.trajectory_params,
+            scale_sources=self.scale_sources(),
+        )
+
+    def uncertainty(
+        self, noise: Any = None, hessian: str = "gauss-newton", **options: Any
+    ) -> Uncertainty:
+        """Error bars of the trained model: the Laplace approximation of its fitted quantities
+        (weights, physical parameters, free initial states) at this solution, with prediction
+        bands and an identifiability report (:func:`collocnode.training.uncertainty.uncertainty`;
+        ``noise``: the measurement noise's standard deviation, one number or one per fitted
+        column, None to estimate it; ``hessian``: "gauss-newton" or "exact")."""
+        from .uncertainty import uncertainty
+
+        return uncertainty(self, noise=noise, hessian=hessian, **options)
+
+    def profile(self, name: str, **options: Any) -> Profile:
+        """The profile likelihood of the fitted physical parameter ``name`` by warm-started
+        re-solves with it fixed on a grid
+        (:func:`collocnode.training.uncertainty.profile_likelihood`)."""
+        from .uncertainty import profile_likelihood
+
+        return profile_likelihood(self, name, **options)
 
     def to_dict(self) -> dict[str, Any]:
         """The collocation solution's summary (:meth:`Solution.to_dict`) with the consistency

@@ -32,10 +32,13 @@ kernel regression of ``collocate_data``) with the bandwidth also chosen by GCV; 
 bias but is noisier. ``"fft"`` reuses FNODE's hybrid FFT/finite-difference derivative
 (:mod:`collocnode.tools.derivatives`, uniform sampling only) and keeps the samples as the states.
 
-When some fitted columns are model outputs (e.g. the quarter vehicle's accelerations) the
-unobserved states cannot be smoothed from data: the regression then evaluates the model at the
-problem's own state guess (e.g. a simulation of a linear model) with the observed states
-replaced by their smoothed values, and a "constant" state guess is refused as meaningless there.
+When some states are not measured (hidden states, or fitted columns that are model outputs such
+as the quarter vehicle's accelerations) they cannot be smoothed from data: the regression then
+evaluates the model at the problem's own state guess for them (``state_guess="data"`` integrates
+them with the measured states held on the data, :mod:`collocnode.training.guess`; or a
+simulation of a simpler model given as a callable) with the measured states replaced by their
+smoothed values, and a "constant" state guess is refused as meaningless there. Per-trajectory
+parameters enter at each trajectory's value (a fitted one at its starting value).
 """
 
 from __future__ import annotations
@@ -314,10 +317,15 @@ def fit_initial_guess(
     t_start = time.perf_counter()
     # the fitted columns as TrainingProblem resolved them: ("x", state) or ("y", output)
     observed = sorted({i for kind, i in problem.columns if kind == "x"})
-    if len(observed) < problem.model.n_states and _is_constant(problem.state_guess):
+    model = problem.model
+    if len(observed) < model.n_states and _is_constant(problem.state_guess):
+        unobserved = [i for i in range(model.n_states) if i not in observed]
+        names = model.state_names or tuple(f"x{i}" for i in range(model.n_states))
         raise ValueError(
-            "warm_start: the fit leaves states unobserved, and the problem's state_guess is "
-            "'constant'; give a state guess for them (e.g. a simulation of a simpler model)"
+            f"warm_start: the fit leaves state {names[unobserved[0]]!r} unobserved, and the "
+            "problem's state_guess is 'constant'; give a state guess for it (state_guess="
+            "'data' integrates it with the measured states held on the data, or a callable, "
+            "e.g. a simulation of a simpler model)"
         )
     # every trajectory's samples enter the regression, each with its own quadrature weights
     samples = [
@@ -391,12 +399,13 @@ def _starting_params(problem: TrainingProblem, seed: int | None) -> np.ndarray:
 @dataclass
 class _Samples:
     """The regression's data of one trajectory (or of all, stacked): times (n,), states at
-    which the model is evaluated (n, n_states), known inputs (n, n_inputs), targets (n, n_fit)
-    and trapezoid weights (n,)."""
+    which the model is evaluated (n, n_states), known inputs (n, n_inputs), per-trajectory
+    parameters (n, n_per_trajectory), targets (n, n_fit) and trapezoid weights (n,)."""
 
     t: np.ndarray
     x: np.ndarray
     u: np.ndarray
+    c: np.ndarray
     targets: np.ndarray
     w: np.ndarray
 
@@ -422,7 +431,8 @@ def _samples(
     xdot = np.full((t.size, model.n_states), np.nan)
     # states taken from the data are smoothed (the regression's inputs carry no noise then);
     # the others come from the problem's own state guess
-    smoothed = list(range(model.n_states)) if _is_data(problem.state_guess_of(k)) else observed
+    complete = np.flatnonzero(np.isfinite(data.x).all(axis=0)).tolist()
+    smoothed = complete if _is_data(problem.state_guess_of(k)) else observed
     if len(smoothed) < model.n_states:
         x_est[:] = problem.to_dop().state_guess(t, segment=k)
     if smoothed:
@@ -438,7 +448,15 @@ def _samples(
     w = np.zeros(t.size)
     w[:-1] += 0.5 * np.diff(t)
     w[1:] += 0.5 * np.diff(t)
-    return _Samples(t, x_est, np.asarray(u, dtype=float).reshape(t.size, -1), targets, w)
+    c = model.per_trajectory_values(problem.trajectory_params_of(k))
+    return _Samples(
+        t,
+        x_est,
+        np.asarray(u, dtype=float).reshape(t.size, -1),
+        np.tile(c, (t.size, 1)),
+        targets,
+        w,
+    )
 
 
 def warm_start(
@@ -489,7 +507,9 @@ def _regress(
     dop = problem.to_dop(params_guess=p0)
     solver = _regression_solver(dop, problem.model.n_states, p, objective, ipopt)
     lbg, ubg = (dop.boundary.lb, dop.boundary.ub) if dop.boundary is not None else ((), ())
-    out = solver(x0=p0, lbx=dop.p_lb, ubx=dop.p_ub, lbg=lbg, ubg=ubg)
+    # the DOP's parameters hold the fitted per-trajectory parameters after the model's
+    npar = problem.model.n_params
+    out = solver(x0=p0, lbx=dop.p_lb[:npar], ubx=dop.p_ub[:npar], lbg=lbg, ubg=ubg)
     stats = solver.stats()
     status, name = from_ipopt(stats.get("return_status", "Unknown"))
     p_fit = np.asarray(out["x"]).ravel()
@@ -509,13 +529,14 @@ def _sample_loss_functions(
 ) -> list[ca.Function]:
     """One sample's term of (*), ``w Σ_c ((q_c - q̂_c) / s_c)²``, and its gradient and Hessian
     (upper triangle; "gauss-newton": 2 w JᵀJ of the scaled residuals) in p, as Functions of
-    (x, p, u, t, q̂, w). One Function per derivative order: the objective alone is evaluated
-    often in the line search and must not drag the Hessian along."""
+    (x, p, u, t, q̂, w, c), c the per-trajectory parameters. One Function per derivative order: the
+    objective alone is evaluated often in the line search and must not drag the Hessian along."""
     model = problem.model
     xs, ps = ca.SX.sym("x", model.n_states), ca.SX.sym("p", model.n_params)
     us, ts = ca.SX.sym("u", model.n_inputs), ca.SX.sym("t")
     qs, ws = ca.SX.sym("q", n_fit), ca.SX.sym("w")
-    xdot, y = model.symbolic(xs, ps, us, ts)
+    cs = ca.SX.sym("c", len(model.per_trajectory))
+    xdot, y = model.symbolic(xs, ps, us, ts, cs)
     q = ca.vertcat(*[xdot[i] if kind == "x" else y[i] for kind, i in problem.columns])
     residual = (q - qs) / problem.scales()
     loss = ws * ca.sumsqr(residual)
@@ -524,7 +545,7 @@ def _sample_loss_functions(
         grad, hess = 2 * ws * ca.mtimes(jac.T, residual), 2 * ws * ca.mtimes(jac.T, jac)
     else:
         hess, grad = ca.hessian(loss, ps)
-    args = [xs, ps, us, ts, qs, ws]
+    args = [xs, ps, us, ts, qs, ws, cs]
     fns = [
         ca.Function(name, args, [expr])
         for name, expr in (("loss", loss), ("loss_grad", grad), ("loss_hess", ca.triu(hess)))
@@ -550,6 +571,7 @@ def _summed_objective(
         ca.DM(samples.t[None, :]),
         ca.DM(samples.targets.T),
         ca.DM(samples.w),
+        ca.DM(samples.c.T),
     )
     f, g_f, h_f = (fn.map(fn.name() + "_sum", "serial", n, [1], [0])(*data) for fn in fns)
     lam = problem.lam

@@ -86,8 +86,8 @@ def check_x_guess(name: str, x_guess: Any, n_states: int) -> Any:
 
 
 def check_x0(name: str, x0: Any, n_states: int) -> np.ndarray | None:
-    """A fixed initial state (n_states,), or None for a free one."""
-    return None if x0 is None else v.finite_array(name, x0, shape=(n_states,))
+    """A fixed initial state (n_states,) whose NaN entries stay free, or None for a free one."""
+    return None if x0 is None else v.measured_array(name, x0, shape=(n_states,), nan="it is free")
 
 
 def check_x_nominal(x_nominal: Any, n_states: int) -> np.ndarray:

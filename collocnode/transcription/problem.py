@@ -73,8 +73,8 @@ class DynamicOptimizationProblem:
         x_guess: initial guess for the states: a constant vector (n_states,), a callable
             ``t (n,) -> (n, n_states)``, or None for zeros.
         p_guess: initial guess for the parameters (n_params,).
-        x0: a fixed initial state (n_states,) (imposed through the variable bounds of x_00), or
-            None for a free initial state.
+        x0: a fixed initial state (n_states,) (imposed through the variable bounds of x_00;
+            NaN entries stay free), or None for a free initial state.
         sample_loss: ``ℓ(x, p, u, t, d) -> scalar``, the data term of one sample (d: the
             sample's row of ``Samples.data``), or None.
         samples: the data terms of the (single) trajectory (:class:`Samples`), or None; every

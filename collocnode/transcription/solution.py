@@ -47,6 +47,10 @@ class Solution:
         ordering_trial: with an :class:`~.ipopt_options.OrderingTrial`, IPOPT's seconds per
             iteration of each MUMPS ordering tried (inf where its trial failed); the solve ran
             with the least. Empty otherwise.
+        nlp: the :class:`~.nlp.StructuredNLP` the solve ran on, kept so that its Jacobian and
+            Hessian can be evaluated at the optimum afterwards (the uncertainty of a trained
+            model); None for a solution made otherwise. It stays in this process: copies and
+            pickles of the solution drop it.
     """
 
     status: SolverStatus
@@ -68,6 +72,11 @@ class Solution:
     tf: float | None = None
     segment_unknowns: list[np.ndarray] = field(default_factory=list, repr=False)
     ordering_trial: dict[str, float] = field(default_factory=dict)
+    nlp: Any = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the NLP holds CasADi Functions (and maybe compiled code) of this process only
+        return {**self.__dict__, "nlp": None}
 
     def __post_init__(self) -> None:
         if not self.meshes:

@@ -14,9 +14,9 @@ from collocnode.compare.methods.registry import make_trainer
 from collocnode.compare.methods.snde import _Stabilize, constraint_functions, stabilization
 from collocnode.tools.fixed_step import DivergenceError
 
-# collocation is tested in test_collocation_method, numerical (nothing to train) in
-# test_mbdnode_symplectic
-ALL = [m for m in registry.available() if m not in ("collocation", "numerical")]
+# collocation is tested in test_collocation_method, sindy (no epochs) in test_sindy_method,
+# numerical (nothing to train) in test_mbdnode_symplectic
+ALL = [m for m in registry.available() if m not in ("collocation", "numerical", "sindy")]
 # SNDE needs constraints or invariants, HNN and LNN a second-order system: not the Van der Pol
 FIRST_ORDER = [
     m for m in ALL if registry.method_class(m).not_applicable(problems.get("vdp")) is None
@@ -245,9 +245,9 @@ def test_diverging_rollout_raises_with_the_step():
 
 def test_unknown_method_and_option_name_the_valid_ones():
     with pytest.raises(
-        ValueError, match="unknown method 'sindy'; valid: collocation, fnode, mbdnode"
+        ValueError, match="unknown method 'pysr'; valid: collocation, fnode, mbdnode"
     ):
-        make_trainer("sindy")
+        make_trainer("pysr")
     with pytest.raises(ValueError, match="unknown option 'epoch' of FNODEOptions"):
         make_trainer("fnode", epoch=3)
     with pytest.raises(ValueError, match="lr_decay"):

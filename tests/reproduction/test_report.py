@@ -395,3 +395,126 @@ def test_the_speed_table_reads_the_epoch_benchmark(tmp_path):
         "–",
     ]
     assert lines[1][3] == "not in the run"
+
+
+def _cells(text: str) -> list[list[str]]:
+    """The body rows of a rendered table, split at the unescaped pipes."""
+    return [
+        [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+        for line in text.splitlines()
+        if line.startswith("| ") and "---" not in line
+    ][1:]
+
+
+def test_a_discovery_row_reads_the_benchmark_file(tmp_path):
+    from collocnode.reproduction.published import MNN_DISCOVERY
+
+    methods = {
+        "sindy": {
+            "status": "success",
+            "train_time_s": 0.2,
+            "equations": ["x' = y"],
+            "coefficient_errors": None,  # a form SINDy cannot express
+            "vector_field_error": {"box": 1.79, "trajectory": 0.15},
+        },
+        "collocation": {
+            "status": "success",
+            "train_time_s": 30.0,
+            "equations": ["x' = tanh(2 y)"],
+            "coefficient_errors": {
+                "max_relative_error": 0.012,
+                "exact_support": False,
+                "spurious": ["x': x^2"],
+                "missed": [],
+            },
+            "vector_field_error": {"box": 0.02, "trajectory": 0.01},
+        },
+    }
+    (tmp_path / "mnn-discovery").mkdir()
+    (tmp_path / "mnn-discovery" / "discovery.json").write_text(
+        json.dumps(
+            {
+                "command": "python benchmarks/mnn_discovery.py",
+                "systems": {"tanh": {"methods": methods}},
+            }
+        )
+    )
+    rows = _cells(render_table(MNN_DISCOVERY, tmp_path))
+    tanh = next(r for r in rows if r[0] == "tanh")
+    assert tanh[1:9] == [
+        "sindy",
+        "x' = y",
+        "form not expressible",
+        "–",
+        "1.79",
+        "0.15",
+        "0.2",
+        "success",
+    ]
+    assert tanh[9].startswith("paper (its system is lost)")
+    follow = rows[rows.index(tanh) + 1]
+    assert follow[:5] == ["", "collocation", "x' = tanh(2 y)", "spurious x': x^2", "0.012"]
+    assert next(r for r in rows if r[0] == "lorenz")[2] == "not in the run"
+
+
+def test_a_parameters_row_reads_the_benchmark_file(tmp_path):
+    from collocnode.reproduction.published import MNN_PHYSICAL
+
+    scores = {"force_mse": 0.5, "cosine_similarity": 0.9, "mass_ratio": 2.1}
+    result = {
+        "methods": {
+            "mnn": {"train_time_s": 12.0, **scores},
+            "collocation": {
+                "train_time_s": 40.0,
+                "network": {**scores, "mass_ratio": 1.95},
+                "closed_form": {
+                    **scores,
+                    "mass_ratio": 2.0,
+                    "equations": ["force[0] = 2 rx/|r|^3"],
+                },
+            },
+        }
+    }
+    (tmp_path / "mnn-two-body").mkdir()
+    (tmp_path / "mnn-two-body" / "two_body.json").write_text(json.dumps(result))
+    rows = _cells(render_table(MNN_PHYSICAL, tmp_path))
+    assert rows[0][1:8] == ["sonode", "879", "-0.26", "2.11", "not in the run", "–", "–"]
+    assert rows[1][1:9] == ["mnn", "345", "0.85", "2.02", "0.5", "0.9", "2.1", "12.0"]
+    assert rows[2][1] == "collocation (network)" and rows[2][7] == "1.95"
+    assert rows[3][1] == "collocation (closed form: force[0] = 2 rx/\\|r\\|^3)"
+    assert rows[3][7] == "2"
+
+
+def test_a_solver_timing_row_reads_the_benchmark_file(tmp_path):
+    from collocnode.reproduction.published import MNN_TABLE2
+
+    lengths = [
+        {
+            "steps": 40,
+            "neurlp": {"time_s": 1.2, "loss": 0.29},
+            "rk4": {"time_s": 25.8, "loss": 0.3},
+        }
+    ]
+    (tmp_path / "mnn-table2-gpu").mkdir()
+    (tmp_path / "mnn-table2-gpu" / "solver_timing.json").write_text(
+        json.dumps({"config": {"device": "cuda"}, "lengths": lengths})
+    )
+    rows = _cells(render_table(MNN_TABLE2, tmp_path))
+    assert rows[0][:13] == [
+        "40",
+        "mnn-table2-gpu",
+        "cuda",
+        "1.52",
+        "28.06",
+        "18",
+        "11.4",
+        "29.3",
+        "1.2",
+        "25.8",
+        "22",
+        "0.29",
+        "0.3",
+    ]
+    assert rows[0][13].startswith("the paper's model") and rows[1][13] == ""
+    assert rows[1][8] == "not measured in the run"
+    assert rows[5][1:3] == ["mnn-table2-cpu", "–"] and rows[5][8] == "no stored run"

@@ -193,3 +193,37 @@ def test_a_given_lambda_is_kept_and_a_dop_gets_the_collocation_alone():
     )
     res = solve(dop, Auto(RadauIIA(intervals="auto", ipopt=QUIET)))
     assert isinstance(final(res), Solution) and final(res).mesh.n_intervals == 100
+
+
+# ---- a stop on what the user measures --------------------------------------------------------
+
+
+def test_a_solve_settles_when_the_learned_field_stops_changing():
+    from collocnode import StopWhenSettled
+    from collocnode.training.callbacks import block_outputs
+
+    grid = np.linspace(-1.0, 1.0, 5)
+    grid = np.column_stack([grid, grid[::-1]])
+    # a tanh network to a tolerance of 1e-12: the last iterations polish what the field shows
+    problem = replace(oscillator(), model=NeuralODE(MLP((2, 8, 2), "tanh")), regularization=1e-6)
+    leaf = RadauIIA(20, 3, ipopt=IpoptOptions(print_level=0, max_iter=400, tol=1e-12))
+    full = solve(problem, leaf, seed=0, check=False)
+    alg = StopWhenSettled(leaf, block_outputs("f", grid), rtol=1e-2, patience=1)
+    settled = solve(problem, alg, seed=0, check=False)
+    assert settled.status == SolverStatus.SETTLED and settled.status.ok
+    assert "settled: the measure changed by less than 0.01" in settled.message
+    assert settled.iterations < full.iterations
+    # the field it settled on is the one the full solve ends with
+    f = settled.model.blocks["f"]
+    np.testing.assert_allclose(
+        f.numpy(grid, settled.params["f"]), f.numpy(grid, full.params["f"]), atol=1e-2
+    )
+
+
+def test_bad_settle_rules_are_one_clear_error():
+    from collocnode import StopWhenSettled
+
+    with pytest.raises(TypeError, match="measure"):
+        StopWhenSettled(LEAF, measure=None)
+    with pytest.raises(ValueError, match="rtol"):
+        StopWhenSettled(LEAF, measure=lambda s: 0.0, rtol=0.0)

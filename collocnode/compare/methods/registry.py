@@ -36,6 +36,8 @@ _TABLE: dict[str, Any] = {
     "lnn": f"{_HERE}.lnn:LNN",
     # no learning: the true equations stepped by a fixed-step scheme (MBD-NODE Table 5)
     "numerical": f"{_HERE}.numerical:Numerical",
+    # sparse regression on smoothed derivatives (pysindy), no network
+    "sindy": f"{_HERE}.sindy:SINDy",
 }
 
 METHODS: Registry[type[Trainer]] = Registry("method", _TABLE)

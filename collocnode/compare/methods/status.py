@@ -58,7 +58,8 @@ class MethodStatus(str, Enum):
     @classmethod
     def from_solver(cls, status: SolverStatus) -> MethodStatus:
         """The comparison's word for a collocation solve that ended with ``status``: converged
-        (success or IPOPT's acceptable level) is ``SUCCESS``; a wall-time limit is ``BUDGET``
+        (success, IPOPT's acceptable level, or settled in the measure a rule watched) is
+        ``SUCCESS``; a wall-time limit is ``BUDGET``
         like a trainer's; every solver failure is ``FAILED``."""
         if status.ok:
             return cls.SUCCESS

@@ -37,6 +37,14 @@ class Block:
 def check_split(problem: Any, alg: Any) -> None:
     """One ValueError, before any work, when ``alg``'s split does not fit ``problem``."""
     k = alg.blocks
+    fitted = problem.layout.fitted
+    if fitted:
+        # the blocks' NLPs would hold them beside the shared parameters, and the rounds
+        # combine the shared ones only
+        raise ValueError(
+            f"ConsensusADMM does not fit per-trajectory parameters ({', '.join(fitted)}); "
+            "solve the problem whole (RadauIIA) or give their values in the data"
+        )
     if alg.split == "trajectories":
         n = problem.n_trajectories
         if k > n:

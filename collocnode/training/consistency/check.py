@@ -16,9 +16,11 @@ nodes). The deviation of state i is scaled by the data's spread s_i
 
     d_ki(t) = |x_sim,ki(t) − x_coll,ki(t)| / s_i
 
-and reported as its maximum and its time-RMS sqrt(∫ d² dt / (tf − t0)) (trapezoid rule on the
-grid), per trajectory and state, with the first time it exceeds the tolerance. A simulation that
-fails (blow-up, non-finite state, step budget) is a deviation of +inf from the time it failed.
+(a hidden state, which the data never measure, is scaled by the spread of its own collocated
+trajectory instead) and reported as its maximum and its time-RMS sqrt(∫ d² dt / (tf − t0))
+(trapezoid rule on the grid), per trajectory and state, with the first time it exceeds the
+tolerance. A simulation that fails (blow-up, non-finite state, step budget) is a deviation of
++inf from the time it failed.
 
 **Past the data**: the same re-simulation goes on for a ``margin`` (default 10 % of each
 horizon) beyond the last data time, where nothing was fitted. A model that fails there, or
@@ -34,7 +36,7 @@ The default tolerance :data:`DEFAULT_TOLERANCE` and the check's cost are measure
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -116,17 +118,25 @@ def check_consistency(
     scales: np.ndarray,
     inputs: Sequence[Callable[[np.ndarray], np.ndarray] | None],
     settings: ConsistencyCheck | None = None,
+    *,
+    trajectory_params: Sequence[Mapping[str, float]] | None = None,
+    scale_sources: Sequence[str] = (),
 ) -> ConsistencyReport:
     """Re-simulate ``model`` with the solution's parameters from each trajectory's collocated
     initial state and compare with the collocation polynomials (see the module docstring).
 
     Args:
         model: the trained model.
-        solution: its collocation solution (parameters ``p`` and one mesh per trajectory).
-        scales: the data's spread of every state, shape (n_states,), > 0 (units of the state).
+        solution: its collocation solution (one mesh per trajectory; the model's parameters
+            are the first ``model.n_params`` of its ``p``).
+        scales: the spread of every state, shape (n_states,), > 0 (units of the state).
         inputs: the known inputs of each trajectory, ``u(t: (n,)) -> (n, n_inputs)`` (None for
             a model without inputs), one per trajectory.
         settings: tolerance and integrator (default ``ConsistencyCheck()``).
+        trajectory_params: per trajectory, the values of the model's per-trajectory
+            parameters (default: their ``value``).
+        scale_sources: per state "data" or "collocation", where ``scales`` came from (for the
+            report's words).
     """
     settings = ConsistencyCheck() if settings is None else settings
     if not isinstance(settings, ConsistencyCheck):
@@ -139,9 +149,15 @@ def check_consistency(
     n = solution.n_segments
     if len(inputs) != n:
         raise ValueError(f"inputs must hold one entry per trajectory ({n}), got {len(inputs)}")
+    params = [None] * n if trajectory_params is None else list(trajectory_params)
+    if len(params) != n:
+        raise ValueError(
+            f"trajectory_params must hold one entry per trajectory ({n}), got {len(params)}"
+        )
     start = time.perf_counter()
     runs = [
-        _TrajectoryCheck(model, solution, k, scales, inputs[k], settings).run() for k in range(n)
+        _TrajectoryCheck(model, solution, k, scales, inputs[k], settings, params[k]).run()
+        for k in range(n)
     ]
     max_dev = np.array([r.max_dev for r in runs])
     failed = np.array([r.failed_at for r in runs], dtype=float)
@@ -161,6 +177,7 @@ def check_consistency(
         wall_time_s=time.perf_counter() - start,
         beyond=beyond,
         method=settings.method,
+        scale_sources=tuple(scale_sources),
     )
 
 
@@ -189,8 +206,10 @@ class _TrajectoryCheck:
         scales: np.ndarray,
         inputs: Callable[[np.ndarray], np.ndarray] | None,
         settings: ConsistencyCheck,
+        trajectory_params: Mapping[str, float] | None = None,
     ) -> None:
-        self.model, self.p, self.scales = model, solution.p, scales
+        self.model, self.p, self.scales = model, solution.p[: model.n_params], scales
+        self.trajectory_params = trajectory_params
         self.inputs, self.settings = inputs, settings
         self.mesh, self.x_nodes = solution.meshes[k], solution.segment_states[k]
         self.grid = check_grid(self.mesh)
@@ -208,6 +227,7 @@ class _TrajectoryCheck:
             # a blow-up: far outside anything the collocation trajectory reaches
             bound=max(1e6, 1e3 * float(np.max(np.abs(self.x_nodes)))),
             max_steps=self.settings.max_steps,
+            trajectory_params=self.trajectory_params,
         )
         return traj.x
 

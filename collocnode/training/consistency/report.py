@@ -78,12 +78,14 @@ class ConsistencyReport:
         failed_at: time [s] where the re-simulation of each trajectory failed (the last time
             of the check's grid it reached), shape (n_trajectories,); NaN where it did not.
         failures: the integrator's message per trajectory ("" where it did not fail).
-        scales: the spread s_i of each state in the data, shape (n_states,) (units of the state).
+        scales: the spread s_i of each state, shape (n_states,) (units of the state).
         state_names: labels of the states.
         horizons: (t0, tf) of each trajectory [s].
         wall_time_s: wall time of the check [s].
         beyond: per trajectory, the re-simulation continued past its data (:class:`Beyond`).
         method: the integrator that ran the check.
+        scale_sources: where each state's scale comes from: "data" (its measured values) or
+            "collocation" (a hidden state: its collocated trajectory); empty: all from data.
     """
 
     consistent: bool
@@ -99,6 +101,7 @@ class ConsistencyReport:
     wall_time_s: float
     beyond: tuple[Beyond, ...] = field(default=())
     method: str = ""
+    scale_sources: tuple[str, ...] = ()
 
     @property
     def n_trajectories(self) -> int:
@@ -203,6 +206,20 @@ class ConsistencyReport:
         ends = [b.until for b in self.beyond if b.until is not None]
         return f"bounded past the data up to t = {max(ends):.4g}" if ends else "unverified"
 
+    @property
+    def units(self) -> str:
+        """What the deviations are measured in, for the messages."""
+        hidden = [
+            self._name(i) for i, source in enumerate(self.scale_sources) if source == "collocation"
+        ]
+        if not hidden:
+            return "in units of each state's spread in the data"
+        listed = ", ".join(repr(n) for n in hidden)
+        return (
+            f"in units of each state's spread in the data; for the hidden state"
+            f"{'s' if len(hidden) > 1 else ''} {listed}, in the collocated trajectory"
+        )
+
     def summary(self) -> str:
         """One line for a run's summary."""
         if self.consistent:
@@ -211,8 +228,8 @@ class ConsistencyReport:
                 f"({self.describe()}; {self.beyond_summary()}; check {self.wall_time_s:.2f} s)"
             )
         return (
-            f"INCONSISTENT: {self.describe()} (tolerance {self.tol:g}, in units of each state's "
-            f"spread in the data; check {self.wall_time_s:.2f} s)"
+            f"INCONSISTENT: {self.describe()} (tolerance {self.tol:g}, {self.units}; check "
+            f"{self.wall_time_s:.2f} s)"
         )
 
     def advice(self) -> str:
@@ -273,6 +290,7 @@ class ConsistencyReport:
             "failed_at": [None if np.isnan(t) else float(t) for t in self.failed_at],
             "failures": list(self.failures),
             "scales": self.scales.tolist(),
+            "scale_sources": list(self.scale_sources) or ["data"] * self.scales.size,
             "beyond": [b.to_dict() for b in self.beyond],
             "beyond_summary": self.beyond_summary(),
             "advice": self.advice(),
@@ -284,8 +302,8 @@ class ConsistencyReport:
         if not self.consistent:
             warnings.warn(
                 f"the trained model is inconsistent with its collocation trajectory: "
-                f"{self.describe()} (tolerance {self.tol:g}). The solver status is unchanged. "
-                f"{self.advice()}",
+                f"{self.describe()} (tolerance {self.tol:g}, {self.units}). The solver status "
+                f"is unchanged. {self.advice()}",
                 InconsistentModelWarning,
                 stacklevel=stacklevel + 1,
             )

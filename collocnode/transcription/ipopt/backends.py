@@ -250,7 +250,17 @@ def _solve_with_ordering_trial(
 
 
 # statuses whose message is collocnode's own (IPOPT's log has no reason to add)
-_OWN_MESSAGE = (SolverStatus.INTERRUPTED, SolverStatus.STOPPED, SolverStatus.CALLBACK_ERROR)
+_OWN_MESSAGE = (
+    SolverStatus.INTERRUPTED,
+    SolverStatus.STOPPED,
+    SolverStatus.SETTLED,
+    SolverStatus.CALLBACK_ERROR,
+)
+_STOP_STATUS = {
+    "error": SolverStatus.CALLBACK_ERROR,
+    "settled": SolverStatus.SETTLED,
+    "callback": SolverStatus.STOPPED,
+}
 
 
 def _apply_callback_stop(result: IpoptResult, runner: CallbackRunner) -> None:
@@ -259,8 +269,7 @@ def _apply_callback_stop(result: IpoptResult, runner: CallbackRunner) -> None:
     result.t_ipopt = max(result.t_ipopt - runner.time_s, 0.0)
     if runner.stopped is None or result.ipopt_status != "User_Requested_Stop":
         return
-    error = runner.stopped == "error"
-    result.status = SolverStatus.CALLBACK_ERROR if error else SolverStatus.STOPPED
+    result.status = _STOP_STATUS[runner.stopped]
     result.message = runner.message
 
 

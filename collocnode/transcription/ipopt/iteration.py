@@ -11,6 +11,9 @@ may implement:
 - ``fn.on_end()`` (optional): called when that solve has ended, however it ended.
 - ``fn.reason`` (optional, a string): read after ``fn`` returned True; it becomes the solution's
   message (default "stopped by the callback at iteration k").
+- ``fn.outcome`` (optional): read after ``fn`` returned True; "settled" gives the solve status
+  ``SolverStatus.SETTLED`` instead of ``STOPPED`` (a rule that the user's measure of quality
+  stopped changing).
 
 An exception raised by ``fn(state)`` (an ``Exception``, not a Ctrl-C) stops the solve with status
 ``SolverStatus.CALLBACK_ERROR``; the message names the exception's type and text and the solution
@@ -158,7 +161,8 @@ class CallbackRunner:
     value into IPOPT's keep-going flag, and records why it stopped the solve.
 
     Attributes:
-        stopped: None, "callback" (it returned True) or "error" (it raised).
+        stopped: None, "callback" (it returned True), "settled" (it returned True with
+            ``outcome == "settled"``) or "error" (it raised).
         message: the reason of a stop, in words.
         time_s: wall time spent in the callback [s].
     """
@@ -198,7 +202,8 @@ class CallbackRunner:
             state._live = False
             self.time_s += time.perf_counter() - t0
         if stop_requested(returned):
-            self.stopped = "callback"
+            settled = getattr(self.callback, "outcome", None) == "settled"
+            self.stopped = "settled" if settled else "callback"
             reason = getattr(self.callback, "reason", None)
             self.message = (
                 reason

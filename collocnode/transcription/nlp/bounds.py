@@ -43,8 +43,9 @@ def _unknown_bounds(
     ubz = np.concatenate([np.tile(dop.node_vector("ub") / nom, nn), p_ub])
     for seg, n0, mesh in zip(dop.all_segments(), layout.node_start, meshes, strict=False):
         i0 = int(n0) * nx
-        if seg.x0 is not None:
-            lbz[i0 : i0 + nd] = ubz[i0 : i0 + nd] = seg.x0 / nom[:nd]
+        if seg.x0 is not None:  # NaN entries of x0 stay free
+            fixed = np.flatnonzero(np.isfinite(seg.x0))
+            lbz[i0 + fixed] = ubz[i0 + fixed] = seg.x0[fixed] / nom[fixed]
         if nx > nd:
             # a trajectory's initial point is no collocation node: its algebraic states and
             # controls appear in no function, so they are fixed (IPOPT drops fixed unknowns)

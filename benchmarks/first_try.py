@@ -1,0 +1,409 @@
+"""First tries without an expert: the defaults of ``solve(problem)`` against an expert's settings.
+
+Problems that no preset covers, each posed as a newcomer would (no λ, no mesh, no algorithm):
+
+- ``spiral``: torchdiffeq's spiral, a neural ODE y' = NN(y³) from one trajectory (gallery);
+- ``lv_ude``: SciML's Lotka-Volterra UDE, known linear terms and a network, 21 noisy samples
+  (gallery);
+- ``robertson``: Robertson's stiff kinetics (rate constants 0.04, 3e7, 1e4) with the first rate
+  fitted, on a log-spaced record;
+- ``duffing``: a forced Duffing oscillator q'' + 0.1 q' + k q + NN(q) = u(t) with a known input,
+  the stiffness k fitted beside the network;
+- ``fitzhugh_nagumo``: only the voltage v measured, the recovery w hidden, the cubic learned;
+- ``gappy_lv``: Lotka-Volterra at irregular times with 18 % of the values missing (NaN), the
+  interaction learned, the loss at the samples.
+
+For each: the expert's run (λ, mesh and algorithm as a tuned run sets them), and the default
+(``solve(problem, seed=0)``: :class:`collocnode.Auto`). Reported: the error against the truth
+(each case's own measure, on data the training did not see), wall time, IPOPT iterations, the
+consistency verdict, and for the default the cost of its regularization path against its final
+solve.
+
+    python benchmarks/first_try.py                       # every case
+    python benchmarks/first_try.py --cases lv_ude robertson --out runs/first_try
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import casadi as ca
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from collocnode import (
+    HybridModel,
+    IpoptOptions,
+    Mesh,
+    Parameter,
+    RadauIIA,
+    SimulationError,
+    TrainingProblem,
+    Trajectory,
+    UntilConsistent,
+    solve,
+)
+from collocnode.algorithm import final
+from collocnode.nn import MLP
+from collocnode.tools.io import write_json
+from collocnode.tools.machine import describe
+
+QUIET = IpoptOptions(tol=1e-7, max_iter=1000, print_level=0)
+
+
+def ode(rhs: Callable, t: np.ndarray, x0: Any, method: str = "DOP853") -> np.ndarray:
+    sol = solve_ivp(rhs, (t[0], t[-1]), x0, t_eval=t, method=method, rtol=1e-11, atol=1e-12)
+    return sol.y.T
+
+
+def rmse(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.sqrt(np.mean((np.asarray(a) - np.asarray(b)) ** 2)))
+
+
+@dataclass(frozen=True)
+class Case:
+    """A problem as a newcomer poses it, an expert's λ and algorithm, and the score."""
+
+    name: str
+    problem: Callable[[], TrainingProblem]
+    expert_lambda: float | None
+    expert: Any
+    score: Callable[[Any], dict[str, Any]]
+    note: str
+
+
+# ---- the cases ----------------------------------------------------------------------------
+
+SPIRAL_A = np.array([[-0.1, 2.0], [-2.0, -0.1]])
+
+
+def spiral() -> Case:
+    def truth(t, y0=(2.0, 0.0)):
+        return ode(lambda _, y: (y**3) @ SPIRAL_A, t, y0)
+
+    t = np.linspace(0.0, 25.0, 251)
+    data = Trajectory(t, truth(t), state_names=("y1", "y2"))
+    scales = {
+        "input_scale": tuple((data.x**3).std(axis=0)),
+        "output_scale": tuple(np.gradient(data.x, t, axis=0).std(axis=0)),
+    }
+    net = MLP((2, 16, 2), "tanh", **scales)
+
+    def problem() -> TrainingProblem:
+        model = HybridModel(2, {"net": net}, lambda x, u, tt, b, p: b["net"](x**3))
+        return TrainingProblem(model, data, initial_state="data", state_guess="data")
+
+    def score(sol) -> dict[str, Any]:
+        held = np.array([1.5, 0.5])
+        try:
+            return {"held_out_rmse": rmse(sol.simulate(t, held).x, truth(t, held))}
+        except SimulationError:
+            return {"held_out_rmse": None}
+
+    return Case(
+        "spiral",
+        problem,
+        1e-5,
+        RadauIIA(250, 3, jit=True, ipopt=QUIET),
+        score,
+        "another initial state over [0, 25]",
+    )
+
+
+LV = (1.3, 0.9, 0.8, 1.8)
+
+
+def lv_truth(t: np.ndarray, x0: Any) -> np.ndarray:
+    a, b, c, d = LV
+    return ode(lambda _, z: [a * z[0] - b * z[0] * z[1], c * z[0] * z[1] - d * z[1]], t, x0)
+
+
+def lv_model(x_std: np.ndarray) -> HybridModel:
+    a, _, _, d = LV
+    net = MLP((2, 5, 5, 2), "tanh", input_scale=tuple(x_std))
+
+    def physics(x, u, t, blocks, params):
+        inter = blocks["interaction"](x)
+        return [a * x[0] + inter[0], -d * x[1] + inter[1]]
+
+    return HybridModel(2, {"interaction": net}, physics)
+
+
+def lv_ude() -> Case:
+    rng = np.random.default_rng(0)
+    x0 = 5.0 * rng.random(2)
+    t = np.linspace(0.0, 5.0, 21)
+    x = lv_truth(t, x0)
+    noisy = x + 0.05 * x.mean(axis=0) * rng.standard_normal(x.shape)
+    data = Trajectory(t, noisy, state_names=("prey", "predator"))
+
+    def problem() -> TrainingProblem:
+        return TrainingProblem(
+            lv_model(noisy.std(axis=0)), data, initial_state="data", state_guess="data"
+        )
+
+    def score(sol) -> dict[str, Any]:
+        t_all = np.linspace(0.0, 10.0, 401)
+        try:
+            err = sol.simulate(t_all, noisy[0]).x - lv_truth(t_all, x0)
+        except SimulationError:
+            return {"held_out_rmse": None}
+        return {"held_out_rmse": float(np.sqrt(np.mean(err[t_all > 5.0] ** 2)))}
+
+    return Case(
+        "lv_ude",
+        problem,
+        1e-4,
+        RadauIIA(160, 3, jit=True, ipopt=QUIET),
+        score,
+        "(5, 10], past the data",
+    )
+
+
+def robertson() -> Case:
+    k2, k3 = 3e7, 1e4
+
+    def rhs(x, u, t, blocks, params):
+        k1 = params["k1"]
+        return ca.vertcat(
+            -k1 * x[0] + k3 * x[1] * x[2],
+            k1 * x[0] - k3 * x[1] * x[2] - k2 * x[1] ** 2,
+            k2 * x[1] ** 2,
+        )
+
+    def true_rhs(_, x):
+        return [
+            -0.04 * x[0] + k3 * x[1] * x[2],
+            0.04 * x[0] - k3 * x[1] * x[2] - k2 * x[1] ** 2,
+            k2 * x[1] ** 2,
+        ]
+
+    t = np.r_[0.0, np.logspace(-5, np.log10(40.0), 60)]
+    x = ode(true_rhs, t, [1.0, 0.0, 0.0], method="Radau")
+    noisy = x * (1 + 0.002 * np.random.default_rng(1).standard_normal(x.shape))
+    data = Trajectory(t, noisy, state_names=("A", "B", "C"))
+
+    def problem() -> TrainingProblem:
+        model = HybridModel(3, {}, rhs, parameters={"k1": Parameter(0.02, fit=True, lb=0, ub=1)})
+        return TrainingProblem(model, data, initial_state="data", scale="std")
+
+    grid = np.r_[0.0, np.logspace(-5, np.log10(40.0), 80)]
+    expert = RadauIIA(mesh=Mesh.from_grid(grid, np.full(grid.size - 1, 3)), ipopt=QUIET)
+
+    def score(sol) -> dict[str, Any]:
+        return {"k1_relative_error": abs(float(sol.params["k1"]) - 0.04) / 0.04}
+
+    return Case("robertson", problem, None, expert, score, "the fitted rate constant")
+
+
+def duffing() -> Case:
+    def forcing(amplitude):
+        return lambda tt: amplitude * np.cos(1.2 * np.asarray(tt))[..., None]
+
+    def truth(t, amplitude):
+        u = forcing(amplitude)
+        return ode(lambda tt, z: [z[1], u(tt)[0] - 0.1 * z[1] - z[0] - z[0] ** 3], t, [0.5, 0.0])
+
+    t = np.linspace(0.0, 30.0, 301)
+    x = truth(t, 0.5)
+    noisy = x + 0.01 * np.random.default_rng(2).standard_normal(x.shape)
+    data = Trajectory(t, noisy, u=forcing(0.5)(t), state_names=("q", "v"))
+
+    def model() -> HybridModel:
+        net = MLP((1, 8, 1), "tanh", input_scale=(float(x[:, 0].std()),))
+
+        def rhs(z, u, tt, blocks, params):
+            return [z[1], u[0] - 0.1 * z[1] - params["k"] * z[0] - blocks["cubic"](z[0:1])[0]]
+
+        return HybridModel(
+            2, {"cubic": net}, rhs, n_inputs=1, parameters={"k": Parameter(0.5, fit=True)}
+        )
+
+    def problem() -> TrainingProblem:
+        return TrainingProblem(model(), data, initial_state="data", inputs=forcing(0.5))
+
+    def score(sol) -> dict[str, Any]:
+        t_test = np.linspace(0.0, 30.0, 601)
+        out = {"stiffness_relative_error": abs(float(sol.params["k"]) - 1.0)}
+        try:
+            sim = sol.simulate(t_test, x[0], inputs=forcing(0.8)).x
+            out["unseen_forcing_rmse"] = rmse(sim, truth(t_test, 0.8))
+        except SimulationError:
+            out["unseen_forcing_rmse"] = None
+        return out
+
+    return Case(
+        "duffing",
+        problem,
+        1e-4,
+        RadauIIA(300, 3, jit=True, ipopt=QUIET),
+        score,
+        "k against 1, and a forcing amplitude 0.8 the data never had",
+    )
+
+
+def fitzhugh_nagumo() -> Case:
+    a, b, eps, current = 0.7, 0.8, 0.08, 0.5
+
+    def true_rhs(_, z):
+        v, w = z
+        return [v - v**3 / 3 - w + current, eps * (v + a - b * w)]
+
+    t = np.linspace(0.0, 60.0, 301)
+    x = ode(true_rhs, t, [-1.0, 1.0])
+    v = x[:, 0] + 0.02 * np.random.default_rng(3).standard_normal(t.size)
+    data = Trajectory(t, np.column_stack([v, np.full(t.size, np.nan)]), state_names=("v", "w"))
+
+    def problem() -> TrainingProblem:
+        net = MLP((1, 8, 1), "tanh", input_scale=(float(v.std()),))
+
+        def rhs(z, u, tt, blocks, params):
+            return [blocks["cubic"](z[0:1])[0] - z[1] + current, eps * (z[0] + a - b * z[1])]
+
+        model = HybridModel(2, {"cubic": net}, rhs)
+        return TrainingProblem(model, data, initial_state=[np.nan, 1.0], state_guess="data")
+
+    def score(sol) -> dict[str, Any]:
+        coll = sol(t)
+        return {"hidden_w_rmse": rmse(coll[:, 1], x[:, 1]), "v_rmse": rmse(coll[:, 0], x[:, 0])}
+
+    return Case(
+        "fitzhugh_nagumo",
+        problem,
+        1e-4,
+        UntilConsistent(RadauIIA(200, 3, jit=True, ipopt=QUIET)),
+        score,
+        "the hidden w and v against the noise-free truth",
+    )
+
+
+def gappy_lv() -> Case:
+    rng = np.random.default_rng(4)
+    x0 = np.array([1.0, 1.5])
+    t = np.sort(rng.uniform(0.0, 8.0, 60))
+    t[0] = 0.0
+    x = lv_truth(t, x0)
+    noisy = x + 0.03 * x.std(axis=0) * rng.standard_normal(x.shape)
+    missing = rng.random(noisy.shape) < 0.18
+    missing[0] = False
+    gappy = np.where(missing, np.nan, noisy)
+    data = Trajectory(t, gappy, state_names=("prey", "predator"))
+
+    def problem() -> TrainingProblem:
+        return TrainingProblem(
+            lv_model(np.nanstd(gappy, axis=0)),
+            data,
+            loss="samples",
+            mask="finite",
+            initial_state="data",
+            interpolation="linear",
+        )
+
+    def score(sol) -> dict[str, Any]:
+        t_all = np.linspace(0.0, 16.0, 641)
+        try:
+            err = sol.simulate(t_all, noisy[0]).x - lv_truth(t_all, x0)
+        except SimulationError:
+            return {"held_out_rmse": None}
+        return {"held_out_rmse": float(np.sqrt(np.mean(err[t_all > 8.0] ** 2)))}
+
+    return Case(
+        "gappy_lv",
+        problem,
+        1e-4,
+        RadauIIA(160, 3, jit=True, ipopt=QUIET),
+        score,
+        "(8, 16], past the data",
+    )
+
+
+CASES = {c.__name__: c for c in (spiral, lv_ude, robertson, duffing, fitzhugh_nagumo, gappy_lv)}
+
+
+# ---- the runs -----------------------------------------------------------------------------
+
+
+def run_one(case: Case, which: str) -> dict[str, Any]:
+    problem = case.problem()
+    if which == "expert":
+        if case.expert_lambda is not None:
+            problem = replace(problem, regularization=case.expert_lambda)
+        alg = case.expert
+    else:
+        alg = None
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = solve(problem, alg, seed=0)
+    seconds = time.perf_counter() - start
+    trained = final(result)
+    row: dict[str, Any] = {
+        "case": case.name,
+        "run": which,
+        "status": trained.status.value,
+        "iterations": int(result.iterations),
+        "seconds": seconds,
+        "consistent": None if trained.consistency is None else trained.consistency.consistent,
+        "largest_deviation": None if trained.consistency is None else trained.consistency.largest,
+        "check_s": None if trained.consistency is None else trained.consistency.wall_time_s,
+        "intervals": sum(m.n_intervals for m in trained.solution.meshes),
+        "lambda": trained.problem.regularization,
+        "warnings": sorted({type(w.message).__name__ for w in caught}),
+        **case.score(trained),
+    }
+    path = getattr(result, "path", None)
+    if path is not None:
+        row["path"] = path.to_dict()
+        row["path_s"] = result.times.get("path")
+        row["final_s"] = result.times.get("solve")
+    return row
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "| case | run | status | λ | intervals | iterations | time [s] | consistent | error |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        errors = {k: v for k, v in r.items() if k.endswith(("rmse", "error"))}
+        shown = ", ".join(
+            f"{k} {v:.3g}" if v is not None else f"{k} failed" for k, v in errors.items()
+        )
+        lam = "-" if r["lambda"] is None else f"{r['lambda']:g}"
+        lines.append(
+            f"| {r['case']} | {r['run']} | {r['status']} | {lam} | {r['intervals']} | "
+            f"{r['iterations']} | {r['seconds']:.1f} | {r['consistent']} | {shown} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cases", nargs="*", default=list(CASES), choices=list(CASES))
+    parser.add_argument(
+        "--runs", nargs="*", default=["expert", "default"], choices=["expert", "default"]
+    )
+    parser.add_argument("--out", type=Path, default=Path("runs/first_try"))
+    args = parser.parse_args()
+    rows = []
+    for name in args.cases:
+        case = CASES[name]()
+        for which in args.runs:
+            row = run_one(case, which)
+            rows.append(row)
+            print(json.dumps({k: v for k, v in row.items() if k != "path"}, default=str))
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_json(args.out / "first_try.json", {"machine": describe(), "rows": rows})
+    (args.out / "first_try.md").write_text(markdown(rows) + "\n")
+    print(markdown(rows))
+
+
+if __name__ == "__main__":
+    main()
