@@ -21,7 +21,7 @@ happened as one of:
     python benchmarks/fault_cases.py [--root CHECKOUT] [--out DIR] [--only TEXT] [--list]
 
 ``--root`` is the checkout whose scripts and package are tested (default: this one), so the
-same cases classify an earlier commit (``git worktree add /tmp/base BASE`` or ``git archive``).
+same cases classify an earlier commit (``git worktree add ../base BASE`` or ``git archive``).
 Writes ``DIR/fault_cases.json`` (default ``runs/fault_cases``) with every case's outcome and
 note and the counts, and prints them. Measured with a quiet machine in mind: the timing cases
 (SIGTERM's grace, the scheduler's 30 s) allow for a loaded one; about 15 minutes on 2 cores.
