@@ -64,14 +64,14 @@ def blocks(path: Path) -> list[Block]:
         j = i + 1
         while j < len(lines) and not lines[j].strip().startswith(fence):
             j += 1
-        body = [line[len(indent) :] if line.startswith(indent) else line for line in lines[i + 1 : j]]
+        inner = lines[i + 1 : j]
+        body = [line[len(indent) :] if line.startswith(indent) else line for line in inner]
         k = i - 1
         while k >= 0 and not lines[k].strip():
             k -= 1
         marker = NOT_RUN.match(lines[k]) if k >= 0 else None
-        out.append(
-            Block(path, i + 1, m["lang"].lower(), "\n".join(body) + "\n", marker and marker["reason"])
-        )
+        reason = marker["reason"] if marker else None
+        out.append(Block(path, i + 1, m["lang"].lower(), "\n".join(body) + "\n", reason))
         i = j + 1
     return out
 
