@@ -31,6 +31,9 @@ from .strategies import (
     ConsensusRound,
     ConsensusSolution,
     ConsistentSolution,
+    Discovered,
+    DiscoverySolution,
+    DiscoveryWarning,
     Multistart,
     MultistartSolution,
     PhasedSolution,
@@ -53,6 +56,7 @@ from .training import (
 )
 from .training.callbacks import CallbackList, EarlyStopping, ProgressBar, StopOnStagnation
 from .training.consistency import ConsistencyCheck, ConsistencyReport, InconsistentModelWarning
+from .training.discovery import ClosedForm, DiscoveryError, SparseRegression, discover
 from .training.uncertainty import Uncertainty, UncertaintyWarning
 from .transcription import (
     AlgebraicStates,
@@ -80,6 +84,7 @@ __all__ = [
     "AutoSolution",
     "BlockConstraint",
     "CallbackList",
+    "ClosedForm",
     "ConsensusADMM",
     "ConsensusRound",
     "ConsensusSolution",
@@ -88,6 +93,10 @@ __all__ = [
     "ConsistentSolution",
     "Constraint",
     "Controls",
+    "Discovered",
+    "DiscoveryError",
+    "DiscoverySolution",
+    "DiscoveryWarning",
     "DynamicOptimizationProblem",
     "EarlyStopping",
     "HybridModel",
@@ -115,6 +124,7 @@ __all__ = [
     "SolveContext",
     "SolveInterrupted",
     "SolverStatus",
+    "SparseRegression",
     "StopOnStagnation",
     "StopWhenSettled",
     "StopWhenStagnant",
@@ -129,6 +139,7 @@ __all__ = [
     "WarmStarted",
     "__version__",
     "control_problem",
+    "discover",
     "simulate",
     "solve",
 ]
