@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
 import json
 import re
 import warnings
@@ -91,6 +92,15 @@ def test_every_documented_name_exists(dotted):
     parts = dotted.split(".")
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)
+        # a public name of the package (collocnode.simulate is the function, although an old
+        # module of that path still warns when imported)
+        obj = importlib.import_module(parts[0])
+        for attr in parts[1:]:
+            obj = getattr(obj, attr, None)
+            if obj is None or inspect.ismodule(obj):
+                break
+        else:
+            return
         # the longest importable module, then attributes
         for n in range(len(parts), 0, -1):
             try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
@@ -20,6 +21,14 @@ ALLOWED = {
     "active_suspension.ipynb": BASE
     | {"casadi", "scipy.integrate", "time", "collocnode.recipes.qvm"},
 }
+
+
+def load_script(name: str):
+    path = EXAMPLES.parent / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def text_of(cell) -> str:
@@ -76,21 +85,19 @@ def test_notebook_executes(tmp_path):
     assert (tmp_path / "vdp_model.json").exists()
 
 
-@pytest.mark.slow
 def test_active_suspension_notebook_executes(tmp_path):
+    # at the CI size of the documentation build (scripts/execute_notebooks.py), about 20 s
+    execute = load_script("execute_notebooks")
     nb = nbformat.read(EXAMPLES / "active_suspension.ipynb", as_version=4)
-    settings = nb.cells[1]
-    small = {"TRAIN_S": "2.1", "HORIZON_S": "1.0", "INTERVALS": "100"}
-    for name, value in small.items():
-        settings.source, count = re.subn(
-            rf"^{name} = \S+", f"{name} = {value}", settings.source, flags=re.M
-        )
-        assert count == 1, f"the notebook must set {name} in its settings cell"
+    nb = execute.sized(nb, execute.CI_SIZE["active_suspension.ipynb"])
     client = nbclient.NotebookClient(
         nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     )
     client.execute()
     cells = {c.get("id"): c for c in nb.cells}
+    train = text_of(cells["train"])
+    assert re.search(r"^training: \w+", train, flags=re.M), train
+    assert re.search(r"^(consistent|INCONSISTENT)", train, flags=re.M), train  # the check
     control = text_of(cells["control"])
     assert "learned  model: success" in control and "true     model: success" in control
     rms = dict(re.findall(r"RMS body acceleration, (\w+)\s*: ([\d.]+)", text_of(cells["evaluate"])))

@@ -17,21 +17,34 @@ PROG = "reproduction_report.py"
 def reproduction_report(argv: Sequence[str] | None = None) -> int:
     """Rewrite the generated tables of the reproduction report from the stored runs."""
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    from ..reproduction import regenerate
+    from ..reproduction import TABLES, regenerate, stale_tables
 
     try:
         if not args.results.is_dir():
             raise ValueError(f"--results {str(args.results)!r} is not a folder")
         if not args.document.is_file():
             raise ValueError(f"--document {str(args.document)!r} is not a file")
+        stale = stale_tables(args.document, args.results)
         current = regenerate(args.document, args.results, check=args.check)
     except (ValueError, OSError) as exc:
         return fail(PROG, str(exc), args.debug)
+    runs = sorted({row.run for table in TABLES for row in table.rows})
+    stored = sum((args.results / run).is_dir() for run in runs)
+    checked = (
+        f"{len(TABLES)} generated tables against {stored} of {len(runs)} runs stored in "
+        f"{args.results}"
+    )
     if args.check:
-        if not current:
-            print(f"{args.document} is stale: run without --check to update it", file=sys.stderr)
+        if current:
+            print(f"{args.document} is current: {checked}")
+        else:
+            print(
+                f"{args.document} is stale in {', '.join(stale)} ({checked}): run without "
+                "--check to update it",
+                file=sys.stderr,
+            )
         return 0 if current else EXIT_FAILED
-    print(f"{args.document}: {'unchanged' if current else 'updated'}")
+    print(f"{args.document}: {'unchanged' if current else 'updated'} ({checked})")
     return 0
 
 

@@ -5,6 +5,15 @@ from ``benchmarks/results/<run>/{compare,result}.json``; ``--check`` tells wheth
 """
 
 from .published import TABLES, Row, Table
-from .report import load_run, regenerate, render_table, update_document
+from .report import load_run, regenerate, render_table, stale_tables, update_document
 
-__all__ = ["TABLES", "Row", "Table", "load_run", "regenerate", "render_table", "update_document"]
+__all__ = [
+    "TABLES",
+    "Row",
+    "Table",
+    "load_run",
+    "regenerate",
+    "render_table",
+    "stale_tables",
+    "update_document",
+]

@@ -805,3 +805,10 @@ def regenerate(document: Path, root: Path, check: bool = False) -> bool:
     if new != old and not check:
         atomic_write_text(document, new)
     return new == old
+
+
+def stale_tables(document: Path, root: Path, tables: Sequence[Table] = TABLES) -> list[str]:
+    """The keys of the tables whose generated block in ``document`` differs from what the runs
+    under ``root`` give (empty when the document is current)."""
+    text = Path(document).read_text()
+    return [t.key for t in tables if update_document(text, Path(root), [t]) != text]

@@ -76,7 +76,10 @@ def as_solution(solution: Any) -> Solution:
 def _dynamics_function(dop: DynamicOptimizationProblem) -> ca.Function:
     x = ca.SX.sym("x", dop.n_states)
     p, u, t = ca.SX.sym("p", dop.n_params), ca.SX.sym("u", dop.n_inputs), ca.SX.sym("t")
-    return ca.Function("f", [x, p, u, t], [ca.vertcat(dop.dynamics(x, p, u, t))])
+    value = dop.dynamics(x, p, u, t)
+    if isinstance(value, (list, tuple)):  # a list of expressions, as the transcription accepts
+        value = ca.vertcat(*value)
+    return ca.Function("f", [x, p, u, t], [ca.vertcat(value)])
 
 
 def interval_errors(solution: Any, segment: int = 0) -> np.ndarray:

@@ -301,6 +301,29 @@ def test_the_authors_code_column_reads_its_own_run(tmp_path):
     assert "authors' code" not in render_table(TABLE, tmp_path)
 
 
+def test_check_says_what_it_checked(monkeypatch, capsys):
+    from collocnode.cli import reproduction_report
+
+    monkeypatch.chdir(ROOT)
+    assert reproduction_report(["--check"]) == 0
+    out = capsys.readouterr().out
+    expected = rf"docs/results.md is current: {len(TABLES)} generated tables against \d+ of"
+    assert re.search(expected, out), out
+
+
+def test_check_names_the_stale_table(tmp_path, capsys):
+    from collocnode.cli import reproduction_report
+
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "".join(f"<!-- generated: {t.key} -->\n<!-- end generated: {t.key} -->\n" for t in TABLES)
+    )
+    argv = ["--check", "--document", str(doc), "--results", str(tmp_path)]
+    assert reproduction_report(argv) == 1
+    err = capsys.readouterr().err
+    assert "is stale in" in err and TABLES[0].key in err
+
+
 def _seed(root: Path, name: str, seed: int, rows: list[dict], top: bool = False) -> None:
     folder = root / name if top else root / name / f"seed{seed}"
     folder.mkdir(parents=True, exist_ok=True)

@@ -268,3 +268,25 @@ def test_each_trajectory_mesh_is_refined_by_its_own_estimates():
     tt = np.linspace(2.0, 3.0, 101)
     exact = np.tanh(STEEP * (tt - 0.5))  # x(2) = 1 ~ g(2): the solution stays on g
     np.testing.assert_allclose(res.solution.states(tt, 1)[:, 0], exact, atol=1e-5)
+
+
+def test_estimate_takes_dynamics_written_as_a_list():
+    # the transcription accepts a list of expressions; so does the error estimate
+    as_list = DynamicOptimizationProblem(
+        dynamics=lambda x, p, u, t: [x[1], -x[0]],
+        n_states=2,
+        n_params=0,
+        tspan=(0.0, 10.0),
+        x0=[1.0, 0.0],
+    )
+    as_column = DynamicOptimizationProblem(
+        dynamics=lambda x, p, u, t: ca.vertcat(x[1], -x[0]),
+        n_states=2,
+        n_params=0,
+        tspan=(0.0, 10.0),
+        x0=[1.0, 0.0],
+    )
+    quiet = IpoptOptions(print_level=0)
+    errors = [interval_errors(solve(d, RadauIIA(8, 3, ipopt=quiet))) for d in (as_list, as_column)]
+    np.testing.assert_array_equal(errors[0], errors[1])
+    assert errors[0].shape == (8,) and np.all(errors[0] > 0)
