@@ -17,14 +17,34 @@ def _lines(ax):
     return [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
 
 
-def test_rollout_comparison_shows_the_window_after_start():
+def test_rollout_comparison_shows_both_windows_with_the_boundary_and_the_state_names():
     truth = np.column_stack([np.sin(T), np.cos(T), T, -T, T**2])
-    fig = plotting.rollout_comparison(T, truth, {"fnode": truth + 0.1}, start=60, title="vdp")
+    fig = plotting.rollout_comparison(
+        T, truth, {"fnode": truth + 0.1}, names=("x", "y", "z"), train_end=6.0, title="vdp"
+    )
     axes = fig.axes
     assert len(axes) == 4  # at most four states
-    assert _lines(axes[0]) == ["truth", "fnode"]
-    x = axes[0].get_lines()[0].get_xdata()
-    assert x[0] == T[60] and x[-1] == T[-1]
+    assert [ax.get_ylabel() for ax in axes] == ["x", "y", "z", "x3"]
+    labelled = [line for line in axes[0].get_lines() if not line.get_label().startswith("_")]
+    assert [line.get_label() for line in labelled] == ["truth", "fnode"]
+    x = labelled[0].get_xdata()
+    assert x[0] == T[0] and x[-1] == T[-1]  # the training window too, not only extrapolation
+    boundary = [line for line in axes[0].get_lines() if line.get_label().startswith("_")]
+    assert [line.get_xdata()[0] for line in boundary] == [6.0]
+    (shade,) = axes[0].patches
+    assert shade.get_x() == T[0] and shade.get_width() == 6.0
+    assert {t.get_text().strip() for t in axes[0].texts} == {"training", "extrapolation"}
+    # the legend names every method once, for all panels
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["truth", "fnode"]
+
+
+def test_a_diverging_rollout_does_not_flatten_the_others():
+    truth = np.column_stack([np.sin(T), np.cos(T)])
+    wild = truth * np.exp(T)[:, None]
+    fig = plotting.rollout_comparison(T, truth, {"node": wild}, train_end=5.0)
+    low, high = fig.axes[0].get_ylim()
+    assert -2.0 < low < -1.0 and 1.0 < high < 2.0
 
 
 def test_acceleration_figures_use_the_window_or_the_whole_short_horizon():
@@ -65,11 +85,11 @@ def test_characteristic_marks_one_and_two_sigma_and_cuts_the_reference():
 
 def test_error_figures_and_saving(tmp_path):
     fig = plotting.time_vs_error({"fnode": (2.0, 0.1), "lstm": (1.0, 1.0)}, "test MSE")
-    assert [t.get_text() for t in fig.axes[0].texts] == ["fnode", "lstm"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["fnode", "lstm"]
     save_figure(fig, tmp_path / "time_vs_error.png")
     curves = {"fnode": np.array([[1.0, 0.5], [2.0, 0.2]]), "node": np.zeros((0, 2))}
     fig = plotting.error_vs_time(curves, "test MSE", target=0.3, target_label="collocation")
-    assert _lines(fig.axes[0]) == ["fnode", "collocation"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["fnode", "collocation"]
     path = save_figure(fig, tmp_path / "error_vs_time.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -82,3 +102,76 @@ def test_the_plotting_module_loads_neither_torch_nor_the_comparison_nor_pyplot()
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+METHODS = ("collocation", "node", "fnode", "mbdnode", "lstm", "fcnn", "mnn", "snde")
+
+
+def _comparison_figures(methods=METHODS):
+    truth = np.column_stack([np.sin(T), np.cos(T)])
+    rollouts = {m: truth * (1 + 0.05 * k) for k, m in enumerate(methods)}
+    points = {m: (1.0 + k, 0.1 * (k + 1)) for k, m in enumerate(methods)}
+    curves = {m: np.array([[1.0, 1.0], [2.0 + k, 0.5]]) for k, m in enumerate(methods)}
+    return {
+        "rollouts": plotting.rollout_comparison(
+            T, truth, rollouts, names=("x", "y"), train_end=6.0, title="vdp: rollouts"
+        ),
+        "accelerations": plotting.acceleration_comparison(T, truth, rollouts, title="qvm"),
+        "time_vs_error": plotting.time_vs_error(points, "test MSE", title="vdp: time vs error"),
+        "error_vs_time": plotting.error_vs_time(curves, "test MSE", 0.3, "collocation's"),
+    }
+
+
+def _colors_by_label(fig):
+    from matplotlib.colors import to_hex
+
+    (legend,) = fig.legends
+    handles = legend.legend_handles
+    out = {}
+    for text, handle in zip(legend.get_texts(), handles, strict=True):
+        color = handle.get_color() if hasattr(handle, "get_color") else handle.get_facecolor()
+        rgba = np.asarray(color).reshape(-1, 4)[0] if np.ndim(color) else color
+        out[text.get_text()] = to_hex(rgba)
+    return out
+
+
+def test_each_method_has_one_colour_in_every_figure_and_the_methods_differ():
+    colors = [_colors_by_label(fig) for fig in _comparison_figures().values()]
+    for method in METHODS:
+        assert len({c[method] for c in colors}) == 1, method
+    assert len({colors[0][m] for m in METHODS}) == len(METHODS)
+    # a method keeps its colour when it is drawn without the others
+    alone = _colors_by_label(_comparison_figures(("snde",))["rollouts"])
+    assert alone["snde"] == colors[0]["snde"]
+
+
+def _texts(fig):
+    """The texts drawn on ``fig``: the tick labels (major and minor) drawn, axis labels, titles,
+    annotations, the legends and the figure's title."""
+    texts = []
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            texts += [tick.label1 for tick in axis._update_ticks()]  # the ticks drawn
+            texts.append(axis.label)
+        texts += [ax.title, *ax.texts]
+    for legend in fig.legends:
+        texts += legend.get_texts()
+    if fig._suptitle is not None:
+        texts.append(fig._suptitle)
+    return [t for t in texts if t.get_visible() and t.get_text().strip()]
+
+
+def test_comparison_figures_have_no_clipped_or_overlapping_labels():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    for name, fig in _comparison_figures().items():
+        FigureCanvasAgg(fig).draw()  # at the default size, without a tight bounding box
+        renderer = fig.canvas.get_renderer()
+        page = fig.bbox
+        boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in _texts(fig)]
+        for text, box in boxes:
+            assert page.x0 - 1 <= box.x0 and box.x1 <= page.x1 + 1, (name, text)
+            assert page.y0 - 1 <= box.y0 and box.y1 <= page.y1 + 1, (name, text)
+        for i, (a, box_a) in enumerate(boxes):
+            for b, box_b in boxes[i + 1 :]:
+                assert not box_a.overlaps(box_b), (name, a, b)

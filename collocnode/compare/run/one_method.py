@@ -78,6 +78,7 @@ def _train_and_score(
         row.status, row.message = MethodStatus.NOT_APPLICABLE, reason
         return
     row.options = _jsonable_options(trainer.options)
+    row.unit, row.limit = trainer.unit, trainer.epoch_limit
     monitor = TrainingMonitor(trainer, cfg, evaluation, progress)
     try:
         result = trainer.fit(system, split.train, budget_s=cfg.budget_s, callback=monitor)
