@@ -51,7 +51,13 @@ from .training import (
     TrainingSolution,
     UndeterminedStateWarning,
 )
-from .training.callbacks import CallbackList, EarlyStopping, ProgressBar, StopOnStagnation
+from .training.callbacks import (
+    CallbackList,
+    EarlyStopping,
+    PhaseProgress,
+    ProgressBar,
+    StopOnStagnation,
+)
 from .training.consistency import ConsistencyCheck, ConsistencyReport, InconsistentModelWarning
 from .training.uncertainty import Uncertainty, UncertaintyWarning
 from .transcription import (
@@ -103,6 +109,7 @@ __all__ = [
     "Parameter",
     "PartialQuasiNewton",
     "PathConstraint",
+    "PhaseProgress",
     "PhasedSolution",
     "Pretrained",
     "ProgressBar",

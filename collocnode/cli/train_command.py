@@ -9,6 +9,7 @@ on Ctrl-C or SIGTERM (status "interrupted").
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import sys
 from collections.abc import Callable, Sequence
@@ -79,7 +80,7 @@ def _without_problem(argv: list[str], names: list[str]) -> int:
 
 def _parser(summary: str, names: list[str], options_cls: type) -> OneLineParser:
     parser = OneLineParser(prog=PROG, description=summary)
-    parser.add_argument("problem", choices=names)
+    parser.add_argument("problem", choices=names, help="the experiment to run")
     parser.add_argument(
         "--out", type=Path, default=None, help="output directory (default: runs/<problem>-<time>)"
     )
@@ -91,16 +92,33 @@ def _parser(summary: str, names: list[str], options_cls: type) -> OneLineParser:
         action="store_true",
         help="continue the run in --out: its finished seeds (--seeds > 1) are reused",
     )
-    parser.add_argument("--quiet", action="store_true", help="no IPOPT iteration output")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="print IPOPT's own log, one line per iteration (--print-level 5, unless given)",
+    )
+    parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress: neither the phases nor the iterations (on a terminal they are bars, "
+        "in a log plain lines on standard error)",
+    )
+    parser.add_argument(
+        "--quiet", action="store_true", help="no IPOPT log and no progress (the summary only)"
+    )
     parser.add_argument("--debug", action="store_true", help="tracebacks instead of one line")
     add_dataclass_options(parser, options_cls, skip=("problem",))
     return parser
 
 
 def _options(options_cls: type, args: argparse.Namespace) -> Any:
-    """The run's options from the parsed arguments (``--quiet``: IPOPT prints nothing)."""
+    """The run's options from the parsed arguments: IPOPT's own log only with ``--verbose``
+    (or an explicit ``--print-level``), never with ``--quiet``."""
     if args.quiet:
         args.print_level = 0
+    elif not hasattr(args, "print_level"):  # not given: the verbosity decides
+        args.print_level = 5 if args.verbose else 0
     opts = options_from_args(options_cls, args)
     if args.resume and args.out is None:
         raise ValueError("--resume needs --out: the directory of the run to continue")
@@ -118,6 +136,8 @@ def _run(
     """Run the experiment into ``out``, record how it ended, and rename ``out`` to ``--out``."""
     from ..experiments.record import RunRecord
     from ..tools import machine
+    from ..tools.progress import watching
+    from ..training.callbacks import PhaseProgress
 
     record = RunRecord(out.path, run_id)
     record.update(
@@ -126,16 +146,22 @@ def _run(
         load_at_start=machine.load_average(),
         created=datetime.datetime.now().strftime("%Y-%m-%dT%H:%M:%S"),
     )
+    shown = None if args.quiet or args.no_progress else PhaseProgress()
     try:
-        result = run(opts, record)
+        with watching(shown) if shown is not None else contextlib.nullcontext():
+            result = run(opts, record)
         code = 0 if succeeded(result) else EXIT_FAILED
     except KeyboardInterrupt as exc:
+        if shown is not None:
+            shown.close()
         phase = _phase(record, exc)
         record.write(status="interrupted", phase=phase)
         where = out.finish()
         print(f"{PROG}: interrupted in phase {phase}; what was done is in {where}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as exc:
+        if shown is not None:
+            shown.close()
         if args.debug:
             out.finish()
             raise
@@ -144,6 +170,8 @@ def _run(
         where = out.finish()
         print(f"{PROG}: error in phase {phase}: {message} (files in {where})", file=sys.stderr)
         return EXIT_FAILED
+    if shown is not None:
+        shown.close()
     where = out.finish()
     print(f"\n{args.problem}: results in {where}\n" + table(result_rows(result)))
     for text in result.get("warnings", []):

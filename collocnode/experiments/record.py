@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..serialize import save_model
+from ..tools import progress
 from ..tools.io import save_figure, write_json
 from ..training import TrainingSolution
 from ..training.uncertainty import Uncertainty, UncertaintyWarning
@@ -42,7 +43,11 @@ class RunRecord:
     result: dict[str, Any] = field(default_factory=dict)
 
     def enter(self, phase: str) -> None:
+        """Enter ``phase`` and tell the run's watcher (:mod:`collocnode.tools.progress`), but
+        for "training", whose own phases (build, compile, solve, check) the solve tells."""
         self.phase = phase
+        if phase != "training":
+            progress.phase(phase)
 
     def update(self, **fields: Any) -> None:
         self.result.update(fields)
