@@ -167,3 +167,23 @@ def test_a_run_records_the_unit_and_the_limit_of_each_method(tmp_path):
     (row,) = _written(tmp_path)["rows"]
     assert (row["unit"], row["limit"], row["ended"]) == ("epoch", 1, "ran all its epochs")
     assert report["meta"]["state_names"] == ["x", "y"]
+
+
+def test_a_methods_bar_counts_its_own_unit_and_only_on_a_terminal(monkeypatch):
+    import io
+    import sys
+
+    from collocnode.compare.run import one_method
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert one_method._bar("fnode", 20, "epoch", True) is None  # a log: lines, no bar
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    assert one_method._bar("fnode", 20, "epoch", False) is None  # --no-progress
+    bar = one_method._bar("collocation", 100, "iteration", True)
+    bar.update(3)
+    bar.close()
+    assert bar.unit == "iteration" and "3/100" in sys.stderr.getvalue()

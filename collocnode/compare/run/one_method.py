@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import traceback
 from dataclasses import asdict
 from pathlib import Path
@@ -114,7 +115,7 @@ class TrainingMonitor:
         self._every = cfg.eval_every_s
         self._pending = list(cfg.eval_at_s)  # sorted by CompareConfig
         self._last = -math.inf
-        self._bar = _bar(trainer.name, trainer.epoch_limit, progress)
+        self._bar = _bar(trainer.name, trainer.epoch_limit, trainer.unit, progress)
 
     def __call__(self, p: Progress) -> None:
         if self._bar is not None:
@@ -142,11 +143,11 @@ def _jsonable_options(opts: Any) -> dict[str, Any]:
     return {k: (list(val) if isinstance(val, tuple) else val) for k, val in asdict(opts).items()}
 
 
-def _bar(name: str, total: int, enabled: bool) -> Any:
-    if not enabled:
+def _bar(name: str, total: int, unit: str, enabled: bool) -> Any:
+    """A tqdm bar over the method's epochs (collocation: IPOPT iterations) when ``enabled`` and
+    standard error is a terminal; a log gets no bar, only the run's line per method."""
+    if not enabled or not sys.stderr.isatty():
         return None
-    try:
-        from tqdm import tqdm
-    except ImportError:  # pragma: no cover - tqdm ships with the torch extra
-        return None
-    return tqdm(total=total, desc=f"{name:>12}", unit="epoch", leave=True, dynamic_ncols=True)
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=f"{name:>12}", unit=unit, leave=True, dynamic_ncols=True)
