@@ -46,16 +46,16 @@ def trajectories(
     """One panel per state: data (dots), truth (line), learned model (dashed).
 
     ``truth`` is ``(len(t_truth), n_states)``, ``model`` and ``data`` likewise on their times;
-    ``train_end`` [s] marks the end of the training window. ``band`` = (t, lower, upper), the
-    bounds ``(len(t), n_states)``, shades a prediction band around the learned model (only
-    where it is finite)."""
+    ``train_end`` [s] shades the training window and marks its end. ``band`` = (t, lower,
+    upper), the bounds ``(len(t), n_states)``, shades a prediction band around the learned model
+    (only where it is finite)."""
     n = truth.shape[1]
     fig = _figure((8, 2.2 * n))
     axes = fig.subplots(n, 1, sharex=True, squeeze=False)
     for k, ax in enumerate(axes[:, 0]):
         if data is not None:
-            ax.plot(t_data, data[:, k], ".", ms=2.5, color="0.6", label="data")
-        ax.plot(t_truth, truth[:, k], "k-", lw=1.2, label="truth")
+            ax.plot(t_data, data[:, k], ".", ms=2.5, color=style.DATA, label="data")
+        ax.plot(t_truth, truth[:, k], "-", color=style.TRUTH, lw=1.2, label="truth")
         if band is not None:
             tb, lo, hi = band
             finite = np.isfinite(lo[:, k]) & np.isfinite(hi[:, k])
@@ -64,15 +64,16 @@ def trajectories(
                 lo[:, k],
                 hi[:, k],
                 where=finite,
-                color="tab:red",
+                color=style.LEARNED,
                 alpha=0.2,
                 lw=0,
                 label=band_label,
             )
         if model is not None:
-            ax.plot(t_model, model[:, k], "--", color="tab:red", lw=1.4, label="learned")
+            ax.plot(t_model, model[:, k], "--", color=style.LEARNED, lw=1.4, label="learned")
         if train_end is not None:
-            ax.axvline(train_end, color="tab:blue", lw=0.8, ls=":")
+            ax.axvspan(t_truth[0], train_end, color=style.TRAINING_SHADE, lw=0, zorder=0)
+            ax.axvline(train_end, color=style.BOUNDARY, lw=0.9, ls="--")
         ax.set_ylabel(names[k] if k < len(names) else f"x{k}")
     axes[0, 0].legend(loc="upper right", fontsize=8, ncol=3)
     axes[-1, 0].set_xlabel("t [s]")
@@ -173,9 +174,9 @@ def percentile_bands(
     for k, ax in enumerate(axes[:, 0]):
         r = runs[:, :, k]
         p5, p25, p50, p75, p95 = np.nanpercentile(r, [5, 25, 50, 75, 95], axis=0)
-        ax.fill_between(t, p5, p95, color="tab:red", alpha=0.15, label="5–95 %")
-        ax.fill_between(t, p25, p75, color="tab:red", alpha=0.3, label="25–75 %")
-        ax.plot(t, p50, color="tab:red", lw=1, label="median")
+        ax.fill_between(t, p5, p95, color=style.LEARNED, alpha=0.15, label="5–95 %")
+        ax.fill_between(t, p25, p75, color=style.LEARNED, alpha=0.3, label="25–75 %")
+        ax.plot(t, p50, color=style.LEARNED, lw=1, label="median")
         ax.plot(t, truth[:, k], "k--", lw=1, label="truth")
         ax.set_ylabel(names[k] if k < len(names) else f"x{k}")
     axes[0, 0].legend(fontsize=8, ncol=4, loc="upper right")
@@ -370,9 +371,11 @@ def characteristic(
     if band is not None:
         lo, hi = (np.asarray(a, dtype=float) for a in band)
         finite = np.isfinite(lo) & np.isfinite(hi)
-        ax.fill_between(x, lo, hi, where=finite, color="tab:red", alpha=0.2, lw=0, label=band_label)
+        ax.fill_between(
+            x, lo, hi, where=finite, color=style.LEARNED, alpha=0.2, lw=0, label=band_label
+        )
     ax.plot(x, true, "k-", lw=1.5, label=true_label)
-    ax.plot(x, learned, "--", color="tab:red", lw=1.5, label=learned_label)
+    ax.plot(x, learned, "--", color=style.LEARNED, lw=1.5, label=learned_label)
     if reference is not None:
         xr, fr = (np.asarray(a, dtype=float) for a in reference)
         keep = (xr >= np.min(x)) & (xr <= np.max(x))
@@ -411,18 +414,20 @@ def characteristic_bands(panels: Sequence[Mapping[str, Any]], level: float = 0.9
         lo, hi = (np.asarray(panel[key], dtype=float) for key in ("lower", "upper"))
         finite = np.isfinite(lo) & np.isfinite(hi)
         top, bottom = axes[0, k], axes[1, k]
-        top.fill_between(x, lo, hi, where=finite, color="tab:red", alpha=0.25, lw=0, label=label)
+        top.fill_between(
+            x, lo, hi, where=finite, color=style.LEARNED, alpha=0.25, lw=0, label=label
+        )
         top.plot(x, true, "k-", lw=1.3, label="true (data generator)")
-        top.plot(x, learned, "--", color="tab:red", lw=1.3, label="learned")
+        top.plot(x, learned, "--", color=style.LEARNED, lw=1.3, label="learned")
         span = float(np.ptp(np.concatenate([true, learned]))) or 1.0
         top.set_ylim(
             min(true.min(), learned.min()) - 0.1 * span, max(true.max(), learned.max()) + 0.1 * span
         )
         bottom.fill_between(
-            x, lo - learned, hi - learned, where=finite, color="tab:red", alpha=0.25, lw=0
+            x, lo - learned, hi - learned, where=finite, color=style.LEARNED, alpha=0.25, lw=0
         )
         bottom.plot(x, true - learned, "k-", lw=1.0, label="true − learned")
-        bottom.axhline(0.0, color="tab:red", lw=0.8, ls="--")
+        bottom.axhline(0.0, color=style.LEARNED, lw=0.8, ls="--")
         inner = np.abs(x) <= 2.5 * panel["sigma"]
         dev = np.concatenate(
             [
@@ -464,7 +469,7 @@ def acceleration_window(
     ax = fig.subplots()
     ax.plot(t[keep], data[keep], ".", ms=1.5, color="0.6", label="data")
     ax.plot(t[keep], truth[keep], "k-", lw=1, label="true model")
-    ax.plot(t[keep], learned[keep], "--", color="tab:red", lw=1, label=learned_label)
+    ax.plot(t[keep], learned[keep], "--", color=style.LEARNED, lw=1, label=learned_label)
     ax.set_xlabel("t [s]")
     ax.set_ylabel(ylabel)
     if title:

@@ -187,3 +187,21 @@ def test_a_methods_bar_counts_its_own_unit_and_only_on_a_terminal(monkeypatch):
     bar.update(3)
     bar.close()
     assert bar.unit == "iteration" and "3/100" in sys.stderr.getvalue()
+
+
+def test_on_a_terminal_collocations_bar_names_the_phases_of_its_solve(monkeypatch):
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    cfg = CompareConfig("vdp", ("collocation",), quick=True, epochs=3, device="cpu")
+    report = run(cfg, None, progress=True)
+    assert report.rows[0].unit == "iteration" and report.rows[0].limit == 3
+    text = screen.getvalue()
+    assert "collocation" in text and "iteration" in text
+    assert ", build]" in text and ", solve]" in text  # the phase in the bar's postfix

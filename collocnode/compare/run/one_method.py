@@ -10,6 +10,7 @@ training had started).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
@@ -18,6 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ...tools.progress import watching
 from ..methods.base import NotApplicableError, Progress
 from ..methods.registry import make_trainer
 from ..methods.status import MethodStatus
@@ -82,7 +84,9 @@ def _train_and_score(
     row.unit, row.limit = trainer.unit, trainer.epoch_limit
     monitor = TrainingMonitor(trainer, cfg, evaluation, progress)
     try:
-        result = trainer.fit(system, split.train, budget_s=cfg.budget_s, callback=monitor)
+        # the monitor also watches the phases of a collocation solve (build, compile, solve)
+        with watching(monitor) if monitor.shows else contextlib.nullcontext():
+            result = trainer.fit(system, split.train, budget_s=cfg.budget_s, callback=monitor)
     finally:
         monitor.close()
     row.record_fit(result)
@@ -116,6 +120,20 @@ class TrainingMonitor:
         self._pending = list(cfg.eval_at_s)  # sorted by CompareConfig
         self._last = -math.inf
         self._bar = _bar(trainer.name, trainer.epoch_limit, trainer.unit, progress)
+
+    @property
+    def shows(self) -> bool:
+        """Whether it draws a bar (on a terminal, with progress on)."""
+        return self._bar is not None
+
+    def phase(self, name: str) -> None:
+        """A phase of a collocation solve (:mod:`collocnode.tools.progress`): named in the bar."""
+        if self._bar is not None:
+            self._bar.set_postfix_str(name)
+
+    def iterations(self) -> None:
+        """None: the iterations come as the training callback already."""
+        return None
 
     def __call__(self, p: Progress) -> None:
         if self._bar is not None:
