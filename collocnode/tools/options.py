@@ -125,7 +125,7 @@ def _documented_fields(doc: str) -> Iterator[tuple[list[str], str]]:
             if names:
                 yield names, " ".join(text)
             names, text = None, []
-            section = bool(stripped) and depth > 0
+            section = False  # a blank or unindented line ends the section
             continue
         entry = re.match(r"^([A-Za-z_][\w, ]*):\s+(.*)$", stripped)
         if entry and (indent < 0 or depth == indent):
