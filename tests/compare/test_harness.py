@@ -148,7 +148,7 @@ def test_the_table_states_each_methods_budget_and_how_its_training_ended():
     assert "| 20 epochs | 20 epochs, 60 s | ran all its epochs |" in table
     assert "| 7 epochs | 20 epochs, 60 s | ran out of time |" in table
     assert "| 1 epoch | 1 epoch, 60 s | ran out of epochs |" in table
-    assert "Quick run:" in table and "collocation solves to convergence" in table
+    assert "Quick run:" in table and "collocation runs until IPOPT converges" in table
     assert "57 iterations" in summary_line(rows[0]) and "epochs 57" not in summary_line(rows[0])
     meta |= {"quick": False, "budget_s": None}
     table = markdown(CompareReport("vdp", meta, rows[:1]))

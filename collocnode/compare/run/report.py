@@ -106,9 +106,9 @@ def markdown(report: Mapping[str, Any]) -> str:
     if meta["quick"]:
         lines += [
             "",
-            "Quick run: small networks and data, and every trainer's epochs cut to its quick "
-            "setting, while collocation solves to convergence (up to its iteration limit); the "
-            "budget column gives what each method was allowed.",
+            "Quick run: small networks and data; the trainers run few epochs while collocation "
+            "runs until IPOPT converges or reaches its iteration limit. The budget column gives "
+            "what each method was allowed, the last column how its training ended.",
         ]
     return "\n".join([*lines, "", *_at_set_times(report)])
 
