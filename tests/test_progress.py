@@ -146,4 +146,6 @@ def test_every_option_of_the_scripts_has_a_description_and_its_default():
     assert helps["--stages"] == "Radau IIA stages per interval (order 2·stages − 1) (default: 5)"
     assert helps["--no-jit"].endswith("(default: on)")
     assert helps["--hidden"].endswith("(default: 5,5)")
+    # the command line decides IPOPT's output level: --help says so, not the recipe's 5
+    assert helps["--print-level"].endswith("(default: 0, or 5 with --verbose)")
     assert _helps(parsers["compare"])["--seed"].endswith("(default: 0)")

@@ -24,7 +24,8 @@ class DefaultsFormatter(argparse.HelpFormatter):
             or isinstance(action, (argparse._HelpAction, argparse._VersionAction))
         ):
             return text
-        return f"{text} (default: {_shown(action.default)})"
+        shown = _shown(action.default).replace("%", "%%")  # argparse formats help with %
+        return f"{text} (default: {shown})"
 
 
 def _shown(value: Any) -> str:
@@ -37,7 +38,7 @@ def _shown(value: Any) -> str:
         return ",".join(str(v) for v in value)
     if isinstance(value, str) and not value:
         return '""'
-    return str(value).replace("%", "%%")
+    return str(value)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -76,11 +77,15 @@ def _field_type(field: dataclasses.Field) -> Callable[[str], Any]:
 
 
 def add_dataclass_options(
-    parser: argparse.ArgumentParser, cls: type, skip: Sequence[str] = ()
+    parser: argparse.ArgumentParser,
+    cls: type,
+    skip: Sequence[str] = (),
+    shown_defaults: dict[str, str] | None = None,
 ) -> None:
     """One ``--option`` per leaf field of the options dataclass ``cls``, nested ones by their
     own names (booleans get ``--no-x``), described by the first sentence of the field's entry
-    in the dataclasses' docstrings and with its default."""
+    in the dataclasses' docstrings and with its default (``shown_defaults``: the words shown
+    instead, by field name, where the command line decides the default)."""
     from ..tools.options import field_docs, flat_fields
 
     docs = field_docs(cls)
@@ -88,7 +93,9 @@ def add_dataclass_options(
         if f.name in skip:
             continue
         flag = "--" + f.name.replace("_", "-")
-        doc = f"{_one_line(docs.get(f.name, ''))} (default: {_shown(default)})".lstrip()
+        shown = (shown_defaults or {}).get(f.name, _shown(default))
+        doc = f"{_one_line(docs.get(f.name, ''))} (default: {shown})".lstrip()
+        doc = doc.replace("%", "%%")  # argparse formats help strings with %
         if isinstance(default, bool):
             parser.add_argument(
                 flag,

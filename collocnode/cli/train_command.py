@@ -108,7 +108,12 @@ def _parser(summary: str, names: list[str], options_cls: type) -> OneLineParser:
         "--quiet", action="store_true", help="no IPOPT log and no progress (the summary only)"
     )
     parser.add_argument("--debug", action="store_true", help="tracebacks instead of one line")
-    add_dataclass_options(parser, options_cls, skip=("problem",))
+    add_dataclass_options(
+        parser,
+        options_cls,
+        skip=("problem",),
+        shown_defaults={"print_level": "0, or 5 with --verbose"},
+    )
     return parser
 
 
