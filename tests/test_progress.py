@@ -44,6 +44,26 @@ def test_without_a_terminal_the_phases_and_iterations_are_plain_lines():
     assert numbers[-1] == sol.iterations > numbers[-2]
 
 
+def test_the_phases_of_a_strategy_are_named_after_its_parts():
+    from collocnode import Pretrained
+
+    log = io.StringIO()
+    with progress.watching(PhaseProgress(file=log, every=5)) as shown:
+        solve(decay_problem(1), Pretrained(RadauIIA(30, 3, ipopt=QUIET), fraction=0.5), seed=0)
+        shown.close()
+    phases = [line.split("] ", 1)[1] for line in log.getvalue().splitlines()]
+    named = [p for p in phases if "iteration" not in p]
+    assert named == [
+        "pretraining: build",
+        "pretraining: solve",
+        "simulation",
+        "full problem: build",
+        "full problem: solve",
+        "check",
+    ]
+    assert any(p.startswith("full problem: solve: iteration 0/50") for p in phases)
+
+
 def test_on_a_terminal_each_phase_is_a_bar_with_its_elapsed_time():
     screen = _Terminal()
     shown = PhaseProgress(file=screen)

@@ -5,8 +5,9 @@ an experiment's own: "data", "training", "evaluation", "plots") and asks :func:`
 for a callback of the IPOPT iterations before each solve. Both do nothing unless a watcher is
 installed with :func:`watching` (``solve(..., progress=True)`` and the command lines install
 :class:`collocnode.training.callbacks.PhaseProgress`), so a run that nobody watches pays nothing.
-The watcher is per context (a ``contextvars`` variable), so threads and tasks that do not inherit
-the context, e.g. other runs in the same process, are not watched.
+:func:`labelled` names the phases of a part of a run ("pretraining: build", "full problem:
+solve"). The watcher is per context (a ``contextvars`` variable), so threads and tasks that do
+not inherit the context, e.g. other runs in the same process, are not watched.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
-__all__ = ["Watcher", "current", "iteration_callback", "phase", "watching"]
+__all__ = ["Watcher", "current", "iteration_callback", "labelled", "phase", "watching"]
 
 
 class Watcher(Protocol):
@@ -35,6 +36,7 @@ class Watcher(Protocol):
 _WATCHER: contextvars.ContextVar[Watcher | None] = contextvars.ContextVar(
     "collocnode_watcher", default=None
 )
+_LABEL: contextvars.ContextVar[str] = contextvars.ContextVar("collocnode_phase_label", default="")
 
 
 def current() -> Watcher | None:
@@ -52,11 +54,24 @@ def watching(watcher: Watcher) -> Iterator[Watcher]:
         _WATCHER.reset(token)
 
 
+@contextmanager
+def labelled(label: str) -> Iterator[None]:
+    """Name the phases told inside the ``with`` block "``label``: phase" (e.g. "pretraining:
+    build"); nested labels are joined by ", "."""
+    outer = _LABEL.get()
+    token = _LABEL.set(f"{outer}, {label}" if outer else label)
+    try:
+        yield
+    finally:
+        _LABEL.reset(token)
+
+
 def phase(name: str) -> None:
-    """Tell the watcher, if any, that the run enters phase ``name``."""
+    """Tell the watcher, if any, that the run enters phase ``name`` (under the current label)."""
     watcher = _WATCHER.get()
     if watcher is not None:
-        watcher.phase(name)
+        label = _LABEL.get()
+        watcher.phase(f"{label}: {name}" if label and name != "done" else name)
 
 
 def iteration_callback() -> Callable[[Any], Any] | None:

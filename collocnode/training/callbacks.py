@@ -489,14 +489,14 @@ class PhaseProgress:
         self._name = name
         if not self.bars:
             self._line(name)
-        elif name != "solve":  # the solve's bar is the iterations' (iterations())
+        elif not name.endswith("solve"):  # the solve's bar is the iterations' (iterations())
             self._spin(name)
 
     def iterations(self) -> Any:
         """The callback of the solve's iterations: a bar that opens at the first iteration, or
         a line every ``every`` iterations."""
         if self.bars:
-            return ProgressBar(desc=self._name or "solve", file=self.file, lazy=True)
+            return _IterationBar(self)
         return _IterationLines(self)
 
     def close(self) -> None:
@@ -533,6 +533,18 @@ class PhaseProgress:
         print(f"[{elapsed:8.1f} s] {text}", file=self.file, flush=True)
 
 
+class _IterationBar(ProgressBar):
+    """The iterations of a solve as a bar named after the phase it opens in (the solve's)."""
+
+    def __init__(self, owner: PhaseProgress) -> None:
+        super().__init__(file=owner.file, lazy=True)
+        self.owner = owner
+
+    def _open(self) -> None:
+        self.desc = self.owner._name or "solve"
+        super()._open()
+
+
 class _IterationLines:
     """The iterations of a solve as lines (:class:`PhaseProgress` without bars)."""
 
@@ -559,7 +571,8 @@ class _IterationLines:
     def _write(self) -> None:
         k, objective, infeasibility = self._last
         of = f"/{self._total}" if self._total else ""
-        self.owner._line(f"solve: iteration {k}{of}, objective {objective:.4g}{infeasibility}")
+        where = self.owner._name or "solve"
+        self.owner._line(f"{where}: iteration {k}{of}, objective {objective:.4g}{infeasibility}")
 
 
 def _infeasibility(state: Any) -> str:
