@@ -148,9 +148,10 @@ def _helps(parser):
 def test_every_option_of_the_scripts_has_a_description_and_its_default():
     from collocnode import experiments
     from collocnode.cli.compare_command import _parser as compare_parser
+    from collocnode.cli.report_command import _parser as report_parser
     from collocnode.cli.train_command import _parser as train_parser
 
-    parsers = {"compare": compare_parser()}
+    parsers = {"compare": compare_parser(), "reproduction_report": report_parser()}
     names = sorted(experiments.EXPERIMENTS)
     for name in names:
         exp = experiments.get(name)
