@@ -149,3 +149,32 @@ def test_each_method_has_one_colour_in_every_figure_and_the_methods_differ():
 def test_comparison_figures_have_no_clipped_or_overlapping_labels():
     for name, fig in _comparison_figures().items():
         assert labels_fit(fig) == ([], []), name
+
+
+def test_the_reports_figures_name_the_states_and_mark_the_end_of_training(tmp_path, monkeypatch):
+    from collocnode.compare.run import report as report_module
+
+    drawn = {}
+    monkeypatch.setattr(
+        report_module, "save_figure", lambda fig, path: drawn.setdefault(path.name, fig)
+    )
+    truth = np.column_stack([np.sin(T), np.cos(T)])
+    for method in ("collocation", "fnode"):
+        np.savez(tmp_path / f"{method}.npz", t=T, x_data=truth, x_pred=truth * 1.01)
+    rows = [
+        {"method": "collocation", "train_time_s": 5.0, "test_mse": 1e-4},
+        {"method": "fnode", "train_time_s": 1.0, "test_mse": 0.5, "curve": [(0.5, 0.7)]},
+    ]
+    meta = {"n_train": 61, "state_names": ["position", "velocity"], "target_metric": "test_mse"}
+    report_module.write_plots({"problem": "vdp", "meta": meta, "rows": rows}, tmp_path)
+    assert sorted(drawn) == ["error_vs_time.png", "rollouts.png", "time_vs_error.png"]
+    rollouts = drawn["rollouts.png"]
+    assert [ax.get_ylabel() for ax in rollouts.axes] == ["position", "velocity"]
+    boundary = [line for line in rollouts.axes[0].get_lines() if line.get_label().startswith("_")]
+    assert [line.get_xdata()[0] for line in boundary] == [T[60]]  # the last training sample
+    rollout, points, curves = (
+        _colors_by_label(drawn[f"{name}.png"])
+        for name in ("rollouts", "time_vs_error", "error_vs_time")
+    )
+    assert rollout["fnode"] == points["fnode"] == curves["fnode"]
+    assert rollout["collocation"] == points["collocation"] == curves["collocation's test MSE"]
