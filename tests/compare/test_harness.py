@@ -205,3 +205,9 @@ def test_on_a_terminal_collocations_bar_names_the_phases_of_its_solve(monkeypatc
     text = screen.getvalue()
     assert "collocation" in text and "iteration" in text
     assert ", build]" in text and ", solve]" in text  # the phase in the bar's postfix
+    # in a log: a line per phase, no bar
+    log = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", log)
+    run(cfg, None, progress=True)
+    assert log.getvalue().splitlines()[:2] == ["collocation: build", "collocation: solve"]
+    assert "\r" not in log.getvalue()

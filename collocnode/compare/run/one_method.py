@@ -100,7 +100,8 @@ def _train_and_score(
 
 class TrainingMonitor:
     """The callback a run gives a method's training: it advances the progress bar and records
-    the error-vs-time curve.
+    the error-vs-time curve; it also watches the phases of a collocation solve (named in the
+    bar on a terminal, one line each in a log).
 
     A point of :attr:`curve` is taken at the first callback after each ``cfg.eval_every_s``
     since the last point and after each time of ``cfg.eval_at_s``, when the run records curves
@@ -120,16 +121,20 @@ class TrainingMonitor:
         self._pending = list(cfg.eval_at_s)  # sorted by CompareConfig
         self._last = -math.inf
         self._bar = _bar(trainer.name, trainer.epoch_limit, trainer.unit, progress)
+        self._lines = progress and self._bar is None  # a log: a line per phase of a solve
 
     @property
     def shows(self) -> bool:
-        """Whether it draws a bar (on a terminal, with progress on)."""
-        return self._bar is not None
+        """Whether it shows progress: a bar on a terminal, lines in a log."""
+        return self._bar is not None or self._lines
 
     def phase(self, name: str) -> None:
-        """A phase of a collocation solve (:mod:`collocnode.tools.progress`): named in the bar."""
+        """A phase of a collocation solve (:mod:`collocnode.tools.progress`): named in the bar,
+        or a line on standard error."""
         if self._bar is not None:
             self._bar.set_postfix_str(name)
+        elif self._lines:
+            print(f"{self.trainer.name}: {name}", file=sys.stderr, flush=True)
 
     def iterations(self) -> None:
         """None: the iterations come as the training callback already."""
