@@ -75,14 +75,15 @@ def start_record(
 ) -> dict:
     """The stored record of one call of ``benchmarks/<script>``: its command, this machine, the
     commit of the authors' ``folder``, and the runs of an earlier call into ``out_file`` that
-    are not in ``wanted`` ((method, test case) pairs); the commands of both calls are kept."""
+    are not in ``wanted`` ((method, test case) pairs); the commands, machines and start times of
+    both calls are kept."""
     args = argv if argv is not None else sys.argv[1:]
     record = {
         "command": f"python benchmarks/{script} " + " ".join(shlex.quote(a) for a in args),
         "machine": machine.describe(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "load_at_start": machine.load_average(),
-        "code_commit": _commit(folder),
+        "code_commit": commit(folder),
         "runs": [],
     }
     if out_file.is_file():
@@ -93,6 +94,10 @@ def start_record(
         ]
         if record["runs"] and earlier.get("command") != record["command"]:
             record["command"] = f"{earlier['command']} && {record['command']}"
+        # the runs kept ran where and when the earlier record says: both are kept
+        for key in ("machine", "created") if record["runs"] else ():
+            if earlier.get(key) and earlier[key] not in str(record[key]):
+                record[key] = f"{earlier[key]}; then {record[key]}"
     return record
 
 
@@ -100,7 +105,8 @@ def _importable(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def _commit(folder: Path) -> str | None:
+def commit(folder: Path) -> str | None:
+    """The git commit checked out in ``folder`` (None where it is not a git checkout)."""
     try:
         out = subprocess.run(
             ["git", "-C", str(folder), "rev-parse", "HEAD"],

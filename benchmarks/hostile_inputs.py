@@ -1710,6 +1710,10 @@ def script_cases(s: Suite) -> None:
         (tmp / "full").mkdir()
         (tmp / "full" / "result.json").write_text("{}")
 
+    def earlier_run(tmp: Path) -> None:  # a run folder: it carries collocnode's marker
+        full_dir(tmp)
+        (tmp / "full" / ".collocnode-run.json").write_text("{}")
+
     out_cases = [
         ("--out is a file", "{tmp}/file", write_file("file")),
         ("--out below a file", "{tmp}/file/sub", write_file("file")),
@@ -1725,11 +1729,14 @@ def script_cases(s: Suite) -> None:
             s.script(script, name, args, "--out", setup=setup)
     for name, out, setup in (
         ("tiny run into a new nested --out", "{tmp}/a/b/c", None),
-        ("tiny run --overwrite a non-empty --out", "{tmp}/full", full_dir),
+        ("tiny run --overwrite an earlier run's --out", "{tmp}/full", earlier_run),
         ("tiny run, unicode --out", "{tmp}/ausgabe-✓", None),
     ):
         args = with_defaults(["vdp", "--out", out, "--overwrite"], TINY_TRAINING)
         s.script(tc, f"vdp {name}", args, expect="accept", setup=setup, codes=(0, 1))
+    # a non-empty folder without the marker is not collocnode's to delete
+    args = with_defaults(["vdp", "--out", "{tmp}/full", "--overwrite"], TINY_TRAINING)
+    s.script(tc, "--overwrite a folder it did not write", args, "--overwrite", setup=full_dir)
 
     s.add(Case(cp, "no arguments", "problem", argv=[sys.executable, str(SCRIPTS / cp)]))
     s.script(cp, "unknown problem", with_defaults(["nope"], TINY_COMPARE), "nope")

@@ -2,11 +2,15 @@
 # Every run quoted in docs/results.md, docs/performance.md and docs/control.md, in order. Each writes into
 # runs/reproduce/<name>; together they take several hours on a 2-core machine.
 # Usage: bash benchmarks/reproduce.sh [name ...]   (no names: all)
+# The rows of the seed papers' multibody tables run once per seed of SEEDS (default "0 1 2"),
+# each into runs/reproduce/<name>/seed<K>; SEEDS="1 2" bash benchmarks/reproduce.sh NAME runs
+# two of them. docs/results.md says what each costs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=runs/reproduce
 mkdir -p "$out"
 SELECTED="$*"
+SEEDS=${SEEDS:-0 1 2}
 
 run() {
   local name=$1
@@ -18,32 +22,51 @@ run() {
 }
 
 run vdp-timing python benchmarks/vdp_timing.py --repeats 5 --json "$out/vdp_timing.json"
-# GDOPT Table 3 (docs/results.md's generated table; store the result.json in benchmarks/results)
-run gdopt-table3-sigma0 python scripts/train_collocation.py vdp --noise 0 --out "$out/gdopt-table3-sigma0"
-run gdopt-table3-sigma0.1 python scripts/train_collocation.py vdp --noise 0.1 \
-  --out "$out/gdopt-table3-sigma0.1"
-run gdopt-table3-sigma0.5 python scripts/train_collocation.py vdp --noise 0.5 \
-  --out "$out/gdopt-table3-sigma0.5"
+# One collocation training per seed of SEEDS (noise realisation and initial weights), each into
+# runs/reproduce/<name>/seed<K> (store its result.json in benchmarks/results/<name>/seed<K>)
+train_seeds() {
+  local name=$1 seed
+  shift
+  for seed in $SEEDS; do
+    run "$name" python scripts/train_collocation.py "$@" --seed "$seed" --out "$out/$name/seed$seed"
+  done
+}
+# GDOPT Table 3 (docs/results.md's generated table)
+train_seeds gdopt-table3-sigma0 vdp --noise 0
+train_seeds gdopt-table3-sigma0.1 vdp --noise 0.1
+train_seeds gdopt-table3-sigma0.5 vdp --noise 0.5
 run vdp-robust-0 python scripts/train_collocation.py vdp --noise 0 --seeds 100 --out "$out/vdp-robust-0"
 run vdp-robust-0.1-warm python scripts/train_collocation.py vdp --noise 0.1 --seeds 100 --warm-start \
   --out "$out/vdp-robust-0.1-warm"
 # GDOPT Table 1 (generated table)
 for s in II III I; do
-  run "gdopt-table1-$s" python scripts/train_collocation.py qvm --strategy "$s" \
-    --out "$out/gdopt-table1-$s"
+  train_seeds "gdopt-table1-$s" qvm --strategy "$s"
 done
-run gdopt-table1-III-paper python scripts/train_collocation.py qvm --strategy III \
-  --rational-form paper --out "$out/gdopt-table1-III-paper"
+train_seeds gdopt-table1-III-paper qvm --strategy III --rational-form paper
+# eq. 19 as written, started by a least-squares fit of the rational functions to the observed
+# accelerations through the physics (strategy W's regression); strategy I with more iterations
+train_seeds gdopt-table1-III-W-paper qvm --strategy III-W --rational-form paper
+train_seeds gdopt-table1-I-400 qvm --strategy I --max-iter 400
 run compare-vdp python scripts/compare.py vdp --methods collocation,node --budget 120 --set node.epochs=100000 \
   --out "$out/compare-vdp" --no-progress
-# FNODE Table 13: every method at the FNODE paper's settings (its Tables 3-8), with collocation.
-# Each method trains for at most 15 min: the LSTM's batch-size-1 epochs take 19 s each on one
-# core here, so its 300-400 epochs would take hours (its row then says "budget").
+# FNODE Table 13: every method at the FNODE paper's settings (its Tables 3-8), with collocation,
+# each trained to its paper epoch count (no budget), once per seed.
 compare_fnode() {
-  local name=$1 problem=$2
+  local name=$1 problem=$2 seed
   shift 2
-  run "$name" python scripts/compare.py "$problem" "$@" --methods fnode,mbdnode,lstm,fcnn,collocation \
-    --threads 1 --budget 900 --no-progress --out "$out/$name"
+  for seed in $SEEDS; do
+    run "$name" python scripts/compare.py "$problem" "$@" --methods fnode,mbdnode,lstm,fcnn,collocation \
+      --threads 1 --seed "$seed" --no-progress --out "$out/$name/seed$seed"
+  done
+}
+# One method of a row, once per seed (a diagnostic row, or a method rerun on its own).
+compare_seeds() {
+  local name=$1 problem=$2 seed
+  shift 2
+  for seed in $SEEDS; do
+    run "$name" python scripts/compare.py "$problem" "$@" --threads 1 --seed "$seed" --no-progress \
+      --out "$out/$name/seed$seed"
+  done
 }
 # The systems of the FNODE authors' first release of their code (2025-11-18, commit 8d00a6c of
 # uwsbel/sbel-reproducibility), the version closest to the paper: the cubic spring of
@@ -51,15 +74,20 @@ compare_fnode() {
 compare_fnode fnode-table13-smsd smsd --preset mbdnode_cubic
 # FNODE on the sampling of the authors' later script (2026): 8000 steps of 0.005 s, 5 % train,
 # with the exact acceleration labels it asks for (--fnode_accel_mtd analytical)
-run fnode-table13-smsd-fnode python scripts/compare.py smsd --preset fnode_code --methods fnode \
-  --set fnode.targets=exact --threads 1 --no-progress --out "$out/fnode-table13-smsd-fnode"
+compare_seeds fnode-table13-smsd-fnode smsd --preset fnode_code --methods fnode \
+  --set fnode.targets=exact
 compare_fnode fnode-table13-tmsd tmsd
 # FNODE on the same data with finite-difference labels: a diagnostic of the label method
-run fnode-table13-tmsd-fnode-fd python scripts/compare.py tmsd --methods fnode --set fnode.targets=fd \
-  --threads 1 --no-progress --out "$out/fnode-table13-tmsd-fnode-fd"
+compare_seeds fnode-table13-tmsd-fnode-fd tmsd --methods fnode --set fnode.targets=fd
 compare_fnode fnode-table13-double_pendulum double_pendulum --preset mbdnode
 compare_fnode fnode-table13-cart_pole cart_pole --preset fnode_code
 compare_fnode fnode-table13-slider_crank slider_crank --preset fnode_bb
+# FNODE Fig. 2: the single mass-spring over 30 s, rolled out by RK4 and by leapfrog (FNODE_LF)
+compare_seeds fnode-fig2-sms-rk4 sms --methods fnode --set fnode.integrator=rk4
+compare_seeds fnode-fig2-sms-lf sms --methods fnode --set fnode.integrator=leapfrog
+# FNODE's 4-DOF vehicle (Fig. 25, its Tables 9-11): one parameter instance (the grid's nominal
+# centre), not the paper's 262,144
+compare_seeds fnode-vehicle4dof vehicle4dof --methods fnode
 # The FNODE authors' own code, run here with the commands of their run_experiments.sh (one fresh
 # copy of their folder per command, --device cpu). SBEL is a clone of
 # https://github.com/uwsbel/sbel-reproducibility; their code needs pandas, matplotlib, tqdm,
@@ -76,26 +104,60 @@ run fnode-table13-authors-data python benchmarks/authors_code_fnode.py "$SBEL/20
 run fnode-table13-authors-code-2026 python benchmarks/authors_code_fnode.py "$SBEL/2025/FNODE" \
   --runs fnode:Single_Mass_Spring_Damper,fnode:Double_Pendulum \
   --out "$out/fnode-table13-authors-code-2026"
+# One epoch of each PyTorch method against the authors' code (both releases above: FNODE at the
+# first release, 8d00a6c), the same machine, alternately; docs/results.md's speed table
+run epoch-time python benchmarks/epoch_time.py --fnode-code "$SBEL/2025/FNODE" \
+  --mbdnode-code "$SBEL/2024/MNODE-code" --epochs 4 --repeats 3 --json "$out/epoch-time/epoch_time.json"
 # MBD-NODE Table 4 at the MBD-NODE paper's settings (its Tables 6-12; LSTM of 3 layers as its code)
 compare_mbdnode() {
-  local name=$1 problem=$2 node_epochs=$3 node_lr=$4 fcnn_decay=$5
+  local name=$1 problem=$2 node_epochs=$3 node_lr=$4 fcnn_decay=$5 seed
   shift 5
-  run "$name" python scripts/compare.py "$problem" "$@" --methods mbdnode,lstm,fcnn --threads 1 \
-    --budget 900 --set mbdnode.epochs="$node_epochs" --set mbdnode.lr="$node_lr" --set lstm.epochs=400 \
-    --set lstm.lr=5e-4 --set lstm.layers=3 --set fcnn.epochs=600 --set fcnn.lr=5e-4 \
-    --set fcnn.lr_decay="$fcnn_decay" --no-progress --out "$out/$name"
+  for seed in $SEEDS; do
+    run "$name" python scripts/compare.py "$problem" "$@" --methods mbdnode,lstm,fcnn --threads 1 \
+      --set mbdnode.epochs="$node_epochs" --set mbdnode.lr="$node_lr" --set lstm.epochs=400 \
+      --set lstm.lr=5e-4 --set lstm.layers=3 --set fcnn.epochs=600 --set fcnn.lr=5e-4 \
+      --set fcnn.lr_decay="$fcnn_decay" --seed "$seed" --no-progress --out "$out/$name/seed$seed"
+  done
 }
-run mbdnode-table4-sms python scripts/compare.py sms --methods mbdnode,hnn,lnn --threads 1 \
-  --budget 900 --no-progress --out "$out/mbdnode-table4-sms"
+# the single mass-spring: the symplectic MBD-NODE of Table 4 (the authors' script's settings),
+# our acceleration network stepped by leapfrog, HNN and LNN
+compare_seeds mbdnode-table4-sms sms --methods mbdnode_symplectic,mbdnode,hnn,lnn
+# MBD-NODE Table 5's RK4 rows: MBD-NODE in Cartesian coordinates (its Table 6: 300 epochs,
+# decay 0.98) and the known equations, with the MBD-NODE code's first-order "RK4" and with the
+# textbook RK4
+compare_seeds mbdnode-table5-sms-rk4-code sms --methods mbdnode,numerical --set mbdnode.epochs=300 \
+  --set mbdnode.lr_decay=0.98 --set mbdnode.integrator=rk4_mbdnode_code \
+  --set numerical.integrator=rk4_mbdnode_code
+compare_seeds mbdnode-table5-sms-rk4 sms --methods mbdnode,numerical --set mbdnode.epochs=300 \
+  --set mbdnode.lr_decay=0.98 --set mbdnode.integrator=rk4 --set numerical.integrator=rk4
 compare_mbdnode mbdnode-table4-smsd smsd 350 1e-3 0.98 --preset mbdnode_arrays
 compare_mbdnode mbdnode-table4-tmsd tmsd 350 6e-4 0.98 --preset mbdnode_arrays
 compare_mbdnode mbdnode-table4-pendulum pendulum 400 6e-4 0.98
 # the same MBD-NODE trained and rolled out with the released code's first-order "RK4"
-run mbdnode-table4-pendulum-code-rk4 python scripts/compare.py pendulum --methods mbdnode --threads 1 \
-  --set mbdnode.epochs=400 --set mbdnode.lr=6e-4 --set mbdnode.integrator=rk4_mbdnode_code \
-  --no-progress --out "$out/mbdnode-table4-pendulum-code-rk4"
+compare_seeds mbdnode-table4-pendulum-code-rk4 pendulum --methods mbdnode --set mbdnode.epochs=400 \
+  --set mbdnode.lr=6e-4 --set mbdnode.integrator=rk4_mbdnode_code
 compare_mbdnode mbdnode-table4-double_pendulum double_pendulum 450 1e-3 0.99 --preset mbdnode
 compare_mbdnode mbdnode-table4-cart_pole cart_pole 450 1e-3 0.99 --preset mbdnode
+# MBD-NODE Table 13: MBD-NODE trained and rolled out with forward Euler and the midpoint rule
+# (Table 4's settings otherwise), beside the known equations stepped alike
+compare_integrator() {
+  local name=$1 problem=$2 integrator=$3 epochs=$4 lr=$5
+  shift 5
+  compare_seeds "$name" "$problem" "$@" --methods mbdnode,numerical --set mbdnode.epochs="$epochs" \
+    --set mbdnode.lr="$lr" --set mbdnode.integrator="$integrator" \
+    --set numerical.integrator="$integrator"
+}
+compare_integrator mbdnode-table13-smsd-euler smsd euler 350 1e-3 --preset mbdnode_arrays
+compare_integrator mbdnode-table13-smsd-midpoint smsd midpoint 350 1e-3 --preset mbdnode_arrays
+compare_integrator mbdnode-table13-tmsd-euler tmsd euler 350 6e-4 --preset mbdnode_arrays
+compare_integrator mbdnode-table13-tmsd-midpoint tmsd midpoint 350 6e-4 --preset mbdnode_arrays
+compare_integrator mbdnode-table13-pendulum-euler pendulum euler 400 6e-4
+compare_integrator mbdnode-table13-pendulum-midpoint pendulum midpoint 400 6e-4
+compare_integrator mbdnode-table13-double_pendulum-euler double_pendulum euler 450 1e-3 --preset mbdnode
+compare_integrator mbdnode-table13-double_pendulum-midpoint double_pendulum midpoint 450 1e-3 \
+  --preset mbdnode
+compare_integrator mbdnode-table13-cart_pole-euler cart_pole euler 450 1e-3 --preset mbdnode
+compare_integrator mbdnode-table13-cart_pole-midpoint cart_pole midpoint 450 1e-3 --preset mbdnode
 # The MBD-NODE authors' own code at the paper's settings (one fresh copy of their folder per run,
 # on the CPU; the config entries set are in RUNS of the script). Their code needs matplotlib,
 # scikit-learn, autograd and torchdiffeq. Every entry of RUNS but their LSTM on the double
@@ -104,6 +166,7 @@ mnode_runs=mbdnode:Single_Mass_Spring_Damper,mbdnode:Triple_Mass_Spring_Damper
 mnode_runs+=,mbdnode:Double_Pendulum,mbdnode:Single_Mass_Spring_Symplectic
 mnode_runs+=,fcnn:Single_Mass_Spring_Damper,fcnn:Triple_Mass_Spring_Damper,fcnn:Double_Pendulum
 mnode_runs+=,lstm:Single_Mass_Spring_Damper,lstm:Triple_Mass_Spring_Damper
+mnode_runs+=,hnn:Single_Mass_Spring_Symplectic,mbdnode:Single_Mass_Spring
 run mbdnode-table4-authors-code python benchmarks/authors_code_mbdnode.py "$SBEL/2024/MNODE-code" \
   --runs "$mnode_runs" --jobs 2 --out "$out/mbdnode-table4-authors-code"
 # FCNN's spread over its initial weights: seeds 1-4 beside the rows' seed 0
@@ -120,23 +183,17 @@ done
 compare_fcnn_torch_bias() {
   local name=$1 problem=$2 decay=$3
   shift 3
-  run "$name" python scripts/compare.py "$problem" "$@" --methods fcnn --threads 1 --budget 900 \
-    --set fcnn.epochs=600 --set fcnn.lr=5e-4 --set fcnn.lr_decay="$decay" \
-    --set fcnn.init=xavier_normal_torch_bias --no-progress --out "$out/$name"
+  compare_seeds "$name" "$problem" "$@" --methods fcnn --set fcnn.epochs=600 --set fcnn.lr=5e-4 \
+    --set fcnn.lr_decay="$decay" --set fcnn.init=xavier_normal_torch_bias
 }
 compare_fcnn_torch_bias mbdnode-table4-smsd-fcnn-torch-bias smsd 0.98 --preset mbdnode_arrays
 compare_fcnn_torch_bias mbdnode-table4-tmsd-fcnn-torch-bias tmsd 0.98 --preset mbdnode_arrays
 compare_fcnn_torch_bias mbdnode-table4-cart_pole-fcnn-torch-bias cart_pole 0.99 --preset mbdnode
-run mbdnode-table4-cart_pole-mbdnode-torch-bias python scripts/compare.py cart_pole --preset mbdnode \
-  --methods mbdnode --threads 1 --budget 900 --set mbdnode.epochs=450 --set mbdnode.lr=1e-3 \
-  --set mbdnode.init=xavier_normal_torch_bias --no-progress \
-  --out "$out/mbdnode-table4-cart_pole-mbdnode-torch-bias"
-# the LSTM as the authors' code trains it (float32, torch.nn.Linear's output layer), for up to
-# an hour
-run mbdnode-table4-cart_pole-lstm-float32 python scripts/compare.py cart_pole --preset mbdnode \
-  --methods lstm --threads 1 --budget 3600 --set lstm.epochs=400 --set lstm.lr=5e-4 \
-  --set lstm.layers=3 --set lstm.dtype=float32 --set lstm.init=torch_default --no-progress \
-  --out "$out/mbdnode-table4-cart_pole-lstm-float32"
+compare_seeds mbdnode-table4-cart_pole-mbdnode-torch-bias cart_pole --preset mbdnode --methods mbdnode \
+  --set mbdnode.epochs=450 --set mbdnode.lr=1e-3 --set mbdnode.init=xavier_normal_torch_bias
+# the LSTM with the output layer of the authors' code (torch.nn.Linear's own initialisation)
+compare_seeds mbdnode-table4-cart_pole-lstm-torch-init cart_pole --preset mbdnode --methods lstm \
+  --set lstm.epochs=400 --set lstm.lr=5e-4 --set lstm.layers=3 --set lstm.init=torch_default
 run warmstart python benchmarks/warmstart_vdp.py --seeds 20 --noise 0 0.1 --metis
 run refinement python benchmarks/refinement.py --tol 1e-6 --seeds 3
 run vdp-parametric-floor python benchmarks/vdp_parametric_floor.py --noise 0.1 --seeds 100 \
@@ -170,6 +227,11 @@ run quasi-newton-width64 python benchmarks/quasi_newton_vdp.py --widths 64 --hes
 run snde-table3 python benchmarks/snde_stable_time.py --systems two_body,rigid_body,dcdc --trials 20 \
   --seeds 1 --epochs two_body=1000,rigid_body=500,dcdc=100 --batch-size 64 --budget 1800 --jobs 3 \
   --threads 1 --out "$out/snde-table3"
+# SNDE Table 3 at the paper's protocol: one chunk per update (batch size 1), 1000 epochs on every
+# system, 100 test trials, three model pairs; dopri5 where the paper has Tsit5 (torchdiffeq has
+# no Tsit5). docs/results.md estimates its cost
+run snde-table3-paper python benchmarks/snde_stable_time.py --systems two_body,rigid_body,dcdc \
+  --trials 100 --seeds 3 --epochs 1000 --batch-size 1 --jobs 1 --threads 1 --out "$out/snde-table3-paper"
 run multi-trajectory python benchmarks/multi_trajectory_vdp.py --json "$out/multi_trajectory.json"
 run vdp-robust-0-warm python scripts/train_collocation.py vdp --noise 0 --seeds 100 --warm-start \
   --out "$out/vdp-robust-0-warm"
@@ -194,3 +256,19 @@ run admm-qvm-roads-single python benchmarks/admm_qvm.py roads --single-roads 8 -
   --workers 0 --json "$out/admm_qvm_roads_single.json"
 run compare-cart-pole-fnode-code python scripts/compare.py cart_pole --preset fnode_code --methods fnode \
   --seed 0 --out "$out/cp_code"
+# Learn, discover, re-fit on the Lotka-Volterra UDE (docs/discovery.md): 5 seeds x 3 lambdas,
+# timings medians of 3 runs
+run discovery-lv python benchmarks/discovery_lv.py --seeds 0,1,2,3,4 --repeats 3 \
+  --lambdas 1e-5,1e-4,1e-3 --json "$out/discovery-lv/discovery_lv.json"
+# MNN §5.1 (docs/results.md's generated table mnn-discovery): SINDy, MNN discovery and
+# collocation + discovery on the planar, Lorenz, tanh and rational systems (hours on 2 cores)
+run mnn-discovery python benchmarks/mnn_discovery.py --json "$out/mnn-discovery/discovery.json"
+# MNN §5.4 (generated table mnn-physical): mass ratio and force law from one two-body trajectory
+run mnn-two-body python benchmarks/mnn_two_body.py --json "$out/mnn-two-body/two_body.json"
+# MNN Table 2 (generated table mnn-table2): NeuRLP against torchdiffeq RK4 on a CUDA GPU (the
+# stored run: an H100, one run per length; its 1000 steps did not fit the machine's 10-minute
+# command limit) and on the CPU (medians of 3)
+run mnn-table2-gpu python benchmarks/mnn_solver_timing.py --device cuda --iterations 100 \
+  --repeats 1 --json "$out/mnn-table2-gpu/solver_timing.json"
+run mnn-table2-cpu python benchmarks/mnn_solver_timing.py --device cpu --threads 1 --iterations 100 \
+  --repeats 3 --json "$out/mnn-table2-cpu/solver_timing.json"

@@ -31,6 +31,9 @@ from .strategies import (
     ConsensusRound,
     ConsensusSolution,
     ConsistentSolution,
+    Discovered,
+    DiscoverySolution,
+    DiscoveryWarning,
     Multistart,
     MultistartSolution,
     PhasedSolution,
@@ -59,6 +62,7 @@ from .training.callbacks import (
     StopOnStagnation,
 )
 from .training.consistency import ConsistencyCheck, ConsistencyReport, InconsistentModelWarning
+from .training.discovery import ClosedForm, DiscoveryError, SparseRegression, discover
 from .training.uncertainty import Uncertainty, UncertaintyWarning
 from .transcription import (
     AlgebraicStates,
@@ -86,6 +90,7 @@ __all__ = [
     "AutoSolution",
     "BlockConstraint",
     "CallbackList",
+    "ClosedForm",
     "ConsensusADMM",
     "ConsensusRound",
     "ConsensusSolution",
@@ -94,6 +99,10 @@ __all__ = [
     "ConsistentSolution",
     "Constraint",
     "Controls",
+    "Discovered",
+    "DiscoveryError",
+    "DiscoverySolution",
+    "DiscoveryWarning",
     "DynamicOptimizationProblem",
     "EarlyStopping",
     "HybridModel",
@@ -122,6 +131,7 @@ __all__ = [
     "SolveContext",
     "SolveInterrupted",
     "SolverStatus",
+    "SparseRegression",
     "StopOnStagnation",
     "StopWhenSettled",
     "StopWhenStagnant",
@@ -136,6 +146,7 @@ __all__ = [
     "WarmStarted",
     "__version__",
     "control_problem",
+    "discover",
     "simulate",
     "solve",
 ]

@@ -7,6 +7,7 @@ produces one clear ``ValueError`` / ``TypeError`` that names the field and the o
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from numbers import Integral, Real
 
@@ -210,8 +211,42 @@ def function(name: str, value: object) -> Callable:
     return value
 
 
+#: the longest label (a state, input or output name) accepted [characters]
+MAX_LABEL_LENGTH = 256
+# Unicode's Bidi_Control characters: they reorder what a terminal, an editor or a plot shows
+# (a name that reads "x" may hold other text), so a label never holds one
+_BIDI_CONTROLS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+
+
+def label(name: str, value: object) -> str:
+    """``value`` as a label that prints as what it is: a string of at most
+    :data:`MAX_LABEL_LENGTH` characters without control characters (newlines, tabs, NUL, line
+    and paragraph separators) or bidirectional controls; one error naming ``name`` otherwise."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, got {_show(value)}")
+    if len(value) > MAX_LABEL_LENGTH:
+        raise ValueError(
+            f"{name} must have at most {MAX_LABEL_LENGTH} characters, got {len(value)} "
+            f"({_show(value, 40)})"
+        )
+    for ch in value:
+        if ch in _BIDI_CONTROLS:
+            raise ValueError(
+                f"{name} must not hold a bidirectional control character, got U+{ord(ch):04X} "
+                f"in {_show(value)}"
+            )
+        if unicodedata.category(ch) in ("Cc", "Zl", "Zp"):
+            raise ValueError(
+                f"{name} must not hold a control character or a line break, got "
+                f"U+{ord(ch):04X} in {_show(value)}"
+            )
+    return value
+
+
 def names(name: str, value: object, length: int | None = None) -> tuple[str, ...]:
-    """``value`` as a tuple of strings (column labels); empty means "no labels".
+    """``value`` as a tuple of labels (:func:`label`: column names); empty means "no labels".
 
     A single string is refused rather than split into characters.
     """
@@ -223,6 +258,8 @@ def names(name: str, value: object, length: int | None = None) -> tuple[str, ...
         raise TypeError(f"{name} must be a sequence of strings, got {_show(bad[0])} in it")
     if length is not None and labels and len(labels) != length:
         raise ValueError(f"{name} has {len(labels)} labels for {length} columns")
+    for i, text in enumerate(labels):
+        label(f"{name}[{i}]", text)
     return labels
 
 
@@ -232,6 +269,43 @@ def physical_memory_bytes() -> int | None:
         return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
     except (AttributeError, ValueError, OSError):
         return None
+
+
+def memory_limit_bytes() -> int | None:
+    """The memory this process may still take [bytes]: the machine's physical memory, or less
+    where an address-space limit (``ulimit -v``, ``RLIMIT_AS``: less what the process already
+    maps) or a cgroup v2 memory limit (a container, a batch job: less what the group uses) says
+    so; None where nothing is known."""
+    limits = [physical_memory_bytes()]
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            limits.append(max(soft - _mapped_bytes(), 0))
+    except (ImportError, OSError, ValueError):
+        pass
+    try:
+        limit = open("/sys/fs/cgroup/memory.max").read().strip()
+        used = open("/sys/fs/cgroup/memory.current").read().strip()
+        if limit.isdigit() and used.isdigit():
+            limits.append(max(int(limit) - int(used), 0))
+    except OSError:
+        pass
+    known = [x for x in limits if x is not None]
+    return min(known) if known else None
+
+
+def _mapped_bytes() -> int:
+    """The address space this process maps now (Linux ``VmSize``; 0 where unknown)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def fits_in_memory(name: str, n_values: int, what: str = "values") -> int:

@@ -25,7 +25,9 @@ class Trajectory:
             (``n_outputs`` may be 0); NaN where a value is missing.
         state_names, input_names, output_names: labels of the columns. A trajectory whose
             ``state_names`` name only some of a model's states measures those; a
-            :class:`~collocnode.TrainingProblem` treats the others as hidden.
+            :class:`~collocnode.TrainingProblem` treats the others as hidden. A table with
+            named columns (a pandas DataFrame) given as ``x``, ``u`` or ``y`` names them: its
+            column names are used where no labels are given, and must match the labels given.
         params: the conditions of this experiment, name -> finite float (a feed
             concentration, a load, a temperature; for the benchmark systems, the parameter
             values the trajectory was generated with). A model's per-trajectory parameters
@@ -46,6 +48,18 @@ class Trajectory:
     params: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        for field_name, labels_name in (
+            ("x", "state_names"),
+            ("u", "input_names"),
+            ("y", "output_names"),
+        ):
+            object.__setattr__(
+                self,
+                labels_name,
+                _labels_of_columns(
+                    field_name, getattr(self, field_name), labels_name, getattr(self, labels_name)
+                ),
+            )
         t = v.increasing("t", self.t)
         n = t.size
         if n < 1:
@@ -190,6 +204,24 @@ class Trajectory:
         )
         fields.update(changes)
         return Trajectory(**fields)  # type: ignore[arg-type]
+
+
+def _labels_of_columns(field_name: str, table: object, labels_name: str, labels: object) -> object:
+    """The labels of ``table``'s columns where it is a table with string column names (a pandas
+    DataFrame) and ``labels`` are not given; ``labels`` otherwise (checked later). Labels given
+    that differ from the column names are refused: one of the two orders is a mistake."""
+    columns = getattr(table, "columns", None)
+    if columns is None or isinstance(table, np.ndarray):
+        return labels
+    names = tuple(columns)
+    if not names or not all(isinstance(c, str) for c in names):
+        return labels  # unnamed columns (0, 1, ...): no labels to take
+    if isinstance(labels, (list, tuple)) and len(labels) and tuple(labels) != names:
+        raise ValueError(
+            f"{labels_name} {tuple(labels)!r:.80} differ from the column names of {field_name} "
+            f"{names!r:.80}; give one of them"
+        )
+    return names
 
 
 def _check_params(params: object) -> dict[str, float]:

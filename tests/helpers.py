@@ -1,4 +1,10 @@
-"""Small problems shared by several test modules."""
+"""Small problems and local servers shared by several test modules."""
+
+import contextlib
+import http.server
+import socket
+import threading
+from collections.abc import Iterator
 
 import casadi as ca
 import numpy as np
@@ -63,3 +69,79 @@ def labels_fit(fig) -> tuple[list, list]:
         if box_a.overlaps(box_b)
     ]
     return clipped, overlapping
+
+
+# ---- servers that are not a Dask scheduler (for --scheduler and dask_executor) ---------------
+
+
+@contextlib.contextmanager
+def silent_server() -> Iterator[int]:
+    """A port that accepts connections and keeps them open without a word, as a Dask
+    dashboard does to Dask's binary handshake; yields the port."""
+    srv = socket.create_server(("127.0.0.1", 0))
+    srv.settimeout(0.1)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
+                held.append(srv.accept()[0])
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield srv.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        srv.close()
+
+
+@contextlib.contextmanager
+def http_server(reply: bytes | None = None) -> Iterator[int]:
+    """A local HTTP server (Python's own, answering 404 to everything), or with ``reply`` one
+    that sends those bytes to whatever it receives and closes; yields the port."""
+    if reply is None:
+
+        class NotFound(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_error(404)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotFound)
+        thread = threading.Thread(target=srv.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield srv.server_address[1]
+        finally:
+            srv.shutdown()
+            srv.server_close()
+        return
+    raw = socket.create_server(("127.0.0.1", 0))
+    raw.settimeout(0.1)
+    stop = threading.Event()
+
+    def answer() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = raw.accept()
+            except OSError:
+                continue
+            with conn, contextlib.suppress(OSError):
+                conn.settimeout(2)
+                conn.recv(4096)
+                conn.sendall(reply)
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    try:
+        yield raw.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join()
+        raw.close()

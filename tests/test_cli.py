@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from collocnode import SolverStatus
+from collocnode.cli.run_folder import MARKER
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = {
@@ -259,7 +260,8 @@ def test_tiny_run_writes_the_plots(tiny):
     for name in ("trajectories.png", "vector_field_error.png", "objective.png"):
         data = (res.out / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n", name
-    assert not [p.name for p in res.out.iterdir() if p.name.startswith(".")], "temporary files"
+    hidden = [p.name for p in res.out.iterdir() if p.name.startswith(".")]
+    assert hidden == [MARKER], f"temporary files: {hidden}"  # the run folder's marker only
 
 
 def test_result_files_get_the_usual_permissions(tiny):

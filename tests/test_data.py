@@ -96,6 +96,40 @@ def test_a_single_string_is_not_a_list_of_labels(field):
         Trajectory(T, X, **arrays, **{field: "ab"})
 
 
+def test_the_column_names_of_a_table_name_its_columns():
+    pd = pytest.importorskip("pandas")
+    t = np.linspace(0.0, 1.0, 5)
+    x = pd.DataFrame({"position": np.sin(t), "velocity": np.cos(t)})
+    y = pd.DataFrame({"acceleration": -np.sin(t)})
+    traj = Trajectory(t, x, y=y)
+    assert traj.state_names == ("position", "velocity")
+    assert traj.output_names == ("acceleration",)
+    np.testing.assert_array_equal(traj.x[:, 1], np.cos(t))
+    # the same names given again are fine; other names are one of two mistakes
+    assert Trajectory(t, x, state_names=("position", "velocity")).state_names == tuple(x.columns)
+    with pytest.raises(ValueError, match=r"state_names \('velocity', 'position'\) differ"):
+        Trajectory(t, x, state_names=("velocity", "position"))
+    # unnamed columns (0, 1) give no names
+    assert Trajectory(t, pd.DataFrame(np.ones((5, 2)))).state_names == ()
+
+
+@pytest.mark.parametrize(
+    ("label", "match"),
+    [
+        ("a\nb", "control character or a line break, got U\\+000A"),
+        ("tab\there", "U\\+0009"),
+        ("\u202eevil", "bidirectional control character, got U\\+202E"),
+        ("x" * 257, "at most 256 characters, got 257"),
+    ],
+)
+def test_labels_print_as_what_they_are(label, match):
+    t = np.linspace(0.0, 1.0, 3)
+    with pytest.raises(ValueError, match=r"state_names\[1\] must .*" + match):
+        Trajectory(t, np.ones((3, 2)), state_names=("x", label))
+    # letters of any script, and a zero-width joiner inside an emoji, are labels
+    assert Trajectory(t, np.ones((3, 2)), state_names=("θ̇", "👩\u200d🔬")).state_names[0] == "θ̇"
+
+
 # ---- missing values: NaN marks them, the consumer says where they are acceptable ---------------
 def test_nan_marks_a_missing_state_or_output_value():
     x = X.copy()

@@ -25,6 +25,7 @@ def test_the_gallery_has_its_examples():
         "bioreactor_feeds",
         "duffing_inputs",
         "fitzhugh_nagumo_hidden",
+        "lotka_volterra_discovery",
         "lotka_volterra_gaps",
         "lotka_volterra_ude",
         "spiral_neural_ode",
@@ -33,6 +34,8 @@ def test_the_gallery_has_its_examples():
 
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_example_runs_at_small_size(name):
+    if name == "lotka_volterra_discovery":
+        pytest.importorskip("pysindy")
     result = load(name).run(small=True)
     assert result["example"] == name
     assert result["status"] in ("success", "acceptable", "iteration_limit")
@@ -41,6 +44,9 @@ def test_example_runs_at_small_size(name):
     assert isinstance(result["consistent"], bool) and result["largest_deviation"] >= 0
     # the small run is too short to fit well, but its re-simulation is finite and measured
     assert result["held_out_rmse"] is not None and math.isfinite(result["held_out_rmse"])
+    if name == "lotka_volterra_discovery":  # learn, discover, control ran to their ends
+        assert set(result["control"]) == {"network", "closed_form", "true_model"}
+        assert all(math.isfinite(c["cost_on_truth"]) for c in result["control"].values())
 
 
 def test_examples_use_only_the_public_api():

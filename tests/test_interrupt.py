@@ -26,6 +26,7 @@ from collocnode import (
     problems,
     solve,
 )
+from collocnode.cli.run_folder import MARKER
 from collocnode.nn import MLP
 from collocnode.status import SolveInterrupted
 from collocnode.transcription.ipopt.backends import BACKENDS
@@ -149,7 +150,8 @@ def test_ctrl_c_in_the_script_still_writes_results(tmp_path, stop):
     assert result["iterations"] >= 1
     for png in ("trajectories.png", "vector_field_error.png", "objective.png"):
         assert (out / png).stat().st_size > 1000, png
-    assert not [p.name for p in out.iterdir() if p.name.startswith(".")], "temporary files left"
+    hidden = [p.name for p in out.iterdir() if p.name.startswith(".")]
+    assert hidden == [MARKER], f"temporary files left: {hidden}"
 
 
 def test_an_ignored_sigint_stays_ignored_during_a_solve():

@@ -38,18 +38,33 @@ def test_every_file_of_a_run_carries_its_run_id(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
 
 
-def test_a_non_empty_out_is_refused_unless_overwrite(tmp_path, capsys):
-    out = tmp_path / "run"
+@pytest.mark.parametrize("extra", [[], ["--overwrite"]], ids=["plain", "overwrite"])
+def test_a_folder_collocnode_did_not_write_is_refused_and_untouched(tmp_path, capsys, extra):
+    out = tmp_path / "thesis"
     out.mkdir()
-    (out / "result.json").write_text('{"from": "an earlier run"}')
-    (out / "old.png").write_bytes(b"old")
-    assert train_collocation([*TINY_SMSD, "--out", str(out)]) == 2
+    (out / "thesis.tex").write_text("\\documentclass{article}")
+    (out / "notes.txt").write_text("notes")
+    assert train_collocation([*TINY_SMSD, "--out", str(out), *extra]) == 2
     line = _stderr_line(capsys)
     assert "--out" in line and str(out) in line and "--overwrite" in line
-    assert json.loads((out / "result.json").read_text()) == {"from": "an earlier run"}
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "thesis.tex"]
+    assert (out / "thesis.tex").read_text() == "\\documentclass{article}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["thesis"]
 
-    assert train_collocation([*TINY_SMSD, "--out", str(out), "--overwrite"]) in (0, 1)
-    assert "run_id" in json.loads((out / "result.json").read_text())
+
+def test_overwrite_replaces_an_earlier_run_when_the_new_one_succeeds(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert train_collocation([*TINY_VDP, "--out", str(out)]) in (0, 1)
+    first = json.loads((out / "result.json").read_text())["run_id"]
+    (out / "old.png").write_bytes(b"from the earlier run")
+    capsys.readouterr()
+    # a run folder without --resume or --overwrite is refused
+    assert train_collocation([*TINY_VDP, "--out", str(out)]) == 2
+    assert "--resume" in _stderr_line(capsys)
+    args = ["smsd", "--intervals", "20", "--hidden", "4", "--max-iter", "300", "--quiet"]
+    assert train_collocation([*args, "--out", str(out), "--overwrite"]) == 0
+    result = json.loads((out / "result.json").read_text())
+    assert result["run_id"] != first and result["problem"] == "smsd"
     assert not (out / "old.png").exists()  # the old run's files are gone, not mixed in
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
 
@@ -125,7 +140,7 @@ def test_ctrl_c_stops_the_study_and_resume_runs_only_the_missing_seeds(tmp_path,
     args = [*TINY_VDP, "--seeds", "3", "--workers", "1", "--out", str(out)]
     assert train_collocation(args) == 130
     first = json.loads((out / "result.json").read_text())
-    assert first["status"] == "interrupted"
+    assert first["status"] == "interrupted" and first["phase"] == "training"  # not "plots"
     assert first["seeds_completed"] == 1 and first["seeds_not_run"] == 2
     assert first["seeds_failed"] <= 1  # failures count only seeds that ran to the end
     assert sorted(p.name for p in (out / "seeds").glob("*.json")) == ["seed-0.json"]
@@ -136,12 +151,19 @@ def test_ctrl_c_stops_the_study_and_resume_runs_only_the_missing_seeds(tmp_path,
     assert [r["seed"] for r in result["runs"]] == [0, 1, 2]
 
 
-def test_resume_other_settings_is_one_clear_error(tmp_path, capsys):
+def test_resume_other_settings_is_refused_and_touches_nothing(tmp_path, capsys):
     out = tmp_path / "run"
     args = [*TINY_VDP, "--seeds", "2", "--workers", "1", "--out", str(out)]
     assert train_collocation(args) == 0
-    assert train_collocation([*args, "--noise", "0.1", "--resume"]) == 1
-    assert "other settings" in _stderr_line(capsys)
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    assert train_collocation([*args, "--noise", "0.1", "--resume"]) == 2
+    line = _stderr_line(capsys)
+    assert "other settings" in line and "noise = 0.0 there, 0.1 here" in line
+    assert len(line) < 300
+    after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
 
 
 @pytest.mark.parametrize(

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
-from concurrent.futures import ThreadPoolExecutor
+import subprocess
+import sys
+import textwrap
+import time
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from collocnode.tools.tasks import Task, TaskStore, dask_executor, run_tasks
+from collocnode.tools.io import StorageError
+from collocnode.tools.tasks import ExecutorLost, Task, TaskStore, dask_executor, run_tasks
 from collocnode.tools.threads import available_threads, cores, limit_threads
 
 
@@ -27,6 +34,13 @@ def square(arg: dict) -> dict:
         os.kill(os.getpid(), signal.SIGKILL)
     x = float(arg["x"])
     return {"x": x, "square": x * x, "curve": np.arange(3.0) * x, "threads": available_threads()}
+
+
+def full_disk(arg: dict) -> dict:
+    """A task whose own write (a cache, a temporary file) finds the disk full."""
+    if arg.get("full"):
+        raise OSError(errno.ENOSPC, "No space left on device", "/cache/library.so")
+    return square(arg)
 
 
 def torch_threads(arg: object) -> dict:
@@ -80,11 +94,153 @@ def test_a_killed_worker_is_retried_once_then_reported(tmp_path):
     assert all(out[f"x={k}"].status == "finished" for k in range(2))
 
 
-def test_a_stored_result_of_other_settings_is_refused(tmp_path):
+def test_a_stored_result_of_other_settings_is_refused_naming_the_difference(tmp_path):
     run_tasks(square, tasks(1), store=tmp_path, workers=1)
-    other = [Task("x=0", {"x": 0}, settings={"power": 3})]
-    with pytest.raises(ValueError, match="other settings"):
+    other = [Task("x=0", {"x": 0}, settings={"power": 3, "scale": {"a": 1}})]
+    with pytest.raises(ValueError, match="other settings") as err:
         run_tasks(square, other, store=tmp_path, workers=1)
+    assert str(err.value) == (
+        f"stored task {str(tmp_path / 'x=0.json')!r} was made with other settings: power = 2 "
+        "there, 3 here; scale (not in the stored task); continue it with its own settings or "
+        "use another output directory"
+    )
+
+
+# ---- faults that are not a task's outcome: a full disk, a lost executor ---------------------
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_task_that_finds_the_disk_full_stops_the_run_and_is_no_failure(tmp_path, workers):
+    ts = [*tasks(2), Task("full", {"x": 5, "full": True}, settings={"power": 2}), *tasks(4)[2:]]
+    seen = []
+    with pytest.raises(StorageError, match=r"task 'full': No space left on device: '/cache/"):
+        run_tasks(full_disk, ts, store=tmp_path, workers=workers, on_outcome=seen.append)
+    # what finished before it is stored; a task still running beside it is stopped (with 2
+    # workers, x=1 may be); no task is recorded as failed, and none after it starts
+    finished = {o.key for o in seen}
+    if workers == 1:
+        assert finished == {"x=0", "x=1"}
+    else:
+        assert finished and finished <= {"x=0", "x=1"}
+    assert all(o.status == "finished" for o in seen)
+    assert {p.stem for p in tmp_path.glob("*.json")} == finished
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_store_that_cannot_be_written_stops_the_run(tmp_path, workers, monkeypatch):
+    from collocnode.tools import io
+
+    real = io.atomic_write_bytes
+
+    def space_for_one(path, data):
+        if Path(path).suffix == ".json" and list(tmp_path.glob("*.json")):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(path, data)
+
+    monkeypatch.setattr(io, "atomic_write_bytes", space_for_one)
+    seen = []
+    with pytest.raises(StorageError, match="No space left on device"):
+        run_tasks(square, tasks(4), store=tmp_path, workers=workers, on_outcome=seen.append)
+    assert len(seen) == 1 and seen[0].status == "finished"  # the unstored one is not recorded
+    assert [p.stem for p in tmp_path.glob("*.json")] == [seen[0].key]
+
+
+class LosingExecutor(Executor):
+    """Runs the first ``keep`` tasks, then cancels every later one, as a Dask client does with
+    the tasks it holds when it loses its scheduler."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep, self.submitted = keep, 0
+
+    def submit(self, fn, /, *args, **kwargs):
+        future: Future = Future()
+        self.submitted += 1
+        if self.submitted <= self.keep:
+            future.set_result(fn(*args, **kwargs))
+        else:
+            future.cancel()
+            future.set_running_or_notify_cancel()
+        return future
+
+
+def test_a_lost_executor_stops_the_run_and_what_finished_stays_stored(tmp_path):
+    with pytest.raises(ExecutorLost, match=r"the executor cancelled task 'x=2'"):
+        run_tasks(square, tasks(4), store=tmp_path, executor=LosingExecutor(2), workers=1)
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == ["x=0.json", "x=1.json"]
+    again = run_tasks(square, tasks(4), store=tmp_path, workers=1)
+    assert [o.reused for o in again] == [True, True, False, False]
+
+
+# ---- signals: Ctrl-C at the terminal and SIGTERM to the parent ------------------------------
+NAPS = """
+import time
+
+def nap(arg):
+    if arg["seconds"] > 5:
+        print("long task started", flush=True)
+    end = time.monotonic() + arg["seconds"]
+    while time.monotonic() < end:
+        time.sleep(0.05)
+    return {"slept": arg["seconds"]}
+"""
+
+PARENT = """
+import sys, time
+from collocnode.cli.signals import sigterm_as_interrupt
+from collocnode.tools.tasks import Task, run_tasks
+from naps import nap
+
+tasks = [Task("short", {"seconds": 0.1}), Task("long", {"seconds": 120})]
+try:
+    with sigterm_as_interrupt():
+        run_tasks(nap, tasks, workers=2, store=sys.argv[1],
+                  on_outcome=lambda o: print("done", o.key, flush=True))
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(130)
+"""
+
+
+def _default_sigint() -> None:  # as from a terminal, whatever pytest inherited
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("how", ["sigterm-to-parent", "ctrl-c-to-group"])
+def test_a_stop_reaches_running_local_workers_and_idle_ones_stay_quiet(tmp_path, how):
+    """SIGTERM to the parent (a batch system's stop) reaches the worker in its 120 s task, which
+    stops at once; Ctrl-C at the terminal signals every process of the group, and the idle
+    worker (its task done) ignores it instead of dying with a traceback."""
+    (tmp_path / "naps.py").write_text(textwrap.dedent(NAPS))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(PARENT), str(tmp_path / "store")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+        preexec_fn=_default_sigint,
+    )
+    try:
+        seen = []
+        for line in proc.stdout:
+            seen.append(line.strip())
+            if "long task started" in seen and "done short" in seen:
+                break
+        time.sleep(0.5)  # the short task's worker is idle now
+        sent = time.monotonic()
+        if how == "sigterm-to-parent":
+            proc.send_signal(signal.SIGTERM)
+        else:
+            os.killpg(proc.pid, signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert time.monotonic() - sent < 30, "the running task was awaited to its end"
+    assert proc.returncode == 130 and "interrupted" in stdout
+    assert "Traceback" not in stderr, stderr
+    assert [p.name for p in (tmp_path / "store").glob("*.json")] == ["short.json"]
 
 
 def test_a_damaged_store_is_one_clear_error(tmp_path):

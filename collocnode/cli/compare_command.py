@@ -1,8 +1,11 @@
 """``scripts/compare.py PROBLEM [options]``: several methods on one problem, one data set, one
 report.
 
-Exit codes (:mod:`.exits`): 0 when every method finished, 1 when one failed, 2 on bad input
-(checked before any data is made), 130 on Ctrl-C or SIGTERM, or when a method was interrupted.
+Exit codes (:mod:`.exits`): 0 when every method finished, 1 when one failed (or the run stopped:
+a method that could not be stored, a lost Dask scheduler; the line says how to resume), 2 on bad
+input (checked before any data is made and before ``--out`` exists: a wrong ``--scheduler``
+included; a ``--resume`` with other settings touches nothing), 130 on Ctrl-C or SIGTERM, or when
+a method was interrupted.
 """
 
 from __future__ import annotations
@@ -13,8 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .exits import EXIT_FAILED, EXIT_INTERRUPTED, fail
-from .output import OutputDirectory, command_line, default_out
+from ..tools.io import StorageError, storage_error
+from .exits import EXIT_FAILED, EXIT_INTERRUPTED, fail, first_line
+from .output import OutputDirectory, command_line, default_out, resume_command
 from .parsing import OneLineParser
 from .signals import sigterm_as_interrupt
 
@@ -47,12 +51,17 @@ def _compare(argv: Sequence[str] | None) -> int:
             run_id,
             args.overwrite,
             args.resume,
+            command=config.command,
         )
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, StorageError) as exc:
         if executor is not None:
             executor.shutdown()
+        if isinstance(exc, StorageError):
+            return fail(PROG, f"storage: {exc.strerror or exc}", args.debug, EXIT_FAILED)
         return fail(PROG, str(exc), args.debug)
-    return _run(config, out, executor, parallel, args)
+    for note in out.notes:
+        print(f"{PROG}: note: {note}", file=sys.stderr)
+    return _run(config, out, executor, parallel, args, argv)
 
 
 def _parser() -> OneLineParser:
@@ -252,10 +261,12 @@ def _run(
     executor: Any,
     parallel: bool,
     args: argparse.Namespace,
+    argv: list[str],
 ) -> int:
-    """Run the comparison into ``out``, rename it to ``--out`` and report how it ended."""
+    """Run the comparison into ``out``, move its report into the run folder (in place of an
+    earlier run under ``--overwrite`` only if every method finished) and report how it ended."""
     from ..compare.run import run
-    from ..tools.tasks import StoredTaskMismatch
+    from ..tools.tasks import ExecutorLost, StoredTaskMismatch
 
     try:
         report = run(
@@ -265,20 +276,47 @@ def _run(
             log=print,
             workers=args.workers,
             executor=executor,
+            store=out.folder / "methods",
         )
     except KeyboardInterrupt:
-        where = out.finish()
-        print(f"{PROG}: interrupted; finished methods are in {where}", file=sys.stderr)
+        where = out.finish(success=False)
+        print(f"{PROG}: interrupted; finished methods are in {_where(out, where)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except StoredTaskMismatch as exc:  # --resume with other settings: the run stays as it was
         out.discard()
         return fail(PROG, str(exc), args.debug)
+    except Exception as exc:
+        storage = storage_error(exc)
+        if args.debug or not (storage is not None or isinstance(exc, ExecutorLost)):
+            out.finish(success=False)
+            raise
+        where = out.finish(success=False)
+        stored = len(list((where / "methods").glob("*.json")))
+        why = str(exc) if storage is None else f"storage: {_oneline(storage)}"
+        print(
+            f"{PROG}: error: {why}; {stored} finished methods are stored in "
+            f"{_where(out, where)}; continue with: "
+            f"{resume_command('scripts/compare.py', argv, where)}",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
     finally:
         if executor is not None:
             executor.shutdown()
-    where = out.finish()
+    code = _exit_code(report, args.debug)
+    where = out.finish(success=code == 0)
     print(f"wrote {where / 'compare.json'} and {where / 'compare.md'}")
-    return _exit_code(report, args.debug)
+    if out.ending:
+        print(f"  note: {out.ending}")
+    return code
+
+
+def _oneline(exc: BaseException) -> str:
+    return getattr(exc, "strerror", None) or first_line(exc)
+
+
+def _where(out: OutputDirectory, where: Path) -> str:
+    return f"{where} ({out.ending})" if out.ending else str(where)
 
 
 def _exit_code(report: Any, debug: bool) -> int:

@@ -2,8 +2,10 @@
 
 The problem comes first and picks the options dataclass whose fields become the options. Exit
 codes (:mod:`.exits`): 0 when the solve converged and the model is consistent, 1 when it did
-not or the run failed (status "failed" and the phase in ``result.json``), 2 on bad input, 130
-on Ctrl-C or SIGTERM (status "interrupted").
+not or the run failed (status "failed" and the phase in ``result.json``: "storage" when a file
+could not be written), 2 on bad input (a wrong ``--scheduler`` included: it is checked before
+``--out`` is made; a ``--resume`` with other settings than the stored seeds', which touches
+nothing), 130 on Ctrl-C or SIGTERM (status "interrupted").
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..tools.io import StorageError, storage_error
 from .exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, fail, first_line
-from .output import OutputDirectory, command_line, default_out
+from .output import OutputDirectory, command_line, default_out, resume_command
 from .parsing import OneLineParser, add_dataclass_options, options_from_args
 from .signals import sigterm_as_interrupt
 from .summary import result_rows, succeeded, table
@@ -49,12 +52,19 @@ def _train_collocation(argv: Sequence[str] | None) -> int:
     run_id = new_run_id()
     try:
         opts = _options(options_cls, args)
-        out = OutputDirectory(
-            args.out or default_out(args.problem), run_id, args.overwrite, args.resume
-        )
+        executor = _scheduler(opts)  # a wrong address is refused before --out exists
     except (ValueError, TypeError) as exc:
         return fail(PROG, str(exc), args.debug)
-    return _run(run, opts, out, run_id, argv, args)
+    try:
+        out = _output(args, run_id, argv)
+        return _run(run, opts, out, run_id, argv, args, executor)
+    except (ValueError, TypeError) as exc:  # from _output: nothing was made
+        return fail(PROG, str(exc), args.debug)
+    except StorageError as exc:
+        return fail(PROG, f"storage: {exc.strerror or exc}", args.debug, EXIT_FAILED)
+    finally:
+        if executor is not None:
+            executor.shutdown()
 
 
 def _leading_arguments(argv: list[str]) -> argparse.Namespace:
@@ -117,6 +127,31 @@ def _parser(summary: str, names: list[str], options_cls: type) -> OneLineParser:
     return parser
 
 
+def _scheduler(opts: Any) -> Any:
+    """The Dask executor of a study on a cluster (``--scheduler`` with ``--seeds`` > 1),
+    connected and checked within one time limit; None otherwise. Raises ValueError (one line
+    saying what answers at the address) when it is not a working scheduler."""
+    address = getattr(opts, "scheduler", "")
+    if not address or getattr(opts, "seeds", 1) <= 1:
+        return None
+    from ..tools.tasks import dask_executor
+
+    return dask_executor(address)
+
+
+def _output(args: argparse.Namespace, run_id: str, argv: list[str]) -> OutputDirectory:
+    out = OutputDirectory(
+        args.out or default_out(args.problem),
+        run_id,
+        args.overwrite,
+        args.resume,
+        command=command_line("scripts/train_collocation.py", argv),
+    )
+    for note in out.notes:
+        print(f"{PROG}: note: {note}", file=sys.stderr)
+    return out
+
+
 def _options(options_cls: type, args: argparse.Namespace) -> Any:
     """The run's options from the parsed arguments: IPOPT's own log only with ``--verbose``
     (or an explicit ``--print-level``), never with ``--quiet``."""
@@ -131,20 +166,23 @@ def _options(options_cls: type, args: argparse.Namespace) -> Any:
 
 
 def _run(
-    run: Callable[[Any, Any], dict[str, Any]],
+    run: Callable[..., dict[str, Any]],
     opts: Any,
     out: OutputDirectory,
     run_id: str,
     argv: list[str],
     args: argparse.Namespace,
+    executor: Any = None,
 ) -> int:
-    """Run the experiment into ``out``, record how it ended, and rename ``out`` to ``--out``."""
+    """Run the experiment into ``out``, record how it ended, and move its summary into the run
+    folder (which replaces an earlier run under ``--overwrite`` only if this one succeeded)."""
     from ..experiments.record import RunRecord
     from ..tools import machine
     from ..tools.progress import watching
     from ..training.callbacks import PhaseProgress
+    from ..tools.tasks import StoredTaskMismatch
 
-    record = RunRecord(out.path, run_id)
+    record = RunRecord(out.path, run_id, units_dir=out.folder)
     record.update(
         command=command_line("scripts/train_collocation.py", argv),
         machine=machine.describe(),
@@ -154,31 +192,40 @@ def _run(
     shown = None if args.quiet or args.no_progress else PhaseProgress()
     try:
         with watching(shown) if shown is not None else contextlib.nullcontext():
-            result = run(opts, record)
+            result = run(opts, record, **({"executor": executor} if executor is not None else {}))
         code = 0 if succeeded(result) else EXIT_FAILED
+    except StoredTaskMismatch as exc:  # --resume with other settings: the run stays as it was
+        out.discard()
+        return fail(PROG, str(exc), args.debug)
     except KeyboardInterrupt as exc:
         if shown is not None:
             shown.close()
         phase = _phase(record, exc)
-        record.write(status="interrupted", phase=phase)
-        where = out.finish()
-        print(f"{PROG}: interrupted in phase {phase}; what was done is in {where}", file=sys.stderr)
+        unwritten = _record_end(record, status="interrupted", phase=phase)
+        where = _ended(out, argv, record, out.finish(success=False))
+        print(f"{PROG}: interrupted in phase {phase}; {where}{unwritten}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as exc:
         if shown is not None:
             shown.close()
         if args.debug:
-            out.finish()
+            out.finish(success=False)
             raise
-        phase, message = _phase(record, exc), first_line(exc)
-        record.write(status="failed", phase=phase, error=f"{type(exc).__name__}: {message}")
-        where = out.finish()
-        print(f"{PROG}: error in phase {phase}: {message} (files in {where})", file=sys.stderr)
+        storage = storage_error(exc)
+        phase = "storage" if storage is not None else _phase(record, exc)
+        message = _message(exc if storage is None else storage)
+        unwritten = _record_end(
+            record, status="failed", phase=phase, error=f"{type(exc).__name__}: {message}"
+        )
+        where = _ended(out, argv, record, out.finish(success=False))
+        print(f"{PROG}: error in phase {phase}: {message}; {where}{unwritten}", file=sys.stderr)
         return EXIT_FAILED
     if shown is not None:
         shown.close()
-    where = out.finish()
+    where = out.finish(success=code == 0)
     print(f"\n{args.problem}: results in {where}\n" + table(result_rows(result)))
+    if out.ending:
+        print(f"  note: {out.ending}")
     for text in result.get("warnings", []):
         print(f"  warning: {text}")
     return code
@@ -187,3 +234,34 @@ def _run(
 def _phase(record: Any, exc: BaseException) -> str:
     detail = getattr(exc, "phase", None)  # where inside a solve, when the solve says so
     return f"{record.phase} ({detail})" if detail else record.phase
+
+
+def _message(exc: BaseException) -> str:
+    """One line for ``exc``: an OSError's own words (the file it names included)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        name = f" {str(exc.filename)!r}" if exc.filename else ""
+        return f"{exc.strerror}{name}"
+    return first_line(exc)
+
+
+def _record_end(record: Any, **fields: Any) -> str:
+    """Write ``result.json`` with how the run ended; where that fails too (a full disk) it is
+    said in the same line rather than with a second traceback."""
+    try:
+        record.write(**fields)
+    except OSError as exc:
+        return f" (result.json could not be written: {exc.strerror or exc})"
+    return ""
+
+
+def _ended(out: OutputDirectory, argv: list[str], record: Any, where: Path) -> str:
+    """Where a run that stopped early left its files, where the run it was to replace stays,
+    and for a study the command that continues it."""
+    text = f"what was done is in {where}"
+    if out.ending:
+        text += f" ({out.ending})"
+    if "seeds_completed" in record.result:
+        done = record.result["seeds_completed"]
+        text += f"; {done} seeds are stored; continue with: "
+        text += resume_command("scripts/train_collocation.py", argv, where)
+    return text

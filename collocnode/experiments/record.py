@@ -3,7 +3,9 @@
 An experiment writes into a :class:`RunRecord`: the phase it is in, the result fields it has, the
 trained model as soon as there is one. The command line writes the record's ``result.json`` again
 when the run stops early, with the status and the phase it stopped in; every file carries the
-record's ``run_id``.
+record's ``run_id``. Units of work that a resumed run reuses (a study's seeds) go to
+:meth:`RunRecord.units`, which the command line points at the run folder itself: they are
+durable the moment they are written, while the rest of the output is staged.
 """
 
 from __future__ import annotations
@@ -35,12 +37,14 @@ class RunRecord:
         run_id: written into every file of the run.
         phase: what the run is doing now ("data", "training", "evaluation", "plots", "done").
         result: the fields of ``result.json`` so far.
+        units_dir: where finished units of work go (None: ``out_dir``).
     """
 
     out_dir: Path
     run_id: str = field(default_factory=new_run_id)
     phase: str = "setup"
     result: dict[str, Any] = field(default_factory=dict)
+    units_dir: Path | None = None
 
     def enter(self, phase: str) -> None:
         """Enter ``phase`` and tell the run's watcher (:mod:`collocnode.tools.progress`), but
@@ -48,6 +52,11 @@ class RunRecord:
         self.phase = phase
         if phase != "training":
             progress.phase(phase)
+
+    def units(self, name: str) -> Path:
+        """The folder of the units of work ``name`` (e.g. "seeds"): stored as each finishes,
+        reused by a resumed run."""
+        return (self.units_dir if self.units_dir is not None else self.out_dir) / name
 
     def update(self, **fields: Any) -> None:
         self.result.update(fields)

@@ -17,8 +17,9 @@ from ..problems.base import Split
 from ..recipes.generic import SystemRecipe
 from ..recipes.vdp import VDP, paper_regularization
 from ..status import SolverStatus
+from ..tools.io import StorageError
 from ..tools.options import flat_dict, replace_flat
-from ..tools.tasks import Task, TaskOutcome, dask_executor, run_tasks
+from ..tools.tasks import ExecutorLost, Task, TaskOutcome, dask_executor, run_tasks
 from ..training import TrainingSolution
 from .record import RunRecord
 
@@ -237,14 +238,20 @@ def _task_settings(run: VdPOptions) -> dict[str, Any]:
     return {k: val for k, val in run.settings.items() if k not in ("workers", "scheduler", "seeds")}
 
 
+#: what stops a study before every seed has run: Ctrl-C (or SIGTERM), a store that cannot be
+#: written, a lost Dask scheduler
+Stop = KeyboardInterrupt | StorageError | ExecutorLost
+
+
 def _run_all(
-    runs: list[VdPOptions], opts: VdPOptions, store: Path
-) -> tuple[dict[int, TaskOutcome], bool]:
-    """Every run on the chosen executor (a Dask scheduler, else ``workers`` local processes),
-    each stored in ``store`` as it finishes and taken from there on a rerun. Returns the
-    outcomes by seed and whether the study was interrupted (Ctrl-C: queued runs are dropped,
-    running ones stop at their next IPOPT iteration, what finished is kept)."""
-    executor = dask_executor(opts.scheduler) if opts.scheduler else None
+    runs: list[VdPOptions], opts: VdPOptions, store: Path, executor: Any = None
+) -> tuple[dict[int, TaskOutcome], Stop | None]:
+    """Every run on ``executor`` (None: a Dask client for ``opts.scheduler``, closed at the
+    end, else ``workers`` local processes), each stored in ``store`` as it finishes and taken
+    from there on a rerun. Returns the outcomes by seed and what stopped the study early, if
+    anything (Ctrl-C: queued runs are dropped, running ones stop at their next IPOPT iteration;
+    a storage error or a lost scheduler: nothing more runs); what finished is kept."""
+    own = dask_executor(opts.scheduler) if executor is None and opts.scheduler else None
     tasks = [Task(f"seed-{r.seed}", r, settings=_task_settings(r)) for r in runs]
     done: dict[int, TaskOutcome] = {}
     seed_of = {t.key: r.seed for t, r in zip(tasks, runs, strict=True)}
@@ -257,28 +264,33 @@ def _run_all(
             robustness_task,
             tasks,
             store=store,
-            executor=executor,
+            executor=executor if own is None else own,
             workers=opts.workers or None,
             on_outcome=keep,
         )
-    except KeyboardInterrupt:
-        return done, True
+    except (KeyboardInterrupt, StorageError, ExecutorLost) as stop:
+        return done, stop
     finally:
-        if executor is not None:
-            executor.shutdown()
-    return done, False
+        if own is not None:
+            own.shutdown()
+    return done, None
 
 
-def run_robustness(opts: VdPOptions, record: RunRecord) -> dict[str, Any]:
-    """The paper's appendix study: many seeds, success rate and percentile bands. The study's
-    status is "interrupted" after Ctrl-C (interrupted and never-run seeds are counted apart
-    from failures) and "success" once every seed has run, whatever the seeds' own outcomes."""
+def run_robustness(opts: VdPOptions, record: RunRecord, executor: Any = None) -> dict[str, Any]:
+    """The paper's appendix study: many seeds, success rate and percentile bands, the seeds on
+    ``executor`` (see :func:`_run_all`) and stored in ``record.units("seeds")``.
+
+    The study's status is "success" once every seed has run, whatever the seeds' own outcomes;
+    "interrupted" after Ctrl-C and "failed" when a seed could not be stored or the scheduler
+    was lost. Seeds interrupted or never run are counted apart from failures, and a seed lost
+    to a storage error counts as nothing (the study stops with phase "storage"). A study that
+    stopped early raises what stopped it, after recording its counts."""
     from ..tools import plotting
 
     runs = [replace(opts, seed=opts.seed + k, seeds=1) for k in range(opts.seeds)]
     runs = [replace_flat(r, print_level=0) for r in runs]
     record.enter("training")
-    done, interrupted = _run_all(runs, opts, record.out_dir / "seeds")
+    done, stop = _run_all(runs, opts, record.units("seeds"), executor)
     finished = {seed: o.result for seed, o in done.items() if o.result is not None}
     rows = [
         {k: val for k, val in finished[r.seed].items() if k != "x"}
@@ -290,15 +302,19 @@ def run_robustness(opts: VdPOptions, record: RunRecord) -> dict[str, Any]:
     ]
     ran = len(rows) + len(errors)  # a seed whose run raised counts as a failure
     rate = sum(r["success"] for r in rows) / ran if ran else None
+    status = "success" if stop is None else "failed"
+    if isinstance(stop, KeyboardInterrupt):
+        status = "interrupted"
     record.update(
         problem="vdp",
         study="robustness",
-        status="interrupted" if interrupted else "success",
+        status=status,
         settings=opts.settings,
         success_rate=rate,
         success_definition=f"RMSE of the re-simulation from x(0) against the noise-free "
         f"truth over [0, {T_ROBUST:g}] <= {opts.success_tol:g}, over the seeds that ran to the "
-        "end; a seed whose run raised an error counts as a failure",
+        "end; a seed whose run raised an error counts as a failure (a storage error stops the "
+        "study and counts as nothing)",
         seeds_completed=len(rows),
         seeds_reused=sum(o.reused for o in done.values()),
         seeds_not_run=opts.seeds - len(done),
@@ -311,6 +327,8 @@ def run_robustness(opts: VdPOptions, record: RunRecord) -> dict[str, Any]:
         median_iterations=float(np.median([r["iterations"] for r in rows])) if rows else None,
         runs=rows,
     )
+    if isinstance(stop, StorageError):  # the command line records it, if the disk lets it
+        raise stop
     record.write()
     if rows:
         record.enter("plots")
@@ -327,17 +345,20 @@ def run_robustness(opts: VdPOptions, record: RunRecord) -> dict[str, Any]:
             ),
             "percentile_bands.png",
         )
-    if interrupted:
-        raise KeyboardInterrupt
+    if stop is not None:
+        record.enter("training")  # where the study stopped, not the plots made after
+        raise stop
     return record.result
 
 
-def run(opts: VdPOptions, record: RunRecord) -> dict[str, Any]:
-    """Train, evaluate, and write ``result.json`` and the plots into ``record.out_dir``."""
+def run(opts: VdPOptions, record: RunRecord, executor: Any = None) -> dict[str, Any]:
+    """Train, evaluate, and write ``result.json`` and the plots into ``record.out_dir``; a
+    robustness study (``opts.seeds > 1``) runs its seeds on ``executor`` when given (see
+    :func:`run_robustness`)."""
     from ..tools import plotting
 
     if opts.seeds > 1:
-        return run_robustness(opts, record)
+        return run_robustness(opts, record, executor)
     record.update(problem="vdp", settings=opts.settings)
     record.enter("training")
     sol, split = train(opts)

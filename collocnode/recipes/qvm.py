@@ -17,6 +17,10 @@ replaced by two surrogate blocks inside the known linear physics; the loss is th
        on the observed accelerations at them through the known physics (eq. 15, with the
        F(0) = 0 constraints of eq. 17; :func:`collocnode.training.warmstart.fit_initial_guess`),
        then polish weights and states with the full problem, started from the smoothed states.
+* III-W: strategy III's rational surrogates (eq. 19, in ``rational_form``) started as W starts
+       its networks: a least-squares fit of the rational functions to the observed accelerations
+       through the physics, then the full problem (the paper does not give its initialisation of
+       eq. 19).
 
 Formulation: by default the road height z_r is a fifth state (z_r' = u, the road velocity); with
 ``road_as_input=True`` the model has the paper's four states [z_b, z_w, v_b, v_w] (eq. 14) and the
@@ -51,7 +55,9 @@ from ..training import BlockConstraint, TrainingProblem, TrainingSolution
 from .base import TrainedModel, widths
 from .settings import CollocationSettings, RegressionSettings
 
-STRATEGIES = ("I", "II", "III", "W")
+STRATEGIES = ("I", "II", "III", "W", "III-W")
+# the strategies with rational surrogates, and those started by the regression
+_RATIONAL, _REGRESSED = ("III", "III-W"), ("W", "III-W")
 #: strategy III's blocks: "pole-free" (θ_0 = 1, denominator θ_0² + q²) or "paper" (eq. 19 as
 #: written: θ_0 free, denominator θ_0 + q); see :class:`collocnode.nn.RationalChebyshev`
 RATIONAL_FORMS = ("pole-free", "paper")
@@ -64,8 +70,8 @@ class QVMRecipe:
 
     Attributes:
         strategy: "I" (random weights), "II" (pre-trained on the first part of the data), "III"
-            (rational Chebyshev blocks) or "W" (warm-started by a regression); see the module
-            docstring.
+            (rational Chebyshev blocks), "W" (warm-started by a regression) or "III-W" (rational
+            blocks started by strategy W's regression); see the module docstring.
         pretrain_fraction: share of the data of strategy II's first phase.
         hidden: hidden-layer widths of each network (an int ``h``: two layers of ``h``).
         activation: the networks' activation (C²).
@@ -122,7 +128,7 @@ class QVMRecipe:
         """The friction and spring surrogates, scaled by the training data (module docstring)."""
         s_dv, s_dz = input_spread(data)
         f_dv, f_dz = system.params["d_s"] * s_dv, system.params["c_s"] * s_dz
-        if self.strategy == "III":
+        if self.strategy in _RATIONAL:
             d = self.rational_degree
             paper = self.rational_form == "paper"
             form = {"fixed_theta0": not paper, "positive_denominator": not paper}
@@ -200,7 +206,7 @@ class QVMRecipe:
         model = hybrid_model(system, friction, spring, self.road_as_input)
         road = system.road
         p0 = model.init_params(np.random.default_rng(seed))
-        if self.strategy == "W":
+        if self.strategy in _REGRESSED:
             problem = self.problem(model, data, road, "data", p0)
         else:
             # strategies I-III start the node states from the linear model (eq. 14)
@@ -221,7 +227,7 @@ class QVMRecipe:
         # the phases share one cap (TimeLimit below); each IPOPT run gets what is left of it
         uncapped = replace(settings, max_wall_time=None)
         full = uncapped.solver(intervals)
-        if self.strategy == "W":
+        if self.strategy in _REGRESSED:
             alg: Algorithm = self.regression.warm_started(full, jit=settings.jit)
         elif self.strategy == "II":
             pre = uncapped.solver(max(1, round(intervals * self.pretrain_fraction)))

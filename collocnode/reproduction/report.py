@@ -2,17 +2,23 @@
 
 The stored runs live in a results directory with one folder per run, holding the run's
 ``compare.json`` (``scripts/compare.py``) or ``result.json`` (``scripts/train_collocation.py``),
-the layout ``bash benchmarks/reproduce.sh NAME`` writes into ``runs/reproduce``. Each table of
-:mod:`collocnode.reproduction.published` becomes one block of the document between the markers
-``<!-- generated: KEY -->`` and ``<!-- end generated: KEY -->``; everything outside the blocks
-is left as it is. Every number in a block comes from a run's JSON file or from the paper.
+the layout ``bash benchmarks/reproduce.sh NAME`` writes into ``runs/reproduce``. A run repeated
+with other seeds keeps each repetition in a subfolder ``seedK/`` of the same folder (and may keep
+one at its top); a row then shows the median over the seeds and their range, ``median
+(min–max)``, and says "within noise" where the range of its ratios to the paper covers 1. Each
+table of :mod:`collocnode.reproduction.published` becomes one block of the document between the
+markers ``<!-- generated: KEY -->`` and ``<!-- end generated: KEY -->``; everything outside the
+blocks is left as it is. Every number in a block comes from a run's JSON file or from the paper.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+import re
+import statistics
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +26,18 @@ from typing import Any
 from ..tools.io import atomic_write_text
 from .published import TABLES, Row, Table
 
-RESULT_FILES = ("compare.json", "result.json", "stable_time.json", "authors_code.json")
+RESULT_FILES = (
+    "compare.json",
+    "result.json",
+    "stable_time.json",
+    "authors_code.json",
+    "epoch_time.json",
+    "discovery.json",
+    "two_body.json",
+    "solver_timing.json",
+)
+# the subfolders of a run folder that hold its repetitions with other seeds
+SEED_FOLDERS = "seed*"
 
 
 @dataclass(frozen=True)
@@ -52,6 +69,15 @@ class StoredRun:
         """The 1-minute load average when the run started (None if not recorded)."""
         return self.meta.get("load_at_start")
 
+    @property
+    def seed(self) -> int | None:
+        """The run's seed: ``compare.json``'s ``meta.seed``, ``result.json``'s
+        ``settings.seed`` (None where the file records none)."""
+        seed = self.meta.get("seed")
+        if seed is None:
+            seed = (self.data.get("settings") or {}).get("seed")
+        return seed if isinstance(seed, int) else None
+
     def method_row(self, method: str) -> Mapping[str, Any] | None:
         for row in self.data.get("rows", ()):
             if row.get("method") == method:
@@ -66,11 +92,9 @@ class StoredRun:
         return None
 
 
-def load_run(root: Path, name: str) -> StoredRun | None:
-    """The stored run ``root/name`` (None if it has no result file). A file that is not a JSON
-    object raises a ValueError naming it."""
+def _load_file(folder: Path, name: str) -> StoredRun | None:
     for filename in RESULT_FILES:
-        path = Path(root) / name / filename
+        path = folder / filename
         if path.is_file():
             try:
                 data = json.loads(path.read_text())
@@ -80,6 +104,32 @@ def load_run(root: Path, name: str) -> StoredRun | None:
                 raise ValueError(f"{path} must hold a JSON object, got {type(data).__name__}")
             return StoredRun(name, data)
     return None
+
+
+def load_runs(root: Path, name: str) -> list[StoredRun]:
+    """Every stored file of run ``root/name``: its result file and those of its subfolders
+    named ``seed...`` (``seed1/``; ``seed1-cuda/`` for methods of seed 1 run elsewhere),
+    ordered by seed (empty if there is none). A file that is not a JSON object raises a
+    ValueError naming it."""
+    folder = Path(root) / name
+    folders = [folder, *sorted(p for p in folder.glob(SEED_FOLDERS) if p.is_dir())]
+    runs = [run for f in folders if (run := _load_file(f, name)) is not None]
+    return sorted(runs, key=lambda run: (run.seed is None, run.seed or 0))
+
+
+def _one_per_seed(stored: Sequence[StoredRun], what: str) -> None:
+    """A ValueError naming the run if two of ``stored`` have the same seed (for ``what``)."""
+    seeds = [run.seed for run in stored if run.seed is not None]
+    twice = sorted({s for s in seeds if seeds.count(s) > 1})
+    if twice:
+        raise ValueError(f"run {stored[0].name!r} holds more than one {what} with seed {twice[0]}")
+
+
+def load_run(root: Path, name: str) -> StoredRun | None:
+    """The stored run ``root/name`` with the lowest seed (None if it has none); see
+    :func:`load_runs`."""
+    runs = load_runs(root, name)
+    return runs[0] if runs else None
 
 
 def _sci(x: Any) -> str:
@@ -111,12 +161,76 @@ def _seconds(x: Any) -> str:
     return "–" if x is None else f"{float(x):.1f}"
 
 
+def _ratio_text(r: float) -> str:
+    return f"{r:.2g}" if r < 10 else f"{r:.0f}"
+
+
 def _ratio(ours: Any, paper: float | None) -> str:
     """ours / paper, or a dash where either is missing."""
     if ours is None or paper is None or not paper:
         return "–"
-    r = float(ours) / paper
-    return f"{r:.2g}" if r < 10 else f"{r:.0f}"
+    return _ratio_text(float(ours) / paper)
+
+
+@dataclass(frozen=True)
+class Spread:
+    """One figure over the seeds of a row: the values of the seeds that have one."""
+
+    values: tuple[float, ...]
+
+    @classmethod
+    def of(cls, values: Sequence[Any]) -> Spread:
+        found = []
+        for x in values:
+            if x is None or isinstance(x, bool) or not isinstance(x, (int, float)):
+                continue
+            if math.isfinite(float(x)):
+                found.append(float(x))
+        return cls(tuple(found))
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.values) if self.values else None
+
+    def covers(self, x: float) -> bool:
+        """Whether ``x`` lies in the range of two or more values (within the seeds' noise)."""
+        return len(self.values) > 1 and min(self.values) <= x <= max(self.values)
+
+    def text(self, fmt: Callable[[Any], str]) -> str:
+        """``fmt(value)`` for one value, ``fmt(median) (fmt(min)–fmt(max))`` for several."""
+        if not self.values:
+            return "–"
+        if len(self.values) == 1:
+            return fmt(self.values[0])
+        return f"{fmt(self.median)} ({fmt(min(self.values))}–{fmt(max(self.values))})"
+
+
+def _ratio_spread(ours: Spread, paper: float | None) -> str:
+    """ours / paper over the seeds; "within noise" where the seeds' range covers 1."""
+    if not ours.values or paper is None or not paper:
+        return "–"
+    ratios = Spread(tuple(x / paper for x in ours.values))
+    text = ratios.text(_ratio_text)
+    return f"{text}, within noise" if ratios.covers(1.0) else text
+
+
+def _time_ratio(ours: Spread, paper: float | None) -> str:
+    """ours / paper training time over the seeds."""
+    if not ours.values or not paper:
+        return "–"
+    return Spread(tuple(x / paper for x in ours.values)).text(_ratio_text)
+
+
+def _statuses(statuses: Sequence[str]) -> str:
+    """``success`` when every seed ended alike, else ``success ×2, budget ×1``."""
+    counts = Counter(statuses)
+    if len(counts) == 1:
+        return statuses[0]
+    return ", ".join(f"{status} ×{n}" for status, n in counts.items())
+
+
+def _seeds_cell(runs: Sequence[StoredRun]) -> str:
+    return ", ".join("?" if r.seed is None else str(r.seed) for r in runs) or "–"
 
 
 def _cell(text: str) -> str:
@@ -129,15 +243,18 @@ def _table(header: Sequence[str], lines: Sequence[Sequence[str]]) -> list[str]:
     return out
 
 
-def _authors_cell(row: Row, method: str, runs: Mapping[str, StoredRun | None]) -> str:
+Runs = Mapping[str, Sequence[StoredRun]]
+
+
+def _authors_cell(row: Row, method: str, runs: Runs) -> str:
     """The authors' code's whole-trajectory MSE here, or why there is none."""
     if row.authors is None:
         return "–"
     name, case = row.authors
     stored = runs.get(name)
-    if stored is None:
+    if not stored:
         return "no stored run"
-    entry = stored.authors_entry(method, case)
+    entry = stored[0].authors_entry(row.authors_as.get(method, method), case)
     if entry is None:  # a method of the paper's not run here, or one the paper does not have
         return "not run here" if method in row.published else "–"
     if entry.get("full_mse") is None:
@@ -149,13 +266,24 @@ def _has_authors(table: Table) -> bool:
     return any(row.authors is not None for row in table.rows)
 
 
+def _scored(rows: Sequence[Mapping[str, Any]], metric: str) -> str:
+    """The seeds' median (range) of ``metric``, and the statuses of the seeds without one."""
+    spread = Spread.of([r.get(metric) for r in rows])
+    missing = [str(r.get("status", "?")) for r in rows if r.get(metric) is None]
+    if not spread.values:
+        return _statuses(missing)
+    text = spread.text(_sci)
+    return f"{text}; {_statuses(missing)}" if missing else text
+
+
 def _compare_lines(
-    table: Table, row: Row, run: StoredRun | None, runs: Mapping[str, StoredRun | None]
+    table: Table, row: Row, stored: Sequence[StoredRun], runs: Runs
 ) -> list[list[str]]:
-    # the paper's methods, then any other method the run trained (e.g. collocation)
-    methods = [m for m in table.methods if m in row.published]
-    if run is not None:
+    # the paper's methods, then any other method the runs trained (e.g. collocation)
+    methods = [m for m in table.methods if m in row.published or m in row.train_time_s]
+    for run in stored if table.others else ():
         methods += [r["method"] for r in run.data.get("rows", ()) if r.get("method") not in methods]
+    metric = row.metric or table.metric
     lines = []
     for k, method in enumerate(methods):
         first = k == 0
@@ -163,29 +291,53 @@ def _compare_lines(
         note = (row.note or "yes") if first else ""
         paper = row.published.get(method)
         paper_time = _as_printed(row.train_time_s.get(method))
-        r = run.method_row(method) if run else None
+        found = [(run, r) for run in stored if (r := run.method_row(method)) is not None]
+        _one_per_seed([run for run, _ in found], f"{method} row")
+        if first and len({_without_seed(run.command) for run in stored}) > 1:
+            note += "; its seeds ran with different commands (the runs below)"
         authors = [_authors_cell(row, method, runs)] if _has_authors(table) else []
-        if r is None:
-            why = "no stored run" if run is None else "not in the run"
+        if not found:
+            why = "no stored run" if not stored else "not in the run"
             lines.append(
-                [label, method, _sci(paper), why, "–", *authors, "–", paper_time, "–", "–", note]
+                [
+                    label,
+                    method,
+                    _sci(paper),
+                    why,
+                    "–",
+                    "–",
+                    *authors,
+                    "–",
+                    *("–" for _ in table.columns),
+                    paper_time,
+                    "–",
+                    *(["–"] if table.time_ratio else []),
+                    "–",
+                    note,
+                ]
             )
             continue
-        status = r.get("status", "?")
-        metric = row.metric or table.metric
-        ours = r.get(metric)  # None where the model could not be scored
+        rows = [r for _, r in found]
+        ours = Spread.of([r.get(metric) for r in rows])
+        times = Spread.of([r.get("train_time_s") for r in rows])
         lines.append(
             [
                 label,
                 method,
                 _sci(paper),
-                _sci(ours) if ours is not None else status,
-                _ratio(ours, paper),
+                _scored(rows, metric),
+                _ratio_spread(ours, paper),
+                _seeds_cell([run for run, _ in found]),
                 *authors,
-                _sci(r.get(metric.replace("full", "test"))),
+                _scored(rows, metric.replace("full", "test")) if ours.values else "–",
+                *(
+                    Spread.of([_path(r, path) for r in rows]).text(_num)
+                    for _, path in table.columns
+                ),
                 paper_time,
-                _seconds(r.get("train_time_s")),
-                status,
+                times.text(_seconds),
+                *([_time_ratio(times, row.train_time_s.get(method))] if table.time_ratio else []),
+                _statuses([str(r.get("status", "?")) for r in rows]),
                 note,
             ]
         )
@@ -209,49 +361,61 @@ def _iterations(d: Mapping[str, Any]) -> str:
     return " + ".join(str(c) for c in counts) if len(counts) > 1 else _num(d.get("iterations"))
 
 
-def _collocation_lines(table: Table, row: Row, run: StoredRun | None) -> list[str]:
+def _collocation_lines(table: Table, row: Row, stored: Sequence[StoredRun]) -> list[str]:
     paper = row.published
     iters = f" / {_num(paper['iterations'])}" if "iterations" in paper else ""
     paper_text = f"{_as_printed(paper.get('total_s'))} s{iters}"
     note = row.note or "yes"
-    if run is None:
+    if not stored:
         return [
             row.system,
             paper_text,
             "no stored run",
             "–",
             "–",
+            "–",
             *("–" for _ in table.columns),
             note,
         ]
-    d = run.data
-    total = (d.get("wall_time_s") or {}).get("total")
+    _one_per_seed(stored, "result")
+    totals = Spread.of([(run.data.get("wall_time_s") or {}).get("total") for run in stored])
+    ratios = (
+        Spread(tuple(t / paper["total_s"] for t in totals.values))
+        if paper.get("total_s")
+        else Spread(())
+    )
     return [
         row.system,
         paper_text,
-        f"{_seconds(total)} s / {_iterations(d)}",
-        _ratio(total, paper.get("total_s")),
-        str(d.get("status", "?")),
-        *(_num(_path(d, path)) for _, path in table.columns),
+        f"{totals.text(_seconds)} s / {'; '.join(_iterations(run.data) for run in stored)}",
+        ratios.text(_ratio_text),
+        _seeds_cell(stored),
+        _statuses([str(run.data.get("status", "?")) for run in stored]),
+        *(
+            Spread.of([_path(run.data, path) for run in stored]).text(_num)
+            for _, path in table.columns
+        ),
         note,
     ]
 
 
-def _stable_time_lines(row: Row, run: StoredRun | None) -> list[str]:
+def _stable_time_lines(row: Row, stored: Sequence[StoredRun]) -> list[str]:
     paper = row.published
     paper_text = (
         f"{_as_printed(paper['median'])} ({_as_printed(paper['min'])}–{_as_printed(paper['max'])})"
     )
+    run = stored[0] if stored else None
     found = [
         r for r in (run.data.get("results", ()) if run else ()) if r.get("system") == row.system
     ]
     if not found:
         why = "no stored run" if run is None else "not in the run"
-        return [row.system, _as_printed(paper["trial_length"]), paper_text, why, "–", "–", "–"]
+        return [row.system, _as_printed(paper["trial_length"]), paper_text, why, "–", "–", "–", "–"]
     result = found[0]
     node, snode = result["summary"]["NODE"], result["summary"]["SNODE"]
     st = node["stable_time"]
     epochs = sorted({s["models"]["NODE"]["epochs"] for s in result["seeds"]})
+    seeds = [s.get("seed", "?") for s in result["seeds"]]
     return [
         row.system,
         _seconds(result["seeds"][0]["horizon_s"]),
@@ -259,23 +423,213 @@ def _stable_time_lines(row: Row, run: StoredRun | None) -> list[str]:
         f"{_seconds(st['median'])} ({_seconds(st['min'])}–{_seconds(st['max'])})",
         f"{node['diverged']} / {node['trials']}",
         f"{snode['diverged']} / {snode['trials']}",
+        ", ".join(str(s) for s in seeds),
         ", ".join(str(e) for e in epochs),
     ]
 
 
-def _runs_list(names: Sequence[str], runs: Mapping[str, StoredRun | None]) -> list[str]:
+def _three(x: float | None) -> str:
+    return "–" if x is None else f"{x:.3g}"
+
+
+def _two_places(x: float | None) -> str:
+    return "–" if x is None else f"{x:.2f}"
+
+
+def _epoch_time_lines(row: Row, stored: Sequence[StoredRun]) -> list[str]:
+    found = [
+        r for r in (stored[0].data.get("results", ()) if stored else ()) if r["case"] == row.system
+    ]
+    if not found:
+        why = "no stored run" if not stored else "not in the run"
+        return [row.system, "–", "–", why, "–", "–", "–", "–", "–", "–", "–"]
+    r = found[0]
+    counted = f"{len(r['ours_epochs']['cpu_s'])} / {len(r['theirs_epochs']['cpu_s'])}"
+    preset = f" ({r['preset']})" if r.get("preset") else ""
+    return [
+        row.system,
+        r["method"],
+        f"{r['problem']}{preset}; theirs: {r['theirs'][0]} {r['theirs'][1]}",
+        _three(r["ours_median_cpu_s"]),
+        _three(r["theirs_median_cpu_s"]),
+        _two_places(r["ratio_cpu_s"]),
+        _three(r["ours_median_wall_s"]),
+        _three(r["theirs_median_wall_s"]),
+        _two_places(r["ratio_wall_s"]),
+        counted,
+        r.get("note") or "–",
+    ]
+
+
+def _without_seed(command: str | None) -> str | None:
+    """The command without its ``--seed`` and ``--out`` arguments: what seeds of one run share."""
+    if command is None:
+        return None
+    return re.sub(r"\s--(?:seed|out)(?:=|\s+)\S+", "", command)
+
+
+def _run_line(name: str, seeds: str, group: Sequence[StoredRun]) -> str:
+    first = group[0]
+    created = [r.created for r in group if r.created]
+    loads = Spread.of([r.load for r in group])
+    when = f", {created[0]}" if created else ""
+    when += f" to {created[-1]}" if len(created) > 1 else ""
+    if loads.values:
+        when += f", load {loads.text(lambda x: f'{x:g}')} at start"
+    return (
+        f"- `{name}`{seeds}: `{first.command or 'command not recorded'}` "
+        f"({first.machine or 'machine not recorded'}{when})"
+    )
+
+
+def _single(stored: Sequence[StoredRun]) -> StoredRun | None:
+    """The one stored run of a row whose tables read one run (discovery, parameters, solver
+    timing); several seeds of such a run are refused rather than one chosen silently."""
+    if len(stored) > 1:
+        raise ValueError(
+            f"run {stored[0].name!r} holds {len(stored)} seeds; this table reads one stored run"
+        )
+    return stored[0] if stored else None
+
+
+def _support(errors: Mapping[str, Any] | None) -> str:
+    """Whether the discovered support is the true one, naming what differs."""
+    if errors is None:
+        return "form not expressible"
+    if errors.get("exact_support"):
+        return "exact"
+    parts = []
+    if errors.get("spurious"):
+        parts.append("spurious " + ", ".join(errors["spurious"]))
+    if errors.get("missed"):
+        parts.append("missed " + ", ".join(errors["missed"]))
+    return "; ".join(parts) or "–"
+
+
+def _discovery_lines(table: Table, row: Row, run: StoredRun | None) -> list[list[str]]:
+    result = (run.data.get("systems") or {}).get(row.system) if run else None
+    if result is None:
+        why = "no stored run" if run is None else "not in the run"
+        return [[row.system, "–", why, "–", "–", "–", "–", "–", "–", row.note or "yes"]]
+    methods = result.get("methods", {})
+    names = [m for m in table.methods if m in methods] + [
+        m for m in methods if m not in table.methods
+    ]
+    lines = []
+    for k, method in enumerate(names):
+        r = methods[method]
+        errors = r.get("coefficient_errors")
+        field = r.get("vector_field_error") or {}
+        coefficient = "–" if not errors else _num(errors.get("max_relative_error"))
+        lines.append(
+            [
+                row.system if k == 0 else "",
+                method,
+                "; ".join(r.get("equations") or [r.get("error", "")]),
+                _support(errors) if "coefficient_errors" in r else "–",
+                coefficient,
+                _num(field.get("box")),
+                _num(field.get("trajectory")),
+                _seconds(r.get("train_time_s")),
+                str(r.get("status", "?")),
+                (row.note or "yes") if k == 0 else "",
+            ]
+        )
+    return lines
+
+
+def _parameter_lines(table: Table, row: Row, run: StoredRun | None) -> list[list[str]]:
+    found = run.data.get("methods", {}) if run else {}
+    paper = row.published
+    lines = []
+    for method in table.methods:
+        r = found.get(method)
+        cells = [
+            _num(paper.get(f"{method}.force_mse")),
+            _num(paper.get(f"{method}.cosine")),
+            _num(paper.get(f"{method}.mass_ratio")),
+        ]
+        variants = [(method, r)]
+        if method == "collocation" and r is not None:
+            closed = r.get("closed_form")
+            equation = "; ".join(closed.get("equations", [])) if closed else ""
+            variants = [("collocation (network)", r.get("network"))]
+            variants.append((f"collocation (closed form: {equation})", closed))
+        for label, scores in variants:
+            if scores is None:
+                why = "no stored run" if run is None else "not in the run"
+                ours = [why, "–", "–"]
+            else:
+                ours = [
+                    _num(scores.get("force_mse")),
+                    _num(scores.get("cosine_similarity")),
+                    _num(scores.get("mass_ratio")),
+                ]
+            time_s = None if r is None else r.get("train_time_s")
+            first = not lines
+            lines.append(
+                [
+                    row.system if first else "",
+                    label,
+                    *cells,
+                    *ours,
+                    _seconds(time_s),
+                    (row.note or "yes") if first else "",
+                ]
+            )
+    return lines
+
+
+def _solver_timing_lines(row: Row, run: StoredRun | None, first: bool) -> list[str]:
+    """One length of one run; the row's note only on the first line of its run."""
+    paper = row.published
+    note = (row.note or "yes") if first else ""
+    found = [
+        r for r in (run.data.get("lengths", ()) if run else ()) if str(r.get("steps")) == row.system
+    ]
+    device = (run.data.get("config") or {}).get("device", "?") if run else "–"
+    paper_cells = [
+        _as_printed(paper.get("neurlp_s")),
+        _as_printed(paper.get("rk4_s")),
+        _ratio(paper.get("rk4_s"), paper.get("neurlp_s")),
+        _as_printed(paper.get("neurlp_loss")),
+        _as_printed(paper.get("rk4_loss")),
+    ]
+    if not found:
+        why = "no stored run" if run is None else "not measured in the run"
+        return [row.system, row.run, device, *paper_cells, why, "–", "–", "–", "–", note]
+    r = found[0]
+    qp, rk = r["neurlp"], r["rk4"]
+    return [
+        row.system,
+        row.run,
+        device,
+        *paper_cells,
+        _seconds(qp.get("time_s")),
+        _seconds(rk.get("time_s")),
+        _ratio(rk.get("time_s"), qp.get("time_s")),
+        _num(qp.get("loss")),
+        _num(rk.get("loss")),
+        note,
+    ]
+
+
+def _runs_list(names: Sequence[str], runs: Runs) -> list[str]:
     out = ["Runs (`bash benchmarks/reproduce.sh NAME` reruns one into `runs/reproduce/NAME`):", ""]
     for name in dict.fromkeys(names):  # each run once, in order
-        run = runs[name]
-        if run is None:
+        stored = runs[name]
+        if not stored:
             out.append(f"- `{name}`: not stored.")
             continue
-        when = f", {run.created}" if run.created else ""
-        when += f", load {run.load:g} at start" if run.load is not None else ""
-        out.append(
-            f"- `{name}`: `{run.command or 'command not recorded'}` "
-            f"({run.machine or 'machine not recorded'}{when})"
-        )
+        groups: dict[str | None, list[StoredRun]] = {}
+        for run in stored:
+            groups.setdefault(_without_seed(run.command), []).append(run)
+        for group in groups.values():
+            seeds = ""
+            if len(stored) > 1:
+                listed = ", ".join(str(r.seed) for r in group)
+                seeds = f" (seed {listed})" if len(group) == 1 else f" (seeds {listed})"
+            out.append(_run_line(name, seeds, group))
     return out
 
 
@@ -283,7 +637,7 @@ def render_table(table: Table, root: Path) -> str:
     """The Markdown block of ``table`` from the runs under ``root``."""
     names = [row.run for row in table.rows]
     names += [row.authors[0] for row in table.rows if row.authors is not None]
-    runs = {name: load_run(root, name) for name in names}
+    runs = {name: load_runs(root, name) for name in names}
     out = [f"**{table.title}.**", ""]
     if table.kind == "compare":
         authors = ("authors' code here, whole trajectory",) if _has_authors(table) else ()
@@ -293,10 +647,13 @@ def render_table(table: Table, root: Path) -> str:
             "paper",
             "ours, whole trajectory",
             "ratio",
+            "seeds",
             *authors,
             "ours, extrapolation window",
+            *(title for title, _ in table.columns),
             "paper train time [s]",
             "ours train time [s]",
+            *(["time ratio"] if table.time_ratio else []),
             "status",
             "like for like",
         )
@@ -309,6 +666,7 @@ def render_table(table: Table, root: Path) -> str:
             "paper total (/ iterations)",
             "ours total / iterations",
             "time ratio",
+            "seeds",
             "status",
             *(title for title, _ in table.columns),
             "like for like",
@@ -322,12 +680,94 @@ def render_table(table: Table, root: Path) -> str:
             "ours NODE median (min–max)",
             "ours NODE diverged / trials",
             "ours SNODE diverged / trials (paper: none)",
+            "seeds",
             "ours epochs (paper: 1000)",
         )
         lines = [_stable_time_lines(row, runs[row.run]) for row in table.rows]
+    elif table.kind == "epoch_time":
+        header = (
+            "case",
+            "method",
+            "system; their code",
+            "ours, CPU [s]",
+            "theirs, CPU [s]",
+            "ratio, CPU",
+            "ours, wall [s]",
+            "theirs, wall [s]",
+            "ratio, wall",
+            "epochs counted (ours / theirs)",
+            "note",
+        )
+        lines = [_epoch_time_lines(row, runs[row.run]) for row in table.rows]
+
+    elif table.kind == "discovery":
+        header = (
+            "system",
+            "method",
+            "discovered equations",
+            "support",
+            "largest coefficient error",
+            "field error, box",
+            "field error, on the trajectory",
+            "train time [s]",
+            "status",
+            "paper",
+        )
+        lines = [
+            line
+            for row in table.rows
+            for line in _discovery_lines(table, row, _single(runs[row.run]))
+        ]
+    elif table.kind == "parameters":
+        header = (
+            "case",
+            "method",
+            "paper force MSE",
+            "paper cosine",
+            "paper mass ratio",
+            "ours force MSE",
+            "ours cosine",
+            "ours mass ratio",
+            "ours train time [s]",
+            "like for like",
+        )
+        lines = [
+            line
+            for row in table.rows
+            for line in _parameter_lines(table, row, _single(runs[row.run]))
+        ]
+    elif table.kind == "solver_timing":
+        header = (
+            "steps",
+            "run",
+            "device",
+            "paper QP [s]",
+            "paper RK4 [s]",
+            "paper RK4 / QP",
+            "paper QP loss",
+            "paper RK4 loss",
+            "ours NeuRLP [s]",
+            "ours RK4 [s]",
+            "ours RK4 / NeuRLP",
+            "ours NeuRLP loss",
+            "ours RK4 loss",
+            "like for like",
+        )
+        lines = [
+            _solver_timing_lines(
+                row, _single(runs[row.run]), k == 0 or table.rows[k - 1].run != row.run
+            )
+            for k, row in enumerate(table.rows)
+        ]
     else:
         raise ValueError(f"table {table.key!r} has unknown kind {table.kind!r}")
     out += _table(header, lines)
+    if any(len(stored) > 1 for stored in runs.values()):
+        out += [
+            "",
+            "Several seeds: median (min–max) over them; a ratio is within noise where the "
+            "seeds' range covers 1.",
+        ]
     out += ["", *_runs_list(names, runs)]
     return "\n".join(out) + "\n"
 

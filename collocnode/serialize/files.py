@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -332,9 +333,11 @@ def load_model(
             the size is checked before reading.
 
     Raises:
-        ValueError: not a collocnode model file, a file larger than ``max_bytes``, data nested
-            more than :data:`MAX_DEPTH` levels, an unsupported format version (the message lists
-            the supported ones), a missing or malformed field (named), a builder that is not
+        ValueError: not a collocnode model file, not a regular file (a FIFO, a device, a
+            directory: refused before anything is read), a file larger than ``max_bytes``, a key
+            given twice in one object, data nested more than :data:`MAX_DEPTH` levels, an
+            unsupported format version (the message lists the supported ones), a missing or
+            malformed field (named; the checksum ``p_sha256`` included), a builder that is not
             registered, arguments the builder does not take or of the wrong type, an unknown
             block type, an array that is not float64/int64 or whose shape does not match its
             data, a block larger than ``p``, or a file whose parameters do not fit the rebuilt
@@ -369,7 +372,10 @@ def load_model(
 
 
 def _read(path: Path, max_bytes: int) -> bytes:
-    """The file's bytes, refusing a file larger than ``max_bytes`` before reading it."""
+    """The file's bytes, refusing a file larger than ``max_bytes`` before reading it, and a
+    special file (a FIFO, a device, a socket) before reading from it: it is opened without
+    blocking (a FIFO with no writer would block ``open`` forever) and its type checked on the
+    open descriptor, so that nothing can swap it in between."""
 
     def too_large(size: int | str) -> ValueError:
         return ValueError(
@@ -377,7 +383,19 @@ def _read(path: Path, max_bytes: int) -> bytes:
             "max_bytes to load_model if you trust this file"
         )
 
-    with open(path, "rb") as fh:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = _FILE_KINDS.get(stat.S_IFMT(mode), "not a regular file")
+            raise ValueError(f"{str(path)!r} is {kind}, not a model file (a regular file)")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        fh = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with fh:
         size = os.fstat(fh.fileno()).st_size
         if size > max_bytes:
             raise too_large(size)
@@ -393,8 +411,32 @@ def _read(path: Path, max_bytes: int) -> bytes:
     return bytes(raw)
 
 
+_FILE_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
 class _NonFiniteToken(ValueError):
     pass
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's pairs as a dict, refusing a key given twice (``json`` keeps the last, so
+    a reader and this library could see different files)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(f"duplicate key {show(key)} (given twice in one object)")
+        out[key] = value
+    return out
 
 
 def _refuse_constant(token: str) -> float:
@@ -406,8 +448,10 @@ def _refuse_constant(token: str) -> float:
 
 def _parse(raw: bytes, path: Path) -> Any:
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
-    except _NonFiniteToken as exc:
+        return json.loads(
+            raw.decode("utf-8"), parse_constant=_refuse_constant, object_pairs_hook=_no_duplicates
+        )
+    except (_NonFiniteToken, _DuplicateKey) as exc:
         raise ValueError(f"{str(path)!r}: {exc}") from None
     except RecursionError:  # the C parser's own depth limit, far above MAX_DEPTH
         raise ValueError(
@@ -478,7 +522,13 @@ def _load(doc: dict[str, Any], builders: Mapping[str, Builder]) -> LoadedModel:
         p = v.finite_array("p", p_list, shape=(model.n_params,))
     except TypeError as exc:
         raise ValueError(str(exc)) from None
-    if "p_sha256" in doc and doc["p_sha256"] != _checksum(p):
+    # every version of the format has written the checksum: a file without one was edited
+    if "p_sha256" not in doc:
+        raise ValueError(
+            "missing field p_sha256, the checksum of p that save_model writes (the file was "
+            "edited or truncated)"
+        )
+    if doc["p_sha256"] != _checksum(p):
         raise ValueError("p does not match p_sha256 (the file was edited or corrupted)")
     p.setflags(write=False)
     metadata = decode(doc.get("metadata", {}), "metadata", MAX_ELEMENTS)

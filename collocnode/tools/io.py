@@ -1,18 +1,70 @@
-"""Atomic file output: a crash never leaves a half-written result behind."""
+"""Atomic, durable file output: a crash never leaves a half-written result behind, and a file
+that was written survives a power cut or a killed node (the data and the rename are flushed to
+disk). A write that fails for lack of storage (a full disk, a quota, a read-only file system) is
+a :class:`StorageError`, which a run treats as the end of the run rather than as a result.
+"""
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import math
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+#: errno values that say the storage cannot take the write (not that the data are wrong)
+STORAGE_ERRNOS = frozenset(
+    code
+    for code in (
+        errno.ENOSPC,
+        getattr(errno, "EDQUOT", None),
+        errno.EFBIG,
+        errno.EROFS,
+        errno.EIO,
+    )
+    if code is not None
+)
+_TEMPORARY_SUFFIX = ".tmp"
+
+
+class StorageError(OSError):
+    """A write a run depends on failed for lack of storage (no space, a quota, a read-only or
+    failing disk): the run stops, and what it computed is not counted as a result."""
+
+
+def storage_error(exc: BaseException | None) -> BaseException | None:
+    """The storage failure behind ``exc``: itself, its cause or its context, whichever is a
+    :class:`StorageError` or has an ``errno`` in :data:`STORAGE_ERRNOS` (an ``OSError``, or a
+    library's own error that keeps the errno, such as a JIT compilation's); None if none is."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, StorageError) or getattr(exc, "errno", None) in STORAGE_ERRNOS:
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def fsync_directory(path: str | Path) -> None:
+    """Flush a directory's entries (a rename into it, a new file) to disk; a no-op where the
+    platform cannot open directories."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # file systems that cannot sync a directory (some network mounts)
+        pass
+    finally:
+        os.close(fd)
 
 
 def jsonable(obj: Any) -> Any:
@@ -39,13 +91,22 @@ def jsonable(obj: Any) -> Any:
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to a temporary file in the same directory, then rename it over ``path``."""
+    """Write ``data`` to a temporary file in the same directory, flush it to disk, rename it
+    over ``path`` and flush the directory: after a crash ``path`` holds either the old or the
+    new content, and after a return the new content survives one.
+
+    Raises:
+        StorageError: no space, a quota, a read-only or failing disk (naming ``path``).
+        OSError: any other failure (naming ``path``).
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(
+            dir=path.parent, prefix=f".{path.name}.", suffix=_TEMPORARY_SUFFIX
+        )
     except OSError as exc:  # name the file asked for, not the temporary sibling
-        raise type(exc)(exc.errno, f"cannot write {str(path)!r}: {exc.strerror}") from None
+        raise _named(exc, path) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -55,11 +116,36 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with _suppress():
             os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, StorageError):
+            raise _named(exc, path) from exc
         raise
+    fsync_directory(path.parent)
     return path
+
+
+def _named(exc: OSError, path: Path) -> OSError:
+    """``exc`` as one line naming ``path``: a :class:`StorageError` for lack of storage."""
+    cls = StorageError if exc.errno in STORAGE_ERRNOS else type(exc)
+    try:
+        return cls(exc.errno, f"cannot write {str(path)!r}: {exc.strerror or exc}")
+    except TypeError:  # an OSError subclass with another signature
+        return OSError(exc.errno, f"cannot write {str(path)!r}: {exc.strerror or exc}")
+
+
+def stale_temporaries(directory: str | Path) -> Iterator[Path]:
+    """The temporary files :func:`atomic_write_bytes` left in ``directory`` when its process was
+    killed mid-write (``.<name>.<random>.tmp``); delete them only while no other process writes
+    there."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        return
+    for entry in directory.iterdir():
+        if entry.name.startswith(".") and entry.name.endswith(_TEMPORARY_SUFFIX):
+            if entry.is_file() and not entry.is_symlink():
+                yield entry
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:

@@ -7,7 +7,15 @@ as it completes. A task that raises is recorded as failed and the others go on; 
 worker died (a killed process, a lost Dask worker) is submitted once more and then recorded as
 failed (the policy is :class:`TaskPool`'s); a rerun with the same store skips the tasks it
 already holds. Each task runs with its share of its worker's cores
-(:func:`collocnode.tools.threads.limit_threads`).
+(:func:`collocnode.tools.threads.limit_threads`). A failure of the store itself (a full disk)
+or of the executor (a lost Dask scheduler) is not a task's outcome: it stops the run
+(:class:`~collocnode.tools.io.StorageError`, :class:`ExecutorLost`), and what finished before
+stays stored.
+
+A local pool's workers ignore SIGINT while idle (a Ctrl-C at the terminal reaches every process
+of its group) and take it while they run a task; on Ctrl-C or SIGTERM in the calling process the
+pool sends SIGINT to its workers, so running collocation solves stop at their next IPOPT
+iteration instead of running to their end.
 
 A task's function takes the task's argument and returns a dict: numpy arrays in it are stored in
 ``<key>.npz`` (no pickles: a store is data and loads as data), everything else in
@@ -16,13 +24,15 @@ A task's function takes the task's argument and returns a dict: numpy arrays in 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import signal
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from importlib.util import find_spec
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -30,7 +40,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import _validation as v
-from .io import jsonable, write_json, write_npz
+from .cluster import dask_executor
+from .io import StorageError, jsonable, storage_error, write_json, write_npz
 from .threads import cores, limit_threads
 
 _KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.=-]{0,127}")
@@ -89,6 +100,34 @@ class StoredTaskMismatch(ValueError):
     same directory with other options): it is refused, not reused."""
 
 
+class ExecutorLost(RuntimeError):
+    """The executor stopped running the tasks (a lost Dask scheduler cancels every task it
+    holds): the run cannot go on. The tasks that finished before are stored."""
+
+
+def _differences(stored: Any, current: Any, where: str = "") -> list[str]:
+    """The settings that differ, ``"name = stored there, current here"``, nested by dots."""
+    if isinstance(stored, dict) and isinstance(current, dict):
+        out = []
+        for key in sorted(set(stored) | set(current), key=str):
+            name = f"{where}.{key}" if where else str(key)
+            if key not in stored:
+                out.append(f"{name} (not in the stored task)")
+            elif key not in current:
+                out.append(f"{name} (not in this run)")
+            else:
+                out += _differences(stored[key], current[key], name)
+        return out
+    if stored == current:
+        return []
+    return [f"{where or 'settings'} = {_short(stored)} there, {_short(current)} here"]
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 class TaskStore:
     """A directory of finished tasks: ``<key>.json`` (the result's JSON values, the task's
     settings and status) and ``<key>.npz`` (its arrays).
@@ -113,9 +152,12 @@ class TaskStore:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"stored task {str(path)!r} cannot be read: {exc}") from None
         if stored_settings != jsonable(task.settings):
+            diff = _differences(stored_settings, jsonable(task.settings)) or ["settings"]
+            more = f" (and {len(diff) - 2} more)" if len(diff) > 2 else ""
             raise StoredTaskMismatch(
-                f"stored task {str(path)!r} was made with other settings ({stored_settings}) "
-                f"than this run's ({jsonable(task.settings)}); use another output directory"
+                f"stored task {str(path)!r} was made with other settings: "
+                f"{'; '.join(diff[:2])}{more}; continue it with its own settings or use "
+                "another output directory"
             )
         npz = path.with_suffix(".npz")
         if record.get("arrays"):
@@ -171,7 +213,7 @@ def _call(
     """Run one task in its worker with its share of the cores (see :func:`run_tasks`)."""
     if threads is None:
         threads = max(1, cores() // _tasks_at_once(per_machine, per_host))
-    with limit_threads(threads):
+    with _interruptible(), limit_threads(threads):
         out = fn(arg)
     if not isinstance(out, Mapping):
         raise TypeError(f"a task must return a dict, got {type(out).__name__}")
@@ -191,6 +233,37 @@ def dask_host_slots(client: Any) -> dict[str, int]:
     return slots
 
 
+# set in a local pool's worker process by :func:`_worker_init`
+_POOL_WORKER = False
+_STOP: Any = None  # the pool's stop event: set by the parent on Ctrl-C or SIGTERM
+
+
+def _worker_init(stop: Any) -> None:
+    """A local pool's worker ignores SIGINT while it waits for tasks: a Ctrl-C at the terminal
+    reaches every process of the group, and an idle worker has nothing to stop (it would print
+    a traceback and die)."""
+    global _POOL_WORKER, _STOP
+    _POOL_WORKER, _STOP = True, stop
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    """While a local pool's worker runs a task, SIGINT stops the task (a collocation solve at
+    its next IPOPT iteration); a task that starts after its pool was told to stop raises
+    KeyboardInterrupt at once. Elsewhere (this process, a Dask worker's thread) a no-op."""
+    if not _POOL_WORKER:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        if _STOP is not None and _STOP.is_set():
+            raise KeyboardInterrupt
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _lost_worker(exc: BaseException) -> bool:
     """Whether ``exc`` says the task's worker died rather than the task failing."""
     if isinstance(exc, BrokenProcessPool):
@@ -203,9 +276,16 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
-def local_executor(workers: int) -> ProcessPoolExecutor:
-    """A pool of ``workers`` fresh processes (spawned: no state inherited from the caller)."""
-    return ProcessPoolExecutor(v.positive_int("workers", workers), mp_context=get_context("spawn"))
+def local_executor(workers: int, stop: Any = None) -> ProcessPoolExecutor:
+    """A pool of ``workers`` fresh processes (spawned: no state inherited from the caller) that
+    ignore SIGINT while idle and take it while they run a task; ``stop``, a spawn-context
+    ``Event``, when set keeps tasks that start after it from running."""
+    return ProcessPoolExecutor(
+        v.positive_int("workers", workers),
+        mp_context=get_context("spawn"),
+        initializer=_worker_init,
+        initargs=(stop,),
+    )
 
 
 class _OutcomeLog:
@@ -220,8 +300,15 @@ class _OutcomeLog:
         self.outcomes: dict[str, TaskOutcome] = {}
 
     def record(self, outcome: TaskOutcome, task: Task) -> None:
+        """Store a finished task (a failure to store it is a :class:`StorageError`: the task
+        is then not recorded) and report the outcome."""
         if outcome.status == FINISHED and self.store is not None and not outcome.reused:
-            self.store.save(task, outcome.result or {})
+            try:
+                self.store.save(task, outcome.result or {})
+            except StorageError:
+                raise
+            except OSError as exc:  # any failure of the store ends the run, not the task
+                raise StorageError(exc.errno, exc.strerror or str(exc)) from exc
         self.outcomes[outcome.key] = outcome
         if self.on_outcome is not None:
             self.on_outcome(outcome)
@@ -252,8 +339,22 @@ def _run_in_this_process(
         try:
             outcome = TaskOutcome(task.key, FINISHED, _call(fn, task.arg, threads, 1))
         except Exception as exc:  # one failing task does not stop the others
+            _raise_if_storage(task, exc)
             outcome = TaskOutcome(task.key, FAILED, error=_describe(exc))
         log.record(outcome, task)
+
+
+def _raise_if_storage(task: Task, exc: BaseException) -> None:
+    """A task that failed for lack of storage (its own writes: a JIT cache, a temporary file)
+    failed for no reason of its own: that ends the run as a :class:`StorageError`."""
+    cause = storage_error(exc)
+    if cause is not None:
+        if isinstance(cause, OSError) and cause.strerror:
+            name = f": {str(cause.filename)!r}" if cause.filename else ""
+            words = f"{cause.strerror}{name}"
+        else:
+            words = _describe(cause)
+        raise StorageError(getattr(cause, "errno", None), f"task {task.key!r}: {words}") from exc
 
 
 class _InFlight(NamedTuple):
@@ -278,7 +379,13 @@ class TaskPool:
       pool cannot tell which task killed it: a task that kills its worker again is the one
       reported; and a broken pool is replaced by a fresh one at the next submission;
     - another executor gets every task at once and schedules them itself (Dask retries lost
-      workers itself; what it gives up on is submitted again here).
+      workers itself; what it gives up on is submitted again here);
+    - a task that failed for lack of storage, a finished task that cannot be stored, and a task
+      the executor cancelled (a lost Dask scheduler) stop the run
+      (:class:`~collocnode.tools.io.StorageError`, :class:`ExecutorLost`): the running local
+      tasks are interrupted, nothing more is submitted, what was stored stays stored;
+    - on Ctrl-C (or SIGTERM turned into it) the local workers get SIGINT, so their solves stop
+      at the next iteration; queued tasks are cancelled and finished ones recorded.
 
     Args:
         fn, threads, workers, per_host: the task function and how its threads are shared out
@@ -306,7 +413,9 @@ class TaskPool:
         self.workers = workers
         self.retries = retries
         self.log = log
-        self.pool: Executor = local_executor(workers) if executor is None else executor
+        # set on Ctrl-C: a local task that has not started yet does not start
+        self.stop = get_context("spawn").Event() if executor is None else None
+        self.pool: Executor = local_executor(workers, self.stop) if executor is None else executor
         self.attempts: dict[str, int] = {}
         self.in_flight: dict[Future, _InFlight] = {}
         self.queue: list[Task] = []
@@ -321,11 +430,20 @@ class TaskPool:
             self._fill()
             while self.in_flight:
                 done, _ = wait(list(self.in_flight), return_when=FIRST_COMPLETED)
-                for future in done:
+                # what finished is recorded before a cancelled task stops the run, and the
+                # first cancelled task in submission order is the one named (`done` is a set)
+                order = {future: i for i, future in enumerate(self.in_flight)}
+                for future in sorted(done, key=lambda f: (f.cancelled(), order[f])):
                     self._settle(future)
                 self._fill()
         except KeyboardInterrupt:
+            self._interrupt_workers()
             self._keep_what_finishes()
+            raise
+        except BaseException:  # a storage failure, a lost executor: stop, await nothing more
+            self._interrupt_workers()
+            for future in self.in_flight:
+                future.cancel()
             raise
         finally:
             self._shut_down()
@@ -337,7 +455,7 @@ class TaskPool:
 
     def _submit(self, task: Task, *, isolated: bool = False) -> None:
         self.attempts[task.key] = self.attempts.get(task.key, 0) + 1
-        own_pool = local_executor(1) if isolated else None
+        own_pool = local_executor(1, self.stop) if isolated else None
         if own_pool is not None:
             future = own_pool.submit(_call, self.fn, task.arg, *self.call_args)
         else:
@@ -351,16 +469,27 @@ class TaskPool:
             if not self.owned:
                 raise
             self.pool.shutdown(wait=False, cancel_futures=True)  # a dead local pool is replaced
-            self.pool = local_executor(self.workers)
+            self.pool = local_executor(self.workers, self.stop)
             return self.pool.submit(_call, self.fn, task.arg, *self.call_args)
+        except (RuntimeError, OSError) as exc:  # a closed client, a lost scheduler
+            if self.owned:
+                raise
+            raise ExecutorLost(f"the executor refused task {task.key!r}: {_describe(exc)}") from exc
 
     def _settle(self, future: Future) -> None:
         """Record a completed task, or submit it again when its worker was lost."""
         task, own_pool = self.in_flight.pop(future)
         if own_pool is not None:
             own_pool.shutdown(wait=False)
+        if future.cancelled():  # only the executor cancels while the pool runs
+            raise ExecutorLost(
+                f"the executor cancelled task {task.key!r} (a lost Dask scheduler cancels "
+                "every task it holds)"
+            )
         exc = future.exception()
         n = self.attempts[task.key]
+        if exc is not None and not isinstance(exc, KeyboardInterrupt):
+            _raise_if_storage(task, exc)
         if exc is None:
             outcome = TaskOutcome(task.key, FINISHED, future.result(), attempts=n)
         elif _lost_worker(exc) and n <= self.retries:
@@ -372,6 +501,20 @@ class TaskPool:
                 error = f"worker lost {n} times ({error})"
             outcome = TaskOutcome(task.key, FAILED, error=error, attempts=n)
         self.log.record(outcome, task)
+
+    def _interrupt_workers(self) -> None:
+        """Tell this pool's local workers to stop: tasks not yet started do not start, running
+        ones get SIGINT (idle workers ignore it)."""
+        if self.stop is None:
+            return
+        self.stop.set()
+        pools = [self.pool, *(own for _, own in self.in_flight.values() if own is not None)]
+        for pool in pools:
+            # ProcessPoolExecutor keeps its processes by pid; no public accessor exists
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                if process.is_alive():
+                    with contextlib.suppress(OSError):
+                        os.kill(process.pid, signal.SIGINT)
 
     def _keep_what_finishes(self) -> None:
         """After Ctrl-C: cancel what has not started, record what the running tasks return."""
@@ -465,62 +608,15 @@ def run_tasks(
     return log.in_order(tasks)
 
 
-def dask_executor(
-    address: str, *, timeout: float = 10.0, modules: Sequence[str] = ("collocnode",)
-) -> Executor:
-    """A ``concurrent.futures.Executor`` on the Dask scheduler at ``address`` (e.g.
-    ``"tcp://host:8786"``), after checking that it answers within ``timeout`` [s], that it has
-    workers, and that every worker can import ``modules`` (add the module of your task
-    function: workers import it by name). Raises ValueError naming the address otherwise.
-    The executor's ``client`` attribute is the ``distributed.Client``; ``shutdown()`` closes
-    it."""
-    if not isinstance(address, str) or not address.strip():
-        raise ValueError(f"scheduler must be an address such as 'tcp://host:8786', got {address!r}")
-    v.positive_float("timeout", timeout)
-    if isinstance(modules, str) or not all(isinstance(m, str) and m for m in modules):
-        raise TypeError(f"modules must be a sequence of module names, got {modules!r:.80}")
-    try:
-        from distributed import Client
-    except ImportError:
-        raise ValueError(
-            f"scheduler = {address!r} needs Dask's 'distributed' package: pip install distributed"
-        ) from None
-    try:
-        client = Client(address, timeout=timeout)
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise ValueError(f"scheduler = {address!r} cannot be reached: {_describe(exc)}") from None
-    try:
-        # find_spec travels by reference to a module every Python has; a function of ours
-        # would not even unpickle on a worker without collocnode
-        found: dict[str, list[str]] = {}
-        for name in modules:
-            for worker, spec in client.run(find_spec, name).items():
-                found.setdefault(worker, [])
-                if spec is None:
-                    found[worker].append(name)
-    except Exception as exc:
-        client.close()
-        raise ValueError(
-            f"scheduler = {address!r}: its workers cannot run tasks: {_describe(exc)}"
-        ) from None
-    if not found:
-        client.close()
-        raise ValueError(f"scheduler = {address!r} has no workers")
-    missing = {w: names for w, names in sorted(found.items()) if names}
-    if missing:
-        client.close()
-        worker, names = next(iter(missing.items()))
-        raise ValueError(
-            f"scheduler = {address!r}: {len(missing)} of {len(found)} workers cannot import "
-            f"{', '.join(names)} (e.g. {worker}); install it where the workers run"
-        )
-    executor = client.get_executor()
-    executor.client = client  # type: ignore[attr-defined]
-    shutdown = executor.shutdown
-
-    def shutdown_and_close(wait: bool = True, **kwargs: Any) -> None:
-        shutdown(wait=wait, **kwargs)
-        client.close()
-
-    executor.shutdown = shutdown_and_close  # type: ignore[method-assign]
-    return executor
+__all__ = [
+    "ExecutorLost",
+    "StoredTaskMismatch",
+    "Task",
+    "TaskOutcome",
+    "TaskPool",
+    "TaskStore",
+    "dask_executor",
+    "dask_host_slots",
+    "local_executor",
+    "run_tasks",
+]

@@ -284,7 +284,7 @@ def build_nlp(
     interruptible (SolveInterrupted("build"/"compile"))."""
     if meshes is None:
         meshes = [alg.mesh_for(seg.tspan) for seg in dop.all_segments()]
-    check_memory(dop, meshes)
+    check_memory(dop, meshes, seconds=alg.ipopt.max_wall_time)
     nlp = build_interruptibly(
         lambda checkpoint: StructuredNLP(
             dop,

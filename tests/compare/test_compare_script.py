@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from collocnode.cli.run_folder import MARKER
 from collocnode.compare.run import CompareConfig, markdown, run
 from collocnode.compare.run.scenarios import COLUMNS
 
@@ -71,7 +72,8 @@ def test_quick_run_writes_valid_json_and_markdown(tmp_path):
     md = (out / "compare.md").read_text()
     assert "| method | status |" in md and "| fnode | success |" in md
     assert "not applicable" in md
-    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temporary files left
+    hidden = [p.name for p in out.iterdir() if p.name.startswith(".")]
+    assert hidden == [MARKER]  # the run folder's marker; no temporary files left
     arrays = np.load(out / "fnode.npz")
     assert arrays["x_pred"].shape == arrays["x_data"].shape
     assert arrays["weights_f"].size == rows["fnode"]["n_params"]
@@ -81,7 +83,7 @@ def test_quick_run_writes_valid_json_and_markdown(tmp_path):
     ("args", "message"),
     [
         (["nosuchproblem"], "unknown problem 'nosuchproblem'; valid:"),
-        (["vdp", "--methods", "fnode,sindy"], "unknown method 'sindy'; valid: collocation, fnode"),
+        (["vdp", "--methods", "fnode,pysr"], "unknown method 'pysr'; valid: collocation, fnode"),
         (["vdp", "--budget", "0"], "--budget must be > 0"),
         (["vdp", "--budget", "-3"], "--budget must be > 0"),
         (["vdp", "--epochs", "0"], "--epochs must be a positive integer"),
@@ -113,7 +115,7 @@ def test_unwritable_out_exits_with_code_2(tmp_path):
 
 
 def test_debug_shows_the_traceback():
-    proc = _script("vdp", "--methods", "sindy", "--debug")
+    proc = _script("vdp", "--methods", "pysr", "--debug")
     assert proc.returncode != 0 and "Traceback" in proc.stderr
 
 

@@ -11,7 +11,8 @@ from collocnode import problems
 from collocnode.compare.methods.registry import make_trainer
 from collocnode.tools.fixed_step import integrate
 
-TINY = {"epochs": 3, "hidden": (16, 16), "batch_size": 8, "device": "cpu"}
+# float64: the torch network must equal its CasADi function to 1e-12
+TINY = {"epochs": 3, "hidden": (16, 16), "batch_size": 8, "device": "cpu", "dtype": "float64"}
 
 
 @pytest.mark.parametrize(

@@ -176,3 +176,19 @@ def test_a_four_state_model_saves_and_loads_as_four_states(one_second, tmp_path)
     x, u = np.array([1e-3, -2e-3, 0.1, -0.2]), np.array([5e-3, 0.3])
     for a, b in zip(loaded.model.function(x, p, u, 0.0), model.function(x, p, u, 0.0), strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_rational_surrogates_started_by_the_regression(one_second):
+    # strategy III-W: eq. 19 as written (32 parameters), fitted by the regression first
+    system, split = one_second
+    recipe = _recipe("III-W", max_iter=15, rational_form="paper")
+    friction, spring = recipe.blocks(system, split.train)
+    assert friction.n_params == spring.n_params == 16
+    trained = recipe.train(system, split.train, seed=0)
+    regression = trained.notes["regression"]
+    assert regression["samples"] == 101 and regression["iterations"] > 0
+    assert np.isfinite(regression["objective"]) and np.isfinite(trained.solution.objective)
+    # the regression's time is part of the strategy's total, as for W
+    assert trained.total_s == pytest.approx(
+        trained.solution.timings["total"] + trained.times["warm_start"]
+    )

@@ -145,6 +145,16 @@ def qvm_system(**changes: Any) -> Callable[[dict[str, Any]], None]:
     return mutate
 
 
+def state_name(text: str) -> Callable[[dict[str, Any]], None]:
+    """The first state name, in the recipe and in the readable description alike."""
+
+    def mutate(doc: dict[str, Any]) -> None:
+        doc["model"]["recipe"]["kwargs"]["state_names"][0] = text
+        doc["model"]["state_names"][0] = text
+
+    return mutate
+
+
 NOT_BUILDER = "not a registered model builder"
 WRITE_PTH = {"path": "collocnode_crafted.pth", "text": "import os; os.system('true')\n"}
 
@@ -397,12 +407,31 @@ CASES: dict[str, tuple[str, Callable[[dict[str, Any]], None], str]] = {
         "p must be an array of real numbers",
     ),
     "huge_integer": ("neural_ode", in_metadata(None), "not JSON"),
+    # ---- what a reader and the library could see differently ----
+    "duplicate_key": ("neural_ode", lambda d: None, "duplicate key 'format_version'"),
+    "no_checksum": ("neural_ode", lambda d: d.pop("p_sha256"), "missing field p_sha256"),
+    "state_name_newline": ("neural_ode", state_name("x\ny"), r"state_names\[0\].*U\+000A"),
+    "state_name_nul": ("neural_ode", state_name("x\x00"), r"state_names\[0\].*U\+0000"),
+    "state_name_bidi_override": (
+        "neural_ode",
+        state_name("\u202eevil"),
+        r"state_names\[0\].*bidirectional.*U\+202E",
+    ),
+    "state_name_megabyte": (
+        "neural_ode",
+        state_name("x" * 2**20),
+        r"state_names\[0\] must have at most 256 characters, got 1048576",
+    ),
 }
 
 RAW_TEXT = {
     # json.dumps cannot write these; the document text is spliced in after dumping
     "deep_nesting_beyond_json_limit": "[" * 100_000 + "]" * 100_000,
     "huge_integer": "1" * 5000,
+}
+SPLICED = {
+    # nor these: (text of the dumped document, what replaces it)
+    "duplicate_key": ('"format_version": 1', '"format_version": 1, "format_version": 1'),
 }
 
 
@@ -415,7 +444,43 @@ def test_crafted_file_is_refused(name: str, sandbox: Sandbox) -> None:
     if name in RAW_TEXT:
         content = json.dumps(doc).replace('"crafted": null', f'"crafted": {RAW_TEXT[name]}')
         content = content.encode()
+    if name in SPLICED:
+        text, spliced = SPLICED[name]
+        assert text in json.dumps(doc)
+        content = json.dumps(doc).replace(text, spliced, 1).encode()
     sandbox.refuse(content, message)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory"])
+def test_a_special_file_is_refused_before_it_is_opened(kind: str, sandbox: Sandbox) -> None:
+    """A FIFO with no writer would block a plain open() forever: the load must neither block
+    nor read."""
+    import os
+    import threading
+
+    path = sandbox.root / "model.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.mkdir()
+    outcome: dict[str, BaseException] = {}
+
+    def load() -> None:
+        try:
+            load_model(path)
+        except BaseException as exc:
+            outcome["error"] = exc
+
+    loader = threading.Thread(target=load, daemon=True)
+    loader.start()
+    loader.join(10)
+    if loader.is_alive():  # unblock the reader before failing
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("load_model blocked on the special file")
+    error = outcome["error"]
+    assert isinstance(error, ValueError)
+    what = "a FIFO (named pipe)" if kind == "fifo" else "a directory"
+    assert str(error) == f"{str(path)!r} is {what}, not a model file (a regular file)"
 
 
 def test_oversized_file_is_refused_before_reading(sandbox: Sandbox) -> None:

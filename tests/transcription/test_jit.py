@@ -129,3 +129,34 @@ def test_cache_that_cannot_be_created_is_one_jit_error(tmp_path, monkeypatch, wh
     error = refused("JIT cache")
     first_line_names(error, str(path), "COLLOCNODE_CACHE")
     assert "\n" not in str(error)
+
+
+@needs_compiler
+@pytest.mark.parametrize(
+    "damage", [b"", b"\x7fELF not a library any more"], ids=["truncated", "overwritten"]
+)
+def test_a_damaged_cached_library_is_compiled_again_with_one_warning_line(cache, damage):
+    compile_functions([square()], name="t")
+    (lib,) = cache.glob("t_*.so")
+    lib.write_bytes(damage)  # a crash mid-write of an older version, a disk error
+    with pytest.warns(jit.JITCacheWarning) as seen:
+        (f,) = compile_functions([square()], name="t")
+    assert float(f(3.0)) == 9.0
+    (message,) = [str(w.message) for w in seen]
+    assert "\n" not in message and str(lib) in message and "compiling it again" in message
+    assert stat.S_IMODE(lib.stat().st_mode) & 0o022 == 0 and lib.stat().st_size > 1000
+
+
+def test_a_cache_on_a_full_disk_is_a_jit_error_that_keeps_the_errno(cache, monkeypatch):
+    import errno
+
+    def full(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(self))
+
+    monkeypatch.setattr(jit, "compiler", lambda: "cc")
+    monkeypatch.setattr(Path, "write_text", full)
+    error = refused("cannot write to the JIT cache directory")
+    assert error.errno == errno.ENOSPC  # a run stops on it rather than counting a failed seed
+    from collocnode.tools.io import storage_error
+
+    assert storage_error(error) is error

@@ -410,3 +410,59 @@ def test_backends_take_the_same_iterates_at_the_samples():
     ha, hb = (np.array([h[2] for h in s.history]) for s in (a, b))
     np.testing.assert_allclose(ha, hb, rtol=1e-9, atol=1e-14)
     np.testing.assert_allclose(a.p, b.p, rtol=1e-9, atol=1e-12)
+
+
+# ---- the size of the data terms, estimated before anything is built -------------------------
+@pytest.mark.parametrize("mesh", sorted(MESHES))
+def test_the_estimate_counts_every_nonzero_of_the_data_terms(mesh, rng):
+    from collocnode.transcription.nlp.build import sample_nonzeros
+
+    dop = rich_problem(sample_times(MESHES[mesh], rng), rng)
+    nlp = StructuredNLP(dop, MESHES[mesh], threads=2)
+    built = sum(
+        g.n * (g.hxx[0].size + g.hxp[0].size + g.n_local) for g in nlp.layout.samples
+    )  # per sample: its Hessian entries over (states, p) and its gradient over the states
+    assert sample_nonzeros(dop, [MESHES[mesh]]) == (dop.samples.t.size, built)
+
+
+def many_samples(n: int) -> TrainingProblem:
+    t = np.linspace(0.0, 2.0, n)
+    data = Trajectory(t, np.column_stack([np.exp(-t), -np.exp(-t)]))
+    return TrainingProblem(NeuralODE([MLP((2, 4, 2), "tanh")]), data, loss="samples")
+
+
+def test_too_many_samples_for_memory_are_refused_before_the_build(monkeypatch):
+    from collocnode import _validation
+
+    monkeypatch.setattr(_validation, "physical_memory_bytes", lambda: 200 * 10**6)
+    alg = RadauIIA(20, 3, ipopt=IpoptOptions(max_iter=3, print_level=0))
+    assert solve(many_samples(1_000), alg, seed=0, check=False).iterations <= 3
+    with pytest.raises(ValueError, match=r"200000 data terms at sample times") as err:
+        solve(many_samples(200_000), alg, seed=0, check=False)
+    assert "more than the 0.2 GB this process may use" in str(err.value)
+    assert "use fewer samples (or loss='nodes')" in str(err.value)
+
+
+def test_an_address_space_limit_is_the_memory_a_process_may_use():
+    import resource
+
+    from collocnode import _validation
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        pytest.skip("the tests run under an address-space limit already")
+    mapped = _validation._mapped_bytes()
+    resource.setrlimit(resource.RLIMIT_AS, (mapped + 10**9, hard))
+    try:
+        assert 0.9e9 < _validation.memory_limit_bytes() <= 1e9
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def test_a_build_slower_than_the_time_limit_is_refused_before_it_starts():
+    alg = RadauIIA(20, 3, ipopt=IpoptOptions(max_wall_time=0.05, print_level=0))
+    with pytest.raises(
+        ValueError, match=r"building the NLP would take at least [\d.]+ s, more"
+    ) as err:
+        solve(many_samples(1_000_000), alg, seed=0, check=False)
+    assert "more than the 0.05 s the solve may take" in str(err.value)

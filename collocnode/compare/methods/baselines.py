@@ -66,10 +66,12 @@ class LSTMOptions(GradientOptions):
     Attributes:
         layers: stacked LSTM layers; ``hidden[0]`` is their width.
         window: past states per prediction (the reference code's 16).
+        dtype: float32, as the authors' code of both papers trains its LSTM.
         blowup: a rollout whose state exceeds this magnitude counts as diverged.
     """
 
     epochs: int = 300
+    dtype: str = "float32"
     layers: int = 2
     window: int = 16
     blowup: float = 1e8
@@ -182,9 +184,11 @@ class LSTM(_Common):
 
 @dataclass(frozen=True)
 class FCNNOptions(GradientOptions):
-    """FCNN options (450 epochs; the double pendulum uses lr 3e-3 in the FNODE paper)."""
+    """FCNN options (450 epochs; the double pendulum uses lr 3e-3 in the FNODE paper; float32,
+    the dtype of the authors' code)."""
 
     epochs: int = 450
+    dtype: str = "float32"
 
 
 class FCNN(_Common):

@@ -36,7 +36,8 @@ class EnergyOptions(LabelOptions):
 
     Defaults that differ from FNODE's: ``targets="fd"`` (central differences, the labels every
     method of the comparison can be given alike; "exact" is what the MBD-NODE authors' scripts
-    used, see the method modules).
+    used, see the method modules); float32, the dtype of the MBD-NODE authors' HNN and LNN
+    scripts.
 
     Attributes:
         full_batch: every optimizer step uses all training samples and ``batch_size`` is
@@ -46,6 +47,7 @@ class EnergyOptions(LabelOptions):
 
     targets: str = "fd"
     full_batch: bool = False
+    dtype: str = "float32"
 
     def __post_init__(self) -> None:
         super().__post_init__()

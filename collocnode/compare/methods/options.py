@@ -82,7 +82,9 @@ class GradientOptions(TrainerOptions):
         batch_size: samples per optimizer step (the FNODE/MBD-NODE papers use 1).
         optimizer: "adam" or "adamw".
         device: "auto" (CUDA if available, else CPU), "cpu", "cuda" or "cuda:N".
-        dtype: "float64" (default; the ODE-based methods need it) or "float32".
+        dtype: "float64" or "float32". The methods whose seed papers' code trains in float32
+            (FNODE, MBD-NODE, LSTM, FCNN, HNN, LNN) default to it; the others (the sequential
+            NODE with adaptive steps, SNDE, MNN) to float64.
     """
 
     lr: float = 1e-3

@@ -23,6 +23,8 @@ _TABLE: dict[str, Any] = {
     "collocation": f"{_HERE}.collocation:Collocation",
     "fnode": f"{_HERE}.fnode:FNODE",
     "mbdnode": f"{_HERE}.mbdnode:MBDNODE",
+    # MBD-NODE's variant for conservative systems: a (∂H/∂q, ∂H/∂p) field, Störmer–Verlet
+    "mbdnode_symplectic": f"{_HERE}.mbdnode_symplectic:SymplecticMBDNODE",
     "snde": f"{_HERE}.snde:SNDE",
     "mnn": f"{_HERE}.mnn:MNN",
     "node": f"{_HERE}.node:NODE",
@@ -32,6 +34,10 @@ _TABLE: dict[str, Any] = {
     # the energy-based baselines of the MBD-NODE paper (second-order systems only)
     "hnn": f"{_HERE}.hnn:HNN",
     "lnn": f"{_HERE}.lnn:LNN",
+    # no learning: the true equations stepped by a fixed-step scheme (MBD-NODE Table 5)
+    "numerical": f"{_HERE}.numerical:Numerical",
+    # sparse regression on smoothed derivatives (pysindy), no network
+    "sindy": f"{_HERE}.sindy:SINDy",
 }
 
 METHODS: Registry[type[Trainer]] = Registry("method", _TABLE)

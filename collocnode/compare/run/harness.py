@@ -15,6 +15,7 @@ the methods as tasks.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import time
@@ -48,6 +49,7 @@ def run(
     *,
     workers: int = 1,
     executor: Executor | None = None,
+    store: str | os.PathLike[str] | None = None,
 ) -> CompareReport:
     """Run every method of ``cfg``; with ``out_dir``, write ``compare.json`` and ``compare.md``
     there after each method, then the ``.npz`` files' figures. Returns the report (it reads
@@ -56,9 +58,14 @@ def run(
     By default the methods run one after another in this process, so that their timings are
     comparable. With ``workers`` > 1 (local processes) or an ``executor`` (e.g.
     :func:`collocnode.tools.tasks.dask_executor`) they run as tasks of
-    :func:`collocnode.tools.tasks.run_tasks`, each stored in ``<out_dir>/methods/`` as it finishes
-    and reused by a rerun into the same directory; methods sharing a machine then share its cores,
-    which ``meta["workers"]`` records."""
+    :func:`collocnode.tools.tasks.run_tasks`, each stored in ``store`` (default
+    ``<out_dir>/methods/``) as it finishes and reused by a rerun with the same store; methods
+    sharing a machine then share its cores, which ``meta["workers"]`` records.
+
+    Raises:
+        StorageError, ExecutorLost: the tasks stopped because a method could not be stored or
+            the Dask scheduler was lost; the report of what finished is written first.
+    """
     v.positive_int("workers", workers)
     threads = _set_threads(cfg)
     data = cfg.load()
@@ -70,10 +77,16 @@ def run(
     else:
         report.meta["workers"] = "executor" if executor is not None else workers
         torch_version = report.meta["torch"]
-        rows, stopped = run_as_tasks(cfg, torch_version, out_dir, log, workers, executor, threads)
+        rows, stop = run_as_tasks(
+            cfg, torch_version, out_dir, log, workers, executor, threads, store
+        )
         report.rows.extend(rows)
+        if stop is not None and not isinstance(stop, KeyboardInterrupt):
+            with contextlib.suppress(OSError):  # a full disk: the stop itself says so
+                _refresh(report, metric, out_dir)
+            raise stop
         _refresh(report, metric, out_dir)
-        finished = not stopped
+        finished = stop is None
     if out_dir is not None and finished:
         write_plots(report, out_dir)
     return report

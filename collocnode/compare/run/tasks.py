@@ -1,6 +1,7 @@
 """The methods of a comparison run as tasks of :func:`collocnode.tools.tasks.run_tasks`: on
-local processes or a Dask cluster, each stored in ``<out_dir>/methods/`` as it finishes and
-reused by a rerun into the same directory (``compare.py --resume``).
+local processes or a Dask cluster, each stored in a store folder (``<out_dir>/methods/`` unless
+told otherwise; the command line puts it in the run folder itself, where it is durable) as it
+finishes and reused by a rerun into the same directory (``compare.py --resume``).
 
 A task loads the data itself (the scenario's data depend on the run's settings only, so every
 task has the same) and sends back its row's fields and the arrays of its ``<method>.npz``.
@@ -18,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ...tools.io import write_npz
-from ...tools.tasks import Task, TaskOutcome, run_tasks
+from ...tools.io import StorageError, write_npz
+from ...tools.tasks import ExecutorLost, Task, TaskOutcome, run_tasks
 from ..methods.status import MethodStatus
 from .config import CompareConfig
 from .one_method import run_method
@@ -93,9 +94,13 @@ def run_as_tasks(
     workers: int,
     executor: Executor | None,
     threads: int | None,
-) -> tuple[list[MethodRow], bool]:
-    """The rows of ``cfg``'s methods, in its order, run as tasks; and whether Ctrl-C stopped
-    them (a method not run then is ``INTERRUPTED``)."""
+    store: str | os.PathLike[str] | None = None,
+) -> tuple[list[MethodRow], BaseException | None]:
+    """The rows of ``cfg``'s methods, in its order, run as tasks and stored in ``store``
+    (default ``<out_dir>/methods``); and what stopped them early, if anything: Ctrl-C (a
+    method not run then is ``INTERRUPTED``), a :class:`~collocnode.tools.io.StorageError` or
+    an :class:`~collocnode.tools.tasks.ExecutorLost` (a method not run then is ``FAILED``,
+    "not run")."""
     rows: dict[str, MethodRow] = {}
 
     def finished(outcome: TaskOutcome) -> None:
@@ -103,19 +108,24 @@ def run_as_tasks(
         if log is not None:
             log(summary_line(row))
 
-    interrupted = False
+    if store is None and out_dir is not None:
+        store = Path(out_dir) / "methods"
+    stop: BaseException | None = None
     try:
         run_tasks(
             method_task,
             method_tasks(cfg, torch_version),
-            store=None if out_dir is None else Path(out_dir) / "methods",
+            store=store,
             executor=executor,
             workers=workers,
             threads=threads,
             on_outcome=finished,
         )
-    except KeyboardInterrupt:
-        interrupted = True
-    skipped = MethodStatus.INTERRUPTED
-    ordered = [rows.get(n) or MethodRow(n, skipped, message="not run: Ctrl-C") for n in cfg.methods]
-    return ordered, interrupted
+    except (KeyboardInterrupt, StorageError, ExecutorLost) as exc:
+        stop = exc
+    if isinstance(stop, KeyboardInterrupt):
+        skipped, why = MethodStatus.INTERRUPTED, "not run: Ctrl-C"
+    else:
+        skipped, why = MethodStatus.FAILED, f"not run: {type(stop).__name__}"
+    ordered = [rows.get(n) or MethodRow(n, skipped, message=why) for n in cfg.methods]
+    return ordered, stop

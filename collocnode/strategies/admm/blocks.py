@@ -15,7 +15,10 @@ meshes, NLP size). Two kinds:
   started from the block's last result on its last meshes.
 
 The blocks run in this process one after another (:class:`Local`) or each as a Dask actor
-pinned to a worker (:class:`Actors`), where it stays built between rounds.
+pinned to a worker (:class:`Actors`), where it stays built between rounds. A block whose worker
+is lost is rebuilt elsewhere as often as Dask's own setting for lost workers allows
+(``distributed.scheduler.allowed-failures``, 3 by default); one lost more often raises
+:class:`BlockLost`, and the rounds end there with what they have.
 """
 
 from __future__ import annotations
@@ -33,6 +36,26 @@ from ...transcription.problem import Proximal
 from ...transcription.proximal import ProximalBlock
 from ...transcription.refine import as_solution
 from .split import Block
+
+
+class BlockLost(RuntimeError):
+    """The worker of ADMM block ``block`` was lost more often than Dask allows a task's worker
+    to be lost (``distributed.scheduler.allowed-failures``): the block has no solver left."""
+
+    def __init__(self, block: int, message: str) -> None:
+        super().__init__(message)
+        self.block = block
+
+
+def allowed_failures() -> int:
+    """Dask's ``distributed.scheduler.allowed-failures`` (how often a task may lose its worker
+    before Dask gives up on it), read from this process's Dask configuration."""
+    import dask
+
+    try:
+        return max(0, int(dask.config.get("distributed.scheduler.allowed-failures")))
+    except (KeyError, TypeError, ValueError):
+        return 3  # Dask's default
 
 
 class NestedBlock:
@@ -162,10 +185,14 @@ class Local:
     def solve(self, rho: list[np.ndarray], center: list[np.ndarray]) -> list[dict[str, Any]]:
         return [s.solve(r, c) for s, r, c in zip(self.solvers, rho, center, strict=True)]
 
-    def states(self) -> list[dict[str, Any]]:
+    def states(self) -> list[dict[str, Any] | None]:
         return [s.states() for s in self.solvers]
 
     def shared(self, k: int) -> np.ndarray:
+        return self.solvers[k].shared_values
+
+    def last_shared(self, k: int) -> np.ndarray:
+        """Block k's shared values as last known here (no remote call)."""
         return self.solvers[k].shared_values
 
     def move(self, k: int, shared: np.ndarray) -> None:
@@ -181,8 +208,10 @@ class Local:
 class Actors:
     """Each block a Dask actor pinned to one worker (round robin), its solver built there once.
 
-    A block whose worker is lost is built again once on any live worker, moved to its last
-    shared values, and its call repeated; a second loss raises (no partial result)."""
+    A block whose worker is lost is built again on any live worker, moved to its last shared
+    values, and its call repeated, as often as :func:`allowed_failures` allows (Dask's own
+    setting for tasks whose worker dies); one lost more often raises :class:`BlockLost`, and
+    its states are then None in :meth:`states`."""
 
     def __init__(self, blocks: list[Block], alg: Any, context: SolveContext) -> None:
         self._owned = None
@@ -224,7 +253,9 @@ class Actors:
         self.actors = [f.result() for f in self._futures]
         self.build_s = [float(a.build_s) for a in self.actors]
         self.events: list[str] = []
+        self._allowed = allowed_failures()
         self._lost = [0] * len(blocks)
+        self._gone = [False] * len(blocks)
         self._last: list[tuple[np.ndarray, np.ndarray] | None] = [None] * len(blocks)
         self._shared = [self.shared(k) for k in range(len(blocks))]
 
@@ -242,10 +273,14 @@ class Actors:
         except Exception as exc:
             if not _worker_lost(exc):
                 raise
-            if self._lost[k]:
-                raise RuntimeError(
-                    f"ADMM block {k}: its worker was lost twice ({type(exc).__name__}: {exc}); "
-                    "no result"
+            if self._lost[k] >= self._allowed:
+                self._gone[k] = True
+                self.events.append(f"block {k}: worker lost ({exc}); not rebuilt again")
+                raise BlockLost(
+                    k,
+                    f"ADMM block {k}: its worker was lost {self._lost[k] + 1} times, more than "
+                    f"Dask's distributed.scheduler.allowed-failures = {self._allowed} allows "
+                    f"({type(exc).__name__})",
                 ) from None
             self._lost[k] += 1
             self.events.append(f"block {k}: worker lost ({exc}); rebuilt on another worker")
@@ -278,15 +313,25 @@ class Actors:
         self._last[k], self._shared[k] = (rho, center), np.asarray(res["shared"])
         return res
 
-    def states(self) -> list[dict[str, Any]]:
-        calls = [self._issue(k, lambda a: a.states()) for k in range(len(self.actors))]
-        return [
-            self._result(k, call, lambda a: a.states(), needs_solve=True)
-            for k, call in enumerate(calls)
-        ]
+    def states(self) -> list[dict[str, Any] | None]:
+        """Every block's last node states; None for a block whose worker is gone for good."""
+        live = [k for k in range(len(self.actors)) if not self._gone[k]]
+        calls = {k: self._issue(k, lambda a: a.states()) for k in live}
+        out: list[dict[str, Any] | None] = [None] * len(self.actors)
+        for k, call in calls.items():
+            try:
+                out[k] = self._result(k, call, lambda a: a.states(), needs_solve=True)
+            except BlockLost:
+                out[k] = None
+        return out
 
     def shared(self, k: int) -> np.ndarray:
         return np.asarray(self.actors[k].shared_values)
+
+    def last_shared(self, k: int) -> np.ndarray:
+        """Block k's shared values as last known here (no remote call: its worker may be
+        gone)."""
+        return np.asarray(self._shared[k])
 
     def move(self, k: int, shared: np.ndarray) -> None:
         self._shared[k] = np.asarray(shared, dtype=float)

@@ -17,6 +17,7 @@ from ...training import TrainingSolution
 from ...transcription.mesh import Mesh
 from ...transcription.nlp.assembly import NLPSize
 from ...transcription.solution import Solution
+from .blocks import BlockLost
 from .results import ConsensusRound, ConsensusSolution
 from .split import Block
 
@@ -26,14 +27,29 @@ _CONTINUE = (SolverStatus.SUCCESS, SolverStatus.ACCEPTABLE, SolverStatus.ITERATI
 
 def run_rounds(problem: Any, alg: Any, blocks: list[Block], runners: Any) -> ConsensusSolution:
     """The ADMM rounds of :mod:`.consensus` over ``blocks`` solved by ``runners``; the
-    :class:`~.consensus.ConsensusSolution`."""
+    :class:`~.consensus.ConsensusSolution`.
+
+    A block lost for good (:class:`~.blocks.BlockLost`: its worker died more often than Dask
+    allows) ends the rounds with status ``FAILED`` and a partial result, as SciML returns the
+    last iterate with a failure retcode: the consensus of the last complete round (or the
+    start), the blocks' last node states (the lost block's: its data's state guess), every
+    round so far."""
     state = _Consensus(alg, blocks, runners)
-    ended = state.warm_start(problem.model.n_params) if alg.warm_start else None
-    state.begin()
-    for r in range(0 if ended else alg.max_rounds):
-        ended = state.round(r)
-        if ended:
-            break
+    try:
+        ended = state.warm_start(problem.model.n_params) if alg.warm_start else None
+        state.begin()
+        for r in range(0 if ended else alg.max_rounds):
+            ended = state.round(r)
+            if ended:
+                break
+    except BlockLost as lost:
+        if not hasattr(state, "z"):  # lost before the first consensus: the blocks' start
+            state.begin(known=True)
+        ended = _Ending(
+            SolverStatus.FAILED,
+            f"{lost}; the result is the consensus of the last complete round "
+            f"({len(state.rounds)} rounds recorded), block {lost.block}'s states its data's guess",
+        )
     if ended is None:
         last = state.rounds[-1]
         ended = _Ending(
@@ -42,9 +58,11 @@ def run_rounds(problem: Any, alg: Any, blocks: list[Block], runners: Any) -> Con
             f"{last.primal_residual:.3g} (tolerance {last.eps_primal:.3g}), dual "
             f"{last.dual_residual:.3g} (tolerance {last.eps_dual:.3g})",
         )
-    solution = _assemble(
-        problem, alg, runners.states(), state.z, state.rounds, ended.status, ended.message
-    )
+    states = [
+        s if s is not None else _guessed_states(b, state.z)
+        for s, b in zip(runners.states(), blocks, strict=True)
+    ]
+    solution = _assemble(problem, alg, states, state.z, state.rounds, ended.status, ended.message)
     return ConsensusSolution(
         solution, state.rounds, ended.converged, list(runners.build_s), runners.events
     )
@@ -93,14 +111,13 @@ class _Consensus:
             )
         return None
 
-    def begin(self) -> None:
+    def begin(self, known: bool = False) -> None:
         """z⁰: the mean of the blocks' starting values (at the joins their state guesses),
-        u⁰ = 0."""
-        blocks = self.blocks
+        u⁰ = 0; with ``known``, of the values last known here (no remote call)."""
+        blocks, runners = self.blocks, self.runners
+        shared = runners.last_shared if known else runners.shared
         self.u = [np.zeros(b.index.size) for b in blocks]
-        self.z = _mean(
-            blocks, [self.runners.shared(k) for k in range(len(blocks))], self.u, self.counts
-        )
+        self.z = _mean(blocks, [shared(k) for k in range(len(blocks))], self.u, self.counts)
         self.z_hat, self.u_hat = self.z, self.u
 
     def round(self, r: int) -> _Ending | None:
@@ -274,12 +291,11 @@ def _assemble(
         parts = [s["segment_states"][0][(1 if k else 0) :] for k, s in enumerate(states)]
         segment_states = [np.vstack(parts)]
     size = NLPSize(*(int(sum(s["size"][i] for s in states)) for i in range(4)))
-    last = rounds[-1]
     solution = Solution(
         status=status,
         ipopt_status="ADMM",
         message=message,
-        objective=last.objective,
+        objective=rounds[-1].objective if rounds else float("nan"),
         iterations=int(sum(sum(r.iterations) for r in rounds)),
         mesh=meshes[0],
         x_nodes=segment_states[0],
@@ -298,6 +314,19 @@ def _assemble(
         segment_states=segment_states,
     )
     return TrainingSolution(solution, problem)
+
+
+def _guessed_states(block: Block, z: np.ndarray) -> dict[str, Any]:
+    """A lost block's part of the assembled solution: its meshes and, at their nodes, the state
+    guess of its problem (its data), in the shape of a block's ``states()``."""
+    p = z[: block.problem.model.n_params]
+    dop = block.problem.to_dop(p)
+    return {
+        "segment_states": [dop.state_guess(m.node_times, k) for k, m in enumerate(block.meshes)],
+        "meshes": list(block.meshes),
+        "size": (0, 0, 0, 0),
+        "build_s": 0.0,
+    }
 
 
 def _joined(windows: list[Mesh]) -> Mesh:

@@ -1,6 +1,7 @@
 """Guards around building and reading the collocation NLP: the build in a thread that Ctrl-C
-can leave at once, the memory estimate that refuses an NLP before it is built, a free final
-time's stretched mesh, and where a non-finite value first appears.
+can leave at once, the memory and time estimates that refuse an NLP before it is built (its
+data terms at sample times included), a free final time's stretched mesh, and where a non-finite
+value first appears.
 """
 
 from __future__ import annotations
@@ -18,11 +19,24 @@ from ...tools import progress
 from ..mesh import Mesh
 from ..problem import DynamicOptimizationProblem
 from .assembly import estimated_nonzeros
+from .node_functions import build_sample_functions
 from .structured import StructuredNLP
 
 # Peak memory of the NLP build per estimated derivative nonzero [bytes]: measured 220-250 on
 # Van der Pol (2,500 and 10,000 nodes, 102 weights; numpy assembly, scatter matrices, MX graph).
+# The data terms at sample times cost the same per nonzero of theirs: 230 (Van der Pol,
+# loss="samples" on 50 x 3 intervals, 10^4 to 3 x 10^4 samples of 28 nonzeros each).
 BYTES_PER_NONZERO = 250
+# Wall time of the build per nonzero [s], the fast end of what was measured, so that only a
+# build too slow even on a quiet machine is refused: 0.46 us per node nonzero quiet (Van der
+# Pol 500 x 5 without JIT: 0.5 s), 2.1 us at a load average of 8 on 2 cores; a sample's
+# nonzero 4.0 us at that load (its interval's states gathered sample by sample).
+BUILD_S_PER_NONZERO = 0.4e-6
+BUILD_S_PER_SAMPLE_NONZERO = 0.8e-6
+# a build estimated shorter than this is never refused for a time limit: a solve whose limit
+# ends during such a build reports TIME_LIMIT like any other (a nest of strategies hands its
+# leaves what is left of its limit, which may be milliseconds)
+SHORTEST_REFUSED_BUILD_S = 10.0
 
 T = TypeVar("T")
 
@@ -93,28 +107,84 @@ def build_interruptibly(build: Callable[[Callable[[str], None]], T]) -> T:
     return outcome["value"]
 
 
+def sample_nonzeros(dop: DynamicOptimizationProblem, meshes: list[Mesh]) -> tuple[int, int]:
+    """(samples, nonzeros) of the data terms at sample times (``loss="samples"``): per sample
+    its Hessian entries over its interval's states and the parameters and its gradient over the
+    states, from the exact pattern of one sample's term per stage count (one small symbolic
+    function each, as the build makes); (0, 0) without samples."""
+    if dop.sample_loss is None:
+        return 0, 0
+    per_m: dict[int, int] = {}
+    for seg, mesh in zip(dop.all_segments(), meshes, strict=True):
+        samples = seg.samples
+        if samples is None:
+            continue
+        t = samples.t[samples.weights > 0]
+        if not t.size:
+            continue
+        interval, _ = mesh.locate(t)
+        stages, counts = np.unique(mesh.stages[interval], return_counts=True)
+        for m, n in zip(stages.tolist(), counts.tolist(), strict=True):
+            per_m[m] = per_m.get(m, 0) + n
+    nonzeros = 0
+    for m, n in per_m.items():
+        fn = build_sample_functions(dop, m, second=False)
+        nonzeros += n * (fn.hxx[0].size + fn.hxp[0].size + dop.node_width * (m + 1))
+    return sum(per_m.values()), nonzeros
+
+
 def check_memory(
-    dop: DynamicOptimizationProblem, meshes: list[Mesh], memory: int | None = None
+    dop: DynamicOptimizationProblem,
+    meshes: list[Mesh],
+    memory: int | None = None,
+    seconds: float | None = None,
 ) -> None:
-    """Raise a ValueError if the NLP of ``dop`` on ``meshes`` would not fit in ``memory``
-    bytes (default: this machine's physical memory), estimated from its dimensions with
-    :func:`.assembly.estimated_nonzeros` at :data:`BYTES_PER_NONZERO`."""
-    memory = v.physical_memory_bytes() if memory is None else memory
+    """Raise a ValueError before anything is built if the NLP of ``dop`` on ``meshes`` would
+    not fit in ``memory`` bytes (default: what this process may take,
+    :func:`collocnode._validation.memory_limit_bytes`: the machine's memory, or less under an
+    address-space or cgroup limit), or if its build would take longer than ``seconds`` (a
+    time limit of the solve, e.g. IPOPT's ``max_wall_time``; None: none) and longer than
+    :data:`SHORTEST_REFUSED_BUILD_S` (a shorter build goes ahead, and the solve reports its time
+    limit as it does for any other stop).
+
+    Estimated from its dimensions (:func:`.assembly.estimated_nonzeros` for the nodes,
+    :func:`sample_nonzeros` for the data terms at sample times) at :data:`BYTES_PER_NONZERO`
+    and :data:`BUILD_S_PER_NONZERO` / :data:`BUILD_S_PER_SAMPLE_NONZERO`."""
+    memory = v.memory_limit_bytes() if memory is None else memory
     ng = dop.n_node_constraints
     nr = dop.boundary.n if dop.boundary else 0
     nx, npar = dop.node_width, dop.n_nlp_params
     est = estimated_nonzeros(nx, npar, ng, nr, meshes)
-    need = BYTES_PER_NONZERO * (est["jacobian"] + est["hessian"])
-    if memory is None or need <= memory:
-        return
-    raise ValueError(
-        f"the NLP would need about {need / 1e9:.3g} GB for its derivatives, more than this "
-        f"machine's memory ({memory / 1e9:.3g} GB): {est['nodes']} collocation nodes x "
-        f"(n_states = {nx}, n_params = {npar}) give about {est['jacobian']:.3g} Jacobian and "
-        f"{est['hessian']:.3g} Hessian nonzeros, of which the node-by-parameter border "
-        f"(nodes x n_states x n_params) is {est['hessian_border']:.3g} and the parameter block "
-        f"(n_params² / 2) {est['hessian_pp']:.3g}; use fewer nodes or parameters"
+    n_samples, sample_nz = sample_nonzeros(dop, meshes)
+    node_nz = est["jacobian"] + est["hessian"]
+    need = BYTES_PER_NONZERO * (node_nz + sample_nz)
+    build_s = BUILD_S_PER_NONZERO * node_nz + BUILD_S_PER_SAMPLE_NONZERO * sample_nz
+    sizes = (
+        f"{est['nodes']} collocation nodes x (n_states = {nx}, n_params = {npar}) give about "
+        f"{est['jacobian']:.3g} Jacobian and {est['hessian']:.3g} Hessian nonzeros, of which "
+        f"the node-by-parameter border (nodes x n_states x n_params) is "
+        f"{est['hessian_border']:.3g} and the parameter block (n_params² / 2) "
+        f"{est['hessian_pp']:.3g}"
     )
+    if n_samples:  # named first: where they are many, they are what does not fit
+        sizes = (
+            f"{n_samples} data terms at sample times (loss='samples') give {sample_nz:.3g} "
+            f"nonzeros ({sample_nz / n_samples:.3g} each); {sizes}"
+        )
+    fewer = "use fewer samples (or loss='nodes'), nodes or parameters"
+    if not n_samples:
+        fewer = "use fewer nodes or parameters"
+    if memory is not None and need > memory:
+        raise ValueError(
+            f"the NLP would need about {need / 1e9:.3g} GB for its derivatives, more than the "
+            f"{memory / 1e9:.3g} GB this process may use: {sizes}; {fewer}"
+        )
+    if seconds is not None and build_s > max(seconds, SHORTEST_REFUSED_BUILD_S):
+        raise ValueError(
+            f"building the NLP would take at least {build_s:.3g} s, more than the "
+            f"{seconds:.3g} s the solve may take (max_wall_time or a time limit): {sizes}; "
+            f"{fewer}"
+        )
 
 
 def locate_non_finite(nlp: StructuredNLP, z: np.ndarray) -> str:

@@ -9,17 +9,20 @@ Loading a shared library runs its code, so a library is loaded only from a cache
 belongs to the current user and that no one else can write to (it is created with mode 0700), and
 only if the library file itself belongs to the user and is not writable by group or others.
 Anything else, a failed compilation, a missing compiler or an unwritable cache raises
-:class:`JITError`.
+:class:`JITError`. A cached library that cannot be loaded (truncated or overwritten on disk) is
+compiled again, with one :class:`JITCacheWarning` line.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
 import stat
 import subprocess
 import tempfile
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -40,8 +43,17 @@ class JITError(RuntimeError):
     directory or library that is unwritable or not safe to load from.
 
     The first line of the message says what and where in one line; for a failed compilation
-    the tail of the compiler's stderr follows on later lines.
+    the tail of the compiler's stderr follows on later lines. ``errno`` is the operating
+    system's error code where a file operation failed (a full disk: ``ENOSPC``), else None.
     """
+
+    def __init__(self, message: str, errno: int | None = None) -> None:
+        super().__init__(message)
+        self.errno = errno
+
+
+class JITCacheWarning(UserWarning):
+    """A cached JIT library could not be loaded and was compiled again."""
 
 
 def cache_dir() -> Path:
@@ -85,7 +97,8 @@ def safe_cache_dir() -> Path:
     except OSError as exc:
         raise JITError(
             f"cannot create the JIT cache directory {str(directory)!r} ({exc.strerror or exc}); "
-            f"{_FIX}"
+            f"{_FIX}",
+            exc.errno,
         ) from None
     if not stat.S_ISDIR(st.st_mode):
         raise JITError(f"the JIT cache {str(directory)!r} is not a directory; {_FIX}")
@@ -128,7 +141,41 @@ def compile_functions(
     if not os.path.lexists(lib):
         _compile(cc, source, name, directory, lib)
     _check_library(lib)
+    try:
+        return _load(functions, lib)
+    except RuntimeError as exc:  # a damaged file in the cache: ours to replace
+        warnings.warn(
+            f"the cached JIT library {str(lib)!r} cannot be loaded ({_load_error(exc, lib)}); "
+            "compiling it again",
+            JITCacheWarning,
+            stacklevel=2,
+        )
+    with contextlib.suppress(FileNotFoundError):
+        lib.unlink()
+    _compile(cc, source, name, directory, lib)
+    _check_library(lib)
+    try:
+        return _load(functions, lib)
+    except RuntimeError as exc:
+        raise JITError(
+            f"the JIT library {str(lib)!r} was compiled but cannot be loaded: "
+            f"{_load_error(exc, lib)}"
+        ) from None
+
+
+def _load(functions: list[ca.Function], lib: Path) -> list[ca.Function]:
     return [ca.external(f.name(), str(lib)) for f in functions]
+
+
+def _load_error(exc: BaseException, lib: Path) -> str:
+    """Why the dynamic loader refused ``lib``, from CasADi's message (which lists every
+    directory it searched): the loader's words for the path itself, e.g. "file too short"."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    own = f"Error code: {lib}:"
+    for line in lines:
+        if line.startswith(own):
+            return line[len(own) :].strip()[:200]
+    return (lines[0] if lines else type(exc).__name__)[:200]
 
 
 def compile_derivatives(
@@ -181,5 +228,6 @@ def _compile(cc: str, source: str, name: str, directory: Path, lib: Path) -> Non
     except OSError as exc:
         raise JITError(
             f"cannot write to the JIT cache directory {str(directory)!r} "
-            f"({exc.strerror or exc}); {_FIX}"
+            f"({exc.strerror or exc}); {_FIX}",
+            exc.errno,
         ) from None
