@@ -179,8 +179,8 @@ def _run(
     from ..experiments.record import RunRecord
     from ..tools import machine
     from ..tools.progress import watching
-    from ..training.callbacks import PhaseProgress
     from ..tools.tasks import StoredTaskMismatch
+    from ..training.callbacks import PhaseProgress
 
     record = RunRecord(out.path, run_id, units_dir=out.folder)
     record.update(
