@@ -54,7 +54,13 @@ from .training import (
     TrainingSolution,
     UndeterminedStateWarning,
 )
-from .training.callbacks import CallbackList, EarlyStopping, ProgressBar, StopOnStagnation
+from .training.callbacks import (
+    CallbackList,
+    EarlyStopping,
+    PhaseProgress,
+    ProgressBar,
+    StopOnStagnation,
+)
 from .training.consistency import ConsistencyCheck, ConsistencyReport, InconsistentModelWarning
 from .training.discovery import ClosedForm, DiscoveryError, SparseRegression, discover
 from .training.uncertainty import Uncertainty, UncertaintyWarning
@@ -112,6 +118,7 @@ __all__ = [
     "Parameter",
     "PartialQuasiNewton",
     "PathConstraint",
+    "PhaseProgress",
     "PhasedSolution",
     "Pretrained",
     "ProgressBar",

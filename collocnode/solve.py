@@ -18,7 +18,9 @@ from . import _validation as v
 from .algorithm import Algorithm, SolveContext, final
 from .status import SolverStatus
 from .strategies.auto import Auto
+from .tools import progress as watched
 from .training import TrainingProblem, TrainingSolution
+from .training.callbacks import PhaseProgress
 from .training.consistency import ConsistencyCheck, check_setting
 from .transcription.collocation import RadauIIA
 from .transcription.problem import DynamicOptimizationProblem
@@ -33,6 +35,7 @@ def solve(
     seed: int | None = ...,
     callback: Callable[[Any], Any] | None = ...,
     check: bool | ConsistencyCheck = ...,
+    progress: bool = ...,
 ) -> TrainingSolution: ...
 @overload
 def solve(
@@ -42,6 +45,7 @@ def solve(
     seed: int | None = ...,
     callback: Callable[[Any], Any] | None = ...,
     check: bool | ConsistencyCheck = ...,
+    progress: bool = ...,
 ) -> Solution: ...
 @overload
 def solve(
@@ -51,10 +55,11 @@ def solve(
     seed: int | None = ...,
     callback: Callable[[Any], Any] | None = ...,
     check: bool | ConsistencyCheck = ...,
+    progress: bool = ...,
 ) -> Any: ...
 
 
-def solve(problem, alg=None, *, seed=None, callback=None, check=True):
+def solve(problem, alg=None, *, seed=None, callback=None, check=True, progress=False):
     """Solve ``problem`` with ``alg`` (default :class:`~collocnode.Auto`: the mesh, λ and the
     initial guess chosen from the problem).
 
@@ -84,6 +89,11 @@ def solve(problem, alg=None, *, seed=None, callback=None, check=True):
             re-simulates the learned model from the collocated initial states and stores the
             result in the trained solution's ``consistency``; an inconsistent model gives an
             :class:`InconsistentModelWarning` and keeps IPOPT's status. Training problems only.
+        progress: True shows the phases of the solve (build, compile, solve, check) with their
+            elapsed time and the IPOPT iterations with the objective and the infeasibilities
+            (:class:`~collocnode.training.callbacks.PhaseProgress`: tqdm bars in a notebook or a
+            terminal, plain lines elsewhere). It runs beside ``callback`` and never stops the
+            solve. Default False: silent, unless a caller (a command line) watches the run.
 
     Returns:
         What the algorithm returns: a :class:`Solution` (:class:`TrainingSolution` for a
@@ -98,8 +108,21 @@ def solve(problem, alg=None, *, seed=None, callback=None, check=True):
             inside IPOPT returns the last iterate with status ``interrupted`` instead.
     """
     context = _lower(problem, alg, seed, callback, check)
+    if not isinstance(progress, bool):
+        raise TypeError(f"progress must be True or False, got {progress!r:.80}")
     alg = Auto() if alg is None else alg
     alg.validate(problem, context)
+    if not progress or watched.current() is not None:
+        return _solve(problem, alg, context)
+    shown = PhaseProgress()
+    try:
+        with watched.watching(shown):
+            return _solve(problem, alg, context)
+    finally:
+        shown.close()
+
+
+def _solve(problem: Any, alg: Algorithm, context: SolveContext) -> Any:
     result = alg.solve_problem(problem, context)
     _check_trained(final(result), context.check)
     return result
@@ -133,12 +156,13 @@ def _check_trained(solution: Any, settings: ConsistencyCheck | None) -> None:
         return
     if solution.status == SolverStatus.INTERRUPTED:
         return
+    watched.phase("check")
     try:
         solution.consistency = solution.check_consistency(settings)
     except KeyboardInterrupt:
         warnings.warn(
             "Ctrl-C stopped the consistency check; sol.check_consistency() runs it again",
-            stacklevel=3,
+            stacklevel=4,
         )
         return
-    solution.consistency.warn(stacklevel=3)
+    solution.consistency.warn(stacklevel=4)

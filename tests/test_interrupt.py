@@ -117,7 +117,7 @@ def test_ctrl_c_in_the_script_still_writes_results(tmp_path, stop):
     """Ctrl-C, and SIGTERM (a scheduler's stop) the same way, inside IPOPT."""
     out = tmp_path / "run"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    args = ["vdp", "--intervals", "300", "--stages", "5", "--no-jit", "--max-iter", "3000"]
+    args = ["vdp", "--intervals", "300", "--stages", "5", "--no-jit", "--max-iter", "3000", "-v"]
     proc = subprocess.Popen(
         [sys.executable, str(SCRIPT), *args, "--tol", "1e-14", "--out", str(out)],
         stdout=subprocess.PIPE,
@@ -127,7 +127,7 @@ def test_ctrl_c_in_the_script_still_writes_results(tmp_path, stop):
         cwd=tmp_path,
     )
     try:
-        # IPOPT prints one line per iteration; press Ctrl-C once iteration 1 is on screen
+        # IPOPT prints one line per iteration (-v); press Ctrl-C once iteration 1 is on screen
         seen = []
         for line in proc.stdout:
             seen.append(line)

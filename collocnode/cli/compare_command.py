@@ -69,7 +69,7 @@ def _parser() -> OneLineParser:
         prog=PROG,
         description="Train several methods on one problem with one data set and compare them.",
     )
-    p.add_argument("problem", help="registered problem name, e.g. smsd, double_pendulum")
+    p.add_argument("problem", help="registered problem name, e.g. vdp, smsd, double_pendulum")
     p.add_argument(
         "--methods",
         default=None,
@@ -80,9 +80,22 @@ def _parser() -> OneLineParser:
     p.add_argument("--quick", action="store_true", help="few epochs, small nets and data")
     _add_output_options(p)
     _add_execution_options(p)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--epochs", type=int, default=None, help="override every method's epochs")
-    p.add_argument("--budget", type=float, default=None, help="wall-time budget per method [s]")
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the data, the noise and the initial weights"
+    )
+    p.add_argument(
+        "--epochs",
+        type=int,
+        default=None,
+        help="every method's epochs (collocation: its iteration limit) "
+        "(default: each method's own)",
+    )
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="wall-time budget per method [s] (default: none, no time limit)",
+    )
     p.add_argument(
         "--noise",
         type=float,
@@ -90,29 +103,49 @@ def _parser() -> OneLineParser:
         help="std of Gaussian state noise (default 0; for qvm a fraction of each signal's std, "
         "default 0.02)",
     )
-    p.add_argument("--eval-every", type=float, default=None, help="test-error curve cadence [s]")
+    p.add_argument(
+        "--eval-every",
+        type=float,
+        default=None,
+        help="test-error curve cadence [s] (default: the problem's cadence when collocation is "
+        "compared with other methods and --eval-at is not given, else no curve)",
+    )
     p.add_argument(
         "--eval-at",
         default="",
         metavar="T1,T2,...",
         help="training times [s] at which to evaluate the test error as well, e.g. 1x and 20x "
-        "collocation's training time",
+        "collocation's training time (default: none)",
     )
-    p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch CPU threads (default: the problem's setting, else torch's own)",
+    )
     p.add_argument(
         "--set",
         action="append",
         default=[],
         metavar="METHOD.OPTION=VALUE",
-        help="override one option of one method, e.g. fnode.targets=fd (repeatable)",
+        help="override one option of one method, e.g. fnode.targets=fd (repeatable; default: none)",
     )
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bars (on a terminal each method shows one; logs get one line per method)",
+    )
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
 
 def _add_output_options(p: OneLineParser) -> None:
-    p.add_argument("--out", type=Path, default=None, help="output directory")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="output directory (default: runs/compare-<problem>-<time>)",
+    )
     p.add_argument("--overwrite", action="store_true", help="replace a non-empty --out")
     p.add_argument(
         "--resume",
@@ -130,7 +163,9 @@ def _add_execution_options(p: OneLineParser) -> None:
         "timings)",
     )
     p.add_argument(
-        "--scheduler", default="", help="run the methods on the Dask scheduler at this address"
+        "--scheduler",
+        default="",
+        help="run the methods on the Dask scheduler at this address (default: none, local)",
     )
     p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
 

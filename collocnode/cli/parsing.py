@@ -11,8 +11,43 @@ from typing import Any
 from .exits import EXIT_USAGE
 
 
+class DefaultsFormatter(argparse.HelpFormatter):
+    """``--help`` with every option's default: "(default: X)" after its description unless the
+    description gives it ("off" for a flag, "none" for an unset value)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if (
+            "default" in text
+            or not action.option_strings
+            or action.default is argparse.SUPPRESS
+            or isinstance(action, (argparse._HelpAction, argparse._VersionAction))
+        ):
+            return text
+        shown = _shown(action.default).replace("%", "%%")  # argparse formats help with %
+        return f"{text} (default: {shown})"
+
+
+def _shown(value: Any) -> str:
+    """A default as ``--help`` shows it: flags on/off, None as "none", widths as 16,16."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if value is None:
+        return "none"
+    if isinstance(value, tuple):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, str) and not value:
+        return '""'
+    return str(value)
+
+
 class OneLineParser(argparse.ArgumentParser):
-    """argparse with a single ``prog: error: message`` line on bad arguments (exit code 2)."""
+    """argparse with a single ``prog: error: message`` line on bad arguments (exit code 2) and
+    every option's default in ``--help`` (:class:`DefaultsFormatter`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", DefaultsFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
@@ -42,17 +77,25 @@ def _field_type(field: dataclasses.Field) -> Callable[[str], Any]:
 
 
 def add_dataclass_options(
-    parser: argparse.ArgumentParser, cls: type, skip: Sequence[str] = ()
+    parser: argparse.ArgumentParser,
+    cls: type,
+    skip: Sequence[str] = (),
+    shown_defaults: dict[str, str] | None = None,
 ) -> None:
     """One ``--option`` per leaf field of the options dataclass ``cls``, nested ones by their
-    own names (booleans get ``--no-x``)."""
-    from ..tools.options import flat_fields
+    own names (booleans get ``--no-x``), described by the first sentence of the field's entry
+    in the dataclasses' docstrings and with its default (``shown_defaults``: the words shown
+    instead, by field name, where the command line decides the default)."""
+    from ..tools.options import field_docs, flat_fields
 
+    docs = field_docs(cls)
     for _, f, default in flat_fields(cls):
         if f.name in skip:
             continue
         flag = "--" + f.name.replace("_", "-")
-        doc = f"default: {default}"
+        shown = (shown_defaults or {}).get(f.name, _shown(default))
+        doc = f"{_one_line(docs.get(f.name, ''))} (default: {shown})".lstrip()
+        doc = doc.replace("%", "%%")  # argparse formats help strings with %
         if isinstance(default, bool):
             parser.add_argument(
                 flag,
@@ -70,6 +113,13 @@ def add_dataclass_options(
                 help=doc,
                 metavar=f.name.upper(),
             )
+
+
+def _one_line(text: str, width: int = 110) -> str:
+    """A description cut to its first clause (at "; ") when it is longer than ``width``."""
+    if len(text) <= width:
+        return text
+    return text.split("; ")[0]
 
 
 def options_from_args(cls: type, args: argparse.Namespace) -> Any:

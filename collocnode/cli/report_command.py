@@ -61,7 +61,12 @@ def _parser() -> OneLineParser:
         help="folder of stored runs (default benchmarks/results; runs/reproduce after "
         "benchmarks/reproduce.sh)",
     )
-    p.add_argument("--document", type=Path, default=Path("docs/results.md"))
+    p.add_argument(
+        "--document",
+        type=Path,
+        default=Path("docs/results.md"),
+        help="the report whose generated tables are rewritten",
+    )
     p.add_argument(
         "--check", action="store_true", help="write nothing; exit 1 if the document is stale"
     )

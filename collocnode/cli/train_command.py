@@ -11,6 +11,7 @@ nothing), 130 on Ctrl-C or SIGTERM (status "interrupted").
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import sys
 from collections.abc import Callable, Sequence
@@ -89,7 +90,7 @@ def _without_problem(argv: list[str], names: list[str]) -> int:
 
 def _parser(summary: str, names: list[str], options_cls: type) -> OneLineParser:
     parser = OneLineParser(prog=PROG, description=summary)
-    parser.add_argument("problem", choices=names)
+    parser.add_argument("problem", choices=names, help="the experiment to run")
     parser.add_argument(
         "--out", type=Path, default=None, help="output directory (default: runs/<problem>-<time>)"
     )
@@ -101,9 +102,28 @@ def _parser(summary: str, names: list[str], options_cls: type) -> OneLineParser:
         action="store_true",
         help="continue the run in --out: its finished seeds (--seeds > 1) are reused",
     )
-    parser.add_argument("--quiet", action="store_true", help="no IPOPT iteration output")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="print IPOPT's own log, one line per iteration (--print-level 5, unless given)",
+    )
+    parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress: neither the phases nor the iterations (on a terminal they are bars, "
+        "in a log plain lines on standard error)",
+    )
+    parser.add_argument(
+        "--quiet", action="store_true", help="no IPOPT log and no progress (the summary only)"
+    )
     parser.add_argument("--debug", action="store_true", help="tracebacks instead of one line")
-    add_dataclass_options(parser, options_cls, skip=("problem",))
+    add_dataclass_options(
+        parser,
+        options_cls,
+        skip=("problem",),
+        shown_defaults={"print_level": "0, or 5 with --verbose"},
+    )
     return parser
 
 
@@ -133,9 +153,12 @@ def _output(args: argparse.Namespace, run_id: str, argv: list[str]) -> OutputDir
 
 
 def _options(options_cls: type, args: argparse.Namespace) -> Any:
-    """The run's options from the parsed arguments (``--quiet``: IPOPT prints nothing)."""
+    """The run's options from the parsed arguments: IPOPT's own log only with ``--verbose``
+    (or an explicit ``--print-level``), never with ``--quiet``."""
     if args.quiet:
         args.print_level = 0
+    elif not hasattr(args, "print_level"):  # not given: the verbosity decides
+        args.print_level = 5 if args.verbose else 0
     opts = options_from_args(options_cls, args)
     if args.resume and args.out is None:
         raise ValueError("--resume needs --out: the directory of the run to continue")
@@ -155,7 +178,9 @@ def _run(
     folder (which replaces an earlier run under ``--overwrite`` only if this one succeeded)."""
     from ..experiments.record import RunRecord
     from ..tools import machine
+    from ..tools.progress import watching
     from ..tools.tasks import StoredTaskMismatch
+    from ..training.callbacks import PhaseProgress
 
     record = RunRecord(out.path, run_id, units_dir=out.folder)
     record.update(
@@ -164,19 +189,25 @@ def _run(
         load_at_start=machine.load_average(),
         created=datetime.datetime.now().strftime("%Y-%m-%dT%H:%M:%S"),
     )
+    shown = None if args.quiet or args.no_progress else PhaseProgress()
     try:
-        result = run(opts, record, **({"executor": executor} if executor is not None else {}))
+        with watching(shown) if shown is not None else contextlib.nullcontext():
+            result = run(opts, record, **({"executor": executor} if executor is not None else {}))
         code = 0 if succeeded(result) else EXIT_FAILED
     except StoredTaskMismatch as exc:  # --resume with other settings: the run stays as it was
         out.discard()
         return fail(PROG, str(exc), args.debug)
     except KeyboardInterrupt as exc:
+        if shown is not None:
+            shown.close()
         phase = _phase(record, exc)
         unwritten = _record_end(record, status="interrupted", phase=phase)
         where = _ended(out, argv, record, out.finish(success=False))
         print(f"{PROG}: interrupted in phase {phase}; {where}{unwritten}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as exc:
+        if shown is not None:
+            shown.close()
         if args.debug:
             out.finish(success=False)
             raise
@@ -189,6 +220,8 @@ def _run(
         where = _ended(out, argv, record, out.finish(success=False))
         print(f"{PROG}: error in phase {phase}: {message}; {where}{unwritten}", file=sys.stderr)
         return EXIT_FAILED
+    if shown is not None:
+        shown.close()
     where = out.finish(success=code == 0)
     print(f"\n{args.problem}: results in {where}\n" + table(result_rows(result)))
     if out.ending:

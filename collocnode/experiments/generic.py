@@ -24,7 +24,15 @@ class SystemOptions:
     reached by their own names: ``--hidden``, ``--intervals`` (default: one mesh interval per
     sample interval of the training window), ``--max-iter``, ...). ``uncertainty`` computes the
     trained model's error bars on noisy data (``sol.uncertainty()``) into ``result.json`` and
-    ``model.json``."""
+    ``model.json``.
+
+    Attributes:
+        problem: the registered benchmark system.
+        preset: the system's preset (empty: its first).
+        noise: standard deviation of the Gaussian noise added to the observed states.
+        seed: seed of the data and the initial weights.
+        uncertainty: compute the trained model's error bars on noisy data.
+    """
 
     problem: str = ""
     preset: str = ""

@@ -40,6 +40,12 @@ class QVMOptions:
     10 iterations after its 10th while the quality figures stay put, so 1e-4 never stops it.
     ``uncertainty`` computes the trained model's error bars (``sol.uncertainty()``): in
     ``result.json``, in ``model.json``, and as 95 % bands of the characteristics in the figures.
+
+    Attributes:
+        noise: observation noise as a fraction of each signal's standard deviation.
+        seed: seed of the noise and the initial weights.
+        duration: length of the trajectory trained on [s] (the paper's is 42 s).
+        uncertainty: compute the trained model's error bars.
     """
 
     noise: float = 0.02

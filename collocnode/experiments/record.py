@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..serialize import save_model
+from ..tools import progress
 from ..tools.io import save_figure, write_json
 from ..training import TrainingSolution
 from ..training.uncertainty import Uncertainty, UncertaintyWarning
@@ -46,7 +47,11 @@ class RunRecord:
     units_dir: Path | None = None
 
     def enter(self, phase: str) -> None:
+        """Enter ``phase`` and tell the run's watcher (:mod:`collocnode.tools.progress`), but
+        for "training", whose own phases (build, compile, solve, check) the solve tells."""
         self.phase = phase
+        if phase != "training":
+            progress.phase(phase)
 
     def units(self, name: str) -> Path:
         """The folder of the units of work ``name`` (e.g. "seeds"): stored as each finishes,

@@ -46,6 +46,15 @@ class VdPOptions:
     error bars on noisy data (``sol.uncertainty()``): in ``result.json``, in ``model.json`` and
     as the 95 % band of the re-simulation (the linearised predictive, by forward sensitivities)
     in the trajectory figure.
+
+    Attributes:
+        noise: standard deviation of the Gaussian noise added to the observed states.
+        seed: seed of the noise and the initial weights (the first seed when ``seeds`` > 1).
+        seeds: number of runs of the robustness study (1: one run).
+        workers: processes of the robustness study (0: one per core).
+        scheduler: address of a Dask scheduler to run the robustness study on (empty: local).
+        success_tol: largest RMSE of the re-simulation over [0, 32] s that counts as a success.
+        uncertainty: compute the trained model's error bars on noisy data.
     """
 
     noise: float = 0.0

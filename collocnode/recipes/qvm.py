@@ -69,14 +69,17 @@ class QVMRecipe:
     """The paper's quarter-vehicle training (§4.1.2); the defaults are its settings.
 
     Attributes:
-        strategy: "I", "II", "III", "W" or "III-W" (see the module docstring).
+        strategy: "I" (random weights), "II" (pre-trained on the first part of the data), "III"
+            (rational Chebyshev blocks), "W" (warm-started by a regression) or "III-W" (rational
+            blocks started by strategy W's regression); see the module docstring.
         pretrain_fraction: share of the data of strategy II's first phase.
         hidden: hidden-layer widths of each network (an int ``h``: two layers of ``h``).
         activation: the networks' activation (C²).
         rational_degree: degree of numerator and denominator of strategy III's blocks.
-        rational_form: strategy III's form of eq. 19, one of :data:`RATIONAL_FORMS`.
+        rational_form: strategy III's form of eq. 19, "pole-free" or "paper".
         regression: strategy W's regression (smoother, sample stride, Hessian, stop).
-        road_as_input: the paper's four-state formulation (module docstring).
+        road_as_input: the paper's four states, road height and velocity as known inputs (off:
+            the road height is a fifth state).
         collocation: mesh and solver settings; ``intervals`` count per 42 s of data and are
             scaled to the data's horizon, ``max_iter`` limits each phase, ``max_wall_time`` the
             whole strategy (the phases share it), ``regularization=None`` means λ = 0.

@@ -24,6 +24,7 @@ from ..algorithm import Algorithm, SolveContext, Wrapper, check_inner, final
 from ..data import Trajectory
 from ..models.simulate import SimulationError, simulate
 from ..status import SolverStatus
+from ..tools import progress
 from ..training.warmstart import HESSIANS, METHODS, WarmStart, fit_initial_guess
 from ..transcription.collocation import RadauIIA
 from ..transcription.ipopt.iteration import RunInfo, stop_requested
@@ -127,6 +128,7 @@ class WarmStarted(Wrapper):
         if remaining is not None:
             own = ipopt.max_wall_time
             ipopt = replace(ipopt, max_wall_time=min(own or remaining, remaining))
+        progress.phase("regression")  # the warm start's regression (its own IPOPT solve)
         fit = fit_initial_guess(
             problem,
             self.smoothing,
@@ -137,7 +139,8 @@ class WarmStarted(Wrapper):
             hessian=self.hessian,
             stop_rtol=self.stop_rtol,
         )
-        result = self.inner.solve_problem(fit.problem, context)
+        with progress.labelled("full problem"):
+            result = self.inner.solve_problem(fit.problem, context)
         notes = {
             "regression": {
                 "status": fit.status.value,
@@ -235,13 +238,15 @@ class Pretrained(Wrapper):
         if context.warm is not None:
             return self.inner.solve_problem(problem, context)
         watch = _Watch(context.callback)
-        pre = self.first.solve_problem(
-            self.window(problem), context.but(callback=watch.callback, meshes=None)
-        )
+        with progress.labelled("pretraining"):
+            pre = self.first.solve_problem(
+                self.window(problem), context.but(callback=watch.callback, meshes=None)
+            )
         trained = final(pre)
         if trained.status == _INTERRUPTED or watch.user_stopped:
             return PhasedSolution(solution=pre)
         t_sim = time.perf_counter()
+        progress.phase("simulation")  # of the pre-trained model: the full problem's guess
         t = problem.trajectories[0].t
         t = t[(t >= problem.horizon[0]) & (t <= problem.horizon[1])]
         full = replace(problem, params_guess=trained.p)
@@ -261,7 +266,8 @@ class Pretrained(Wrapper):
         except SimulationError:
             simulated = False  # the full problem starts from its own state guess
         t_sim = time.perf_counter() - t_sim
-        result = self.inner.solve_problem(full, context)
+        with progress.labelled("full problem"):
+            result = self.inner.solve_problem(full, context)
         return PhasedSolution(
             solution=result,
             phases={"pretrain": pre},

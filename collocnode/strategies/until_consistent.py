@@ -20,6 +20,7 @@ import numpy as np
 from .. import _validation as v
 from ..algorithm import Algorithm, SolveContext, Wrapper, check_inner, final, leaf_of
 from ..status import SolverStatus
+from ..tools import progress
 from ..training.consistency import ConsistencyReport
 from ..transcription.collocation import RadauIIA
 from ..transcription.mesh import Mesh
@@ -165,6 +166,7 @@ class UntilConsistent(Wrapper):
         t_solve = time.perf_counter() - t0
         t0 = time.perf_counter()
         trained = final(result)
+        progress.phase("check")
         trained.consistency = trained.check_consistency(context.check)
         errors = [interval_errors(trained, s) for s in range(len(meshes))]
         return _Attempt(result, errors, _iterations(result), t_solve, time.perf_counter() - t0)

@@ -9,6 +9,8 @@ sits, so each setting is declared once and reached by one name.
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -85,3 +87,61 @@ def build(cls: type, **values: Any) -> Any:
     obj = cls(**{k: val for k, val in values.items() if k in own})
     nested = {k: val for k, val in values.items() if k not in own}
     return replace_flat(obj, **nested) if nested else obj
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """The first sentence of each field's description in the ``Args:`` or ``Attributes:``
+    section of the docstrings of ``cls`` and of the options dataclasses nested in it
+    (``name: text``, continued on more deeply indented lines; ``a, b: text`` describes both),
+    by flat field name; the outermost description of a name wins."""
+    docs: dict[str, str] = {}
+    queue: list[type] = [cls]
+    while queue:
+        node = queue.pop(0)
+        for names, text in _documented_fields(inspect.getdoc(node) or ""):
+            for name in names:
+                docs.setdefault(name, _first_sentence(text))
+        for f in dataclasses.fields(node):
+            value = _nested_default(f)
+            if dataclasses.is_dataclass(value) and not isinstance(value, type):
+                queue.append(type(value))
+    return docs
+
+
+def _documented_fields(doc: str) -> Iterator[tuple[list[str], str]]:
+    """``(names, text)`` of every entry of the docstring's Args/Attributes sections."""
+    section, indent = False, 0
+    names: list[str] | None = None
+    text: list[str] = []
+    for line in [*doc.splitlines(), ""]:
+        stripped = line.strip()
+        depth = len(line) - len(line.lstrip())
+        if stripped in ("Args:", "Attributes:", "Arguments:", "Parameters:"):
+            section, indent = True, -1
+            continue
+        if not section:
+            continue
+        if not stripped or depth == 0:
+            if names:
+                yield names, " ".join(text)
+            names, text = None, []
+            section = False  # a blank or unindented line ends the section
+            continue
+        entry = re.match(r"^([A-Za-z_][\w, ]*):\s+(.*)$", stripped)
+        if entry and (indent < 0 or depth == indent):
+            if names:
+                yield names, " ".join(text)
+            indent = depth
+            names = [n.strip() for n in entry.group(1).split(",")]
+            text = [entry.group(2)]
+        elif names is not None:
+            text.append(stripped)
+
+
+def _first_sentence(text: str) -> str:
+    """``text`` up to its first sentence's full stop (one followed by a capital letter or the
+    end), without it, and with Sphinx roles and literals as plain words."""
+    text = re.sub(r":\w+:`~?(?:[\w.]*\.)?([\w]+)`", r"\1", text)
+    text = text.replace("``", "")
+    match = re.match(r"^(.*?)\.(\s+[A-Z]|$)", text)
+    return (match.group(1) if match else text).strip()

@@ -12,11 +12,14 @@ from typing import Any
 
 import numpy as np
 
+from . import style
+
 
 def _figure(figsize: tuple[float, float]) -> Any:
+    """A figure whose layout keeps every label inside it and apart (constrained layout)."""
     from matplotlib.figure import Figure
 
-    return Figure(figsize=figsize)
+    return Figure(figsize=figsize, layout="constrained")
 
 
 def _window(t: np.ndarray, window: tuple[float, float] | None) -> np.ndarray:
@@ -43,16 +46,16 @@ def trajectories(
     """One panel per state: data (dots), truth (line), learned model (dashed).
 
     ``truth`` is ``(len(t_truth), n_states)``, ``model`` and ``data`` likewise on their times;
-    ``train_end`` [s] marks the end of the training window. ``band`` = (t, lower, upper), the
-    bounds ``(len(t), n_states)``, shades a prediction band around the learned model (only
-    where it is finite)."""
+    ``train_end`` [s] shades the training window and marks its end. ``band`` = (t, lower,
+    upper), the bounds ``(len(t), n_states)``, shades a prediction band around the learned model
+    (only where it is finite)."""
     n = truth.shape[1]
     fig = _figure((8, 2.2 * n))
     axes = fig.subplots(n, 1, sharex=True, squeeze=False)
     for k, ax in enumerate(axes[:, 0]):
         if data is not None:
-            ax.plot(t_data, data[:, k], ".", ms=2.5, color="0.6", label="data")
-        ax.plot(t_truth, truth[:, k], "k-", lw=1.2, label="truth")
+            ax.plot(t_data, data[:, k], ".", ms=2.5, color=style.DATA, label="data")
+        ax.plot(t_truth, truth[:, k], "-", color=style.TRUTH, lw=1.2, label="truth")
         if band is not None:
             tb, lo, hi = band
             finite = np.isfinite(lo[:, k]) & np.isfinite(hi[:, k])
@@ -61,15 +64,16 @@ def trajectories(
                 lo[:, k],
                 hi[:, k],
                 where=finite,
-                color="tab:red",
+                color=style.LEARNED,
                 alpha=0.2,
                 lw=0,
                 label=band_label,
             )
         if model is not None:
-            ax.plot(t_model, model[:, k], "--", color="tab:red", lw=1.4, label="learned")
+            ax.plot(t_model, model[:, k], "--", color=style.LEARNED, lw=1.4, label="learned")
         if train_end is not None:
-            ax.axvline(train_end, color="tab:blue", lw=0.8, ls=":")
+            ax.axvspan(t_truth[0], train_end, color=style.TRAINING_SHADE, lw=0, zorder=0)
+            ax.axvline(train_end, color=style.BOUNDARY, lw=0.9, ls="--")
         ax.set_ylabel(names[k] if k < len(names) else f"x{k}")
     axes[0, 0].legend(loc="upper right", fontsize=8, ncol=3)
     axes[-1, 0].set_xlabel("t [s]")
@@ -113,7 +117,6 @@ def regularization_path(
     ax.set_ylabel("held-out error (per column spread)")
     ax.legend(fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
     return fig
 
 
@@ -171,9 +174,9 @@ def percentile_bands(
     for k, ax in enumerate(axes[:, 0]):
         r = runs[:, :, k]
         p5, p25, p50, p75, p95 = np.nanpercentile(r, [5, 25, 50, 75, 95], axis=0)
-        ax.fill_between(t, p5, p95, color="tab:red", alpha=0.15, label="5–95 %")
-        ax.fill_between(t, p25, p75, color="tab:red", alpha=0.3, label="25–75 %")
-        ax.plot(t, p50, color="tab:red", lw=1, label="median")
+        ax.fill_between(t, p5, p95, color=style.LEARNED, alpha=0.15, label="5–95 %")
+        ax.fill_between(t, p25, p75, color=style.LEARNED, alpha=0.3, label="25–75 %")
+        ax.plot(t, p50, color=style.LEARNED, lw=1, label="median")
         ax.plot(t, truth[:, k], "k--", lw=1, label="truth")
         ax.set_ylabel(names[k] if k < len(names) else f"x{k}")
     axes[0, 0].legend(fontsize=8, ncol=4, loc="upper right")
@@ -188,26 +191,47 @@ def rollout_comparison(
     t: np.ndarray,
     truth: np.ndarray,
     predictions: Mapping[str, np.ndarray],
-    start: int = 0,
+    names: Sequence[str] = (),
+    train_end: float | None = None,
     max_states: int = 4,
     title: str = "",
 ) -> Any:
     """The first ``max_states`` states of the truth ``(n, n_states)`` and of each method's
-    rollout (same shape, on the same times ``t``) from sample ``start`` on (e.g. the
-    extrapolation window)."""
+    rollout (same shape, on the same times ``t``) over the whole horizon, one panel per state
+    labelled with its name (``names``; x0, x1, ... where none is given), each method in its
+    colour (:mod:`.style`). ``train_end`` [s] shades the training window and marks its end with
+    a vertical line: the extrapolation window follows it. The vertical range is that of the
+    truth with a margin, so that a diverging rollout does not flatten the others."""
     n_show = min(truth.shape[1], max_states)
-    fig = _figure((8, 2.2 * n_show))
-    axes = fig.subplots(n_show, 1, sharex=True, squeeze=False)
-    window = slice(max(start, 0), None)
-    for k, ax in enumerate(axes[:, 0]):
-        ax.plot(t[window], truth[window, k], "k-", lw=2, label="truth")
+    fig = _figure((style.WIDTH, style.PANEL_HEIGHT * n_show + 0.8))
+    axes = fig.subplots(n_show, 1, sharex=True, squeeze=False)[:, 0]
+    for k, ax in enumerate(axes):
+        if train_end is not None:
+            ax.axvspan(t[0], train_end, color=style.TRAINING_SHADE, lw=0, zorder=0)
+            ax.axvline(train_end, color=style.BOUNDARY, lw=0.9, ls="--", zorder=1)
+        ax.plot(t, truth[:, k], "-", color=style.TRUTH, lw=1.8, label="truth", zorder=2)
         for name, x in predictions.items():
-            ax.plot(t[window], x[window, k], "--", lw=1.2, label=name)
-        ax.set_ylabel(f"x{k}")
-    axes[0, 0].legend(fontsize=7, ncol=4)
-    axes[-1, 0].set_xlabel("t [s] (extrapolation window)" if start > 0 else "t [s]")
-    if title:
-        axes[0, 0].set_title(title)
+            ax.plot(t, x[:, k], "--", color=style.method_color(name), lw=1.2, label=name, zorder=3)
+        _truth_range(ax, truth[:, k])
+        ax.set_ylabel(_name(names, k), fontsize=style.LABEL_SIZE)
+        style.axis(ax)
+    if train_end is not None:
+        top = axes[0]
+        for text, side in (("training", -1), ("extrapolation", 1)):
+            top.annotate(
+                text,
+                (train_end, 1.0),
+                xycoords=top.get_xaxis_transform(),
+                xytext=(3 * side, 2),
+                textcoords="offset points",
+                ha="right" if side < 0 else "left",
+                va="bottom",
+                fontsize=style.LEGEND_SIZE,
+                color=style.BOUNDARY,
+            )
+    axes[-1].set_xlim(t[0], t[-1])
+    axes[-1].set_xlabel("t [s]", fontsize=style.LABEL_SIZE)
+    _legend_below(fig, axes[0], title)
     return fig
 
 
@@ -220,37 +244,36 @@ def acceleration_comparison(
     title: str = "",
 ) -> Any:
     """One panel per acceleration [m/s²]: the truth ``(n, len(names))`` and each method's
-    prediction (same shape, on the same times ``t``) over ``window`` [s] (the window of the QVM
-    paper's Fig. 4; the whole horizon when ``t`` is shorter)."""
+    prediction (same shape, on the same times ``t``, in the method's colour) over ``window``
+    [s] (the window of the QVM paper's Fig. 4; the whole horizon when ``t`` is shorter)."""
     keep = _window(t, window)
-    fig = _figure((8, 2.5 * len(names)))
+    fig = _figure((style.WIDTH, 2.2 * len(names) + 0.8))
     axes = fig.subplots(len(names), 1, sharex=True, squeeze=False)[:, 0]
     for k, (ax, name) in enumerate(zip(axes, names, strict=True)):
-        ax.plot(t[keep], truth[keep, k], "k-", lw=1.5, label="truth")
+        ax.plot(t[keep], truth[keep, k], "-", color=style.TRUTH, lw=1.5, label="truth")
         for method, a in predictions.items():
-            ax.plot(t[keep], a[keep, k], "--", lw=1, label=method)
-        ax.set_ylabel(f"{name} [m/s²]")
-    axes[0].legend(fontsize=7, ncol=4)
-    axes[-1].set_xlabel("t [s]")
-    if title:
-        axes[0].set_title(title)
+            ax.plot(t[keep], a[keep, k], "--", color=style.method_color(method), lw=1, label=method)
+        ax.set_ylabel(f"{name} [m/s²]", fontsize=style.LABEL_SIZE)
+        style.axis(ax)
+    axes[-1].set_xlabel("t [s]", fontsize=style.LABEL_SIZE)
+    _legend_below(fig, axes[0], title)
     return fig
 
 
 def time_vs_error(points: Mapping[str, tuple[float, float]], ylabel: str, title: str = "") -> Any:
-    """One labelled point per method: (training wall time [s], error), both axes logarithmic."""
-    fig = _figure((6, 4))
+    """One point per method, in its colour and named in the legend: (training wall time [s],
+    error), both axes logarithmic."""
+    fig = _figure((style.WIDTH * 0.75, 4.2))
     ax = fig.subplots()
     for name, (time_s, error) in points.items():
-        ax.scatter(time_s, error, s=40)
-        ax.annotate(name, (time_s, error), fontsize=8, xytext=(4, 4), textcoords="offset points")
+        ax.scatter(time_s, error, s=45, color=style.method_color(name), label=name, zorder=3)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("training wall time [s]")
-    ax.set_ylabel(ylabel)
-    if title:
-        ax.set_title(title)
+    ax.set_xlabel("training wall time [s]", fontsize=style.LABEL_SIZE)
+    ax.set_ylabel(ylabel, fontsize=style.LABEL_SIZE)
+    style.axis(ax)
     ax.grid(True, which="both", alpha=0.3)
+    _legend_below(fig, ax, title)
     return fig
 
 
@@ -259,22 +282,66 @@ def error_vs_time(
     ylabel: str,
     target: float | None = None,
     target_label: str = "target",
+    target_color: str = style.TRUTH,
+    title: str = "",
 ) -> Any:
     """Test error against training wall time, one curve ``(n, 2)`` of (time [s], error) per
-    method, and a dotted line at ``target`` (e.g. collocation's final error)."""
-    fig = _figure((6, 4))
+    method in its colour, and a dotted line at ``target`` (e.g. collocation's final error, in
+    collocation's colour)."""
+    fig = _figure((style.WIDTH * 0.75, 4.2))
     ax = fig.subplots()
     for name, c in curves.items():
         c = np.asarray(c, dtype=float).reshape(-1, 2)
         if c.size:
-            ax.loglog(c[:, 0], c[:, 1], "-o", ms=2, label=name)
+            ax.loglog(c[:, 0], c[:, 1], "-o", ms=2, color=style.method_color(name), label=name)
     if target is not None:
-        ax.axhline(target, color="k", ls=":", lw=1, label=target_label)
-    ax.set_xlabel("training wall time [s]")
-    ax.set_ylabel(ylabel)
-    ax.legend(fontsize=7)
+        ax.axhline(target, color=target_color, ls=":", lw=1.2, label=target_label)
+    ax.set_xlabel("training wall time [s]", fontsize=style.LABEL_SIZE)
+    ax.set_ylabel(ylabel, fontsize=style.LABEL_SIZE)
+    style.axis(ax)
     ax.grid(True, which="both", alpha=0.3)
+    _legend_below(fig, ax, title)
     return fig
+
+
+def _legend_columns(fig: Any, labels: Sequence[str]) -> int:
+    """As many legend columns (at most six) as fit the figure's width at the legend's font
+    size: a column is about the handle plus the longest label."""
+    char_in = 0.6 * style.LEGEND_SIZE / 72  # an average character's width [in]
+    column_in = 0.7 + char_in * max(len(label) for label in labels)
+    fits = int(fig.get_figwidth() // column_in)
+    return max(1, min(len(labels), 6, fits))
+
+
+def _name(names: Sequence[str], k: int) -> str:
+    return names[k] if k < len(names) else f"x{k}"
+
+
+def _truth_range(ax: Any, truth: np.ndarray, margin: float = 0.5) -> None:
+    """The vertical range of ``truth`` widened by ``margin`` of its span on each side."""
+    finite = truth[np.isfinite(truth)]
+    if finite.size:
+        low, high = float(finite.min()), float(finite.max())
+        pad = margin * (high - low) or 1.0
+        ax.set_ylim(low - pad, high + pad)
+
+
+def _legend_below(fig: Any, ax: Any, title: str) -> None:
+    """The legend of ``ax``'s labelled lines below the panels, in up to six columns, and the
+    title above them: nothing drawn over the data, and constrained layout keeps both apart from
+    the axes' labels."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(
+            handles,
+            labels,
+            loc="outside lower center",
+            ncol=_legend_columns(fig, labels),
+            fontsize=style.LEGEND_SIZE,
+            frameon=False,
+        )
+    if title:
+        fig.suptitle(title, fontsize=style.TITLE_SIZE)
 
 
 # --- the quarter vehicle ----------------------------------------------------------------------
@@ -304,16 +371,18 @@ def characteristic(
     if band is not None:
         lo, hi = (np.asarray(a, dtype=float) for a in band)
         finite = np.isfinite(lo) & np.isfinite(hi)
-        ax.fill_between(x, lo, hi, where=finite, color="tab:red", alpha=0.2, lw=0, label=band_label)
+        ax.fill_between(
+            x, lo, hi, where=finite, color=style.LEARNED, alpha=0.2, lw=0, label=band_label
+        )
     ax.plot(x, true, "k-", lw=1.5, label=true_label)
-    ax.plot(x, learned, "--", color="tab:red", lw=1.5, label=learned_label)
+    ax.plot(x, learned, "--", color=style.LEARNED, lw=1.5, label=learned_label)
     if reference is not None:
         xr, fr = (np.asarray(a, dtype=float) for a in reference)
         keep = (xr >= np.min(x)) & (xr <= np.max(x))
         ax.plot(xr[keep], fr[keep], ":", color="tab:blue", lw=1.2, label=reference_label)
-    for k, style in ((1, ":"), (2, "-.")):
+    for k, dash in ((1, ":"), (2, "-.")):
         for sign in (-1, 1):
-            ax.axvline(sign * k * sigma, color="0.5", ls=style, lw=0.8)
+            ax.axvline(sign * k * sigma, color="0.5", ls=dash, lw=0.8)
     if band is not None:
         # the band widens fast where the training inputs end: keep the curves readable
         curves = np.concatenate([np.asarray(true, dtype=float), np.asarray(learned, dtype=float)])
@@ -345,18 +414,20 @@ def characteristic_bands(panels: Sequence[Mapping[str, Any]], level: float = 0.9
         lo, hi = (np.asarray(panel[key], dtype=float) for key in ("lower", "upper"))
         finite = np.isfinite(lo) & np.isfinite(hi)
         top, bottom = axes[0, k], axes[1, k]
-        top.fill_between(x, lo, hi, where=finite, color="tab:red", alpha=0.25, lw=0, label=label)
+        top.fill_between(
+            x, lo, hi, where=finite, color=style.LEARNED, alpha=0.25, lw=0, label=label
+        )
         top.plot(x, true, "k-", lw=1.3, label="true (data generator)")
-        top.plot(x, learned, "--", color="tab:red", lw=1.3, label="learned")
+        top.plot(x, learned, "--", color=style.LEARNED, lw=1.3, label="learned")
         span = float(np.ptp(np.concatenate([true, learned]))) or 1.0
         top.set_ylim(
             min(true.min(), learned.min()) - 0.1 * span, max(true.max(), learned.max()) + 0.1 * span
         )
         bottom.fill_between(
-            x, lo - learned, hi - learned, where=finite, color="tab:red", alpha=0.25, lw=0
+            x, lo - learned, hi - learned, where=finite, color=style.LEARNED, alpha=0.25, lw=0
         )
         bottom.plot(x, true - learned, "k-", lw=1.0, label="true − learned")
-        bottom.axhline(0.0, color="tab:red", lw=0.8, ls="--")
+        bottom.axhline(0.0, color=style.LEARNED, lw=0.8, ls="--")
         inner = np.abs(x) <= 2.5 * panel["sigma"]
         dev = np.concatenate(
             [
@@ -368,16 +439,15 @@ def characteristic_bands(panels: Sequence[Mapping[str, Any]], level: float = 0.9
         if dev.size:
             bottom.set_ylim(1.3 * dev.min(), 1.3 * dev.max())
         for ax in (top, bottom):
-            for j, style in ((1, ":"), (2, "-.")):
+            for j, dash in ((1, ":"), (2, "-.")):
                 for sign in (-1, 1):
-                    ax.axvline(sign * j * panel["sigma"], color="0.5", ls=style, lw=0.7)
+                    ax.axvline(sign * j * panel["sigma"], color="0.5", ls=dash, lw=0.7)
         top.set_title(panel["title"])
         top.set_ylabel(panel.get("ylabel", "F [N]"))
         bottom.set_ylabel("deviation from learned")
         bottom.set_xlabel(panel["xlabel"])
         top.legend(fontsize=7, loc="upper left")
         bottom.legend(fontsize=7, loc="upper left")
-    fig.tight_layout()
     return fig
 
 
@@ -399,7 +469,7 @@ def acceleration_window(
     ax = fig.subplots()
     ax.plot(t[keep], data[keep], ".", ms=1.5, color="0.6", label="data")
     ax.plot(t[keep], truth[keep], "k-", lw=1, label="true model")
-    ax.plot(t[keep], learned[keep], "--", color="tab:red", lw=1, label=learned_label)
+    ax.plot(t[keep], learned[keep], "--", color=style.LEARNED, lw=1, label=learned_label)
     ax.set_xlabel("t [s]")
     ax.set_ylabel(ylabel)
     if title:

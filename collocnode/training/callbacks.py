@@ -21,11 +21,16 @@ copy what you keep (``state.params()`` returns a new array).
 Ready-made: :class:`EarlyStopping` (on a validation trajectory), :class:`StopOnStagnation` (the
 seed paper's "terminated early if no further significant improvement in objective"),
 :class:`ProgressBar` (tqdm, in notebooks too) and :class:`CallbackList` (several at once).
+:class:`PhaseProgress` shows the phases of a run (build, compile, solve, check) and the solve's
+iterations: ``solve(problem, alg, progress=True)`` turns it on, in a notebook or a terminal.
 """
 
 from __future__ import annotations
 
 import math
+import sys
+import threading
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -43,6 +48,7 @@ __all__ = [
     "CallbackList",
     "EarlyStopping",
     "IterationState",
+    "PhaseProgress",
     "ProgressBar",
     "RunInfo",
     "State",
@@ -380,19 +386,31 @@ class StopOnStagnation:
 
 class ProgressBar:
     """A tqdm progress bar (``tqdm.auto``: a widget in notebooks, text in a terminal) over the
-    iterations (epochs), with the objective and, on IPOPT, the infeasibilities.
+    iterations (epochs), with the objective and, on IPOPT, the infeasibilities; tqdm shows the
+    elapsed time and the rate.
 
     Args:
         desc: the bar's label.
         infeasibility: also show IPOPT's primal and dual infeasibility (on the CasADi backend
             each read costs a look at the solver's statistics).
+        file: the stream a text bar is written to (default: tqdm's, standard error).
+        lazy: open the bar at the first iteration instead of in ``on_start`` (for a bar that
+            should not show while the NLP is built).
     """
 
-    def __init__(self, desc: str | None = None, infeasibility: bool = True) -> None:
+    def __init__(
+        self,
+        desc: str | None = None,
+        infeasibility: bool = True,
+        file: Any = None,
+        lazy: bool = False,
+    ) -> None:
         if desc is not None and not isinstance(desc, str):
             raise TypeError(f"desc must be a string, got {desc!r}")
         self.desc = desc
         self.infeasibility = bool(infeasibility)
+        self.file = file
+        self.lazy = bool(lazy)
         self.bar: Any = None
         self._unit = "iteration"
         self._total: int | None = None
@@ -400,12 +418,19 @@ class ProgressBar:
     def on_start(self, info: RunInfo) -> None:
         self.on_end()
         self._unit, self._total = info.unit, info.max_iterations
-        self._open()
+        if not self.lazy:
+            self._open()
 
     def _open(self) -> None:
         from tqdm.auto import tqdm
 
-        self.bar = tqdm(total=self._total, desc=self.desc, unit=self._unit, dynamic_ncols=True)
+        self.bar = tqdm(
+            total=self._total,
+            desc=self.desc,
+            unit=self._unit,
+            dynamic_ncols=True,
+            file=self.file,
+        )
 
     def __call__(self, state: State) -> None:
         if self.bar is None:
@@ -422,6 +447,146 @@ class ProgressBar:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+
+
+class PhaseProgress:
+    """Progress a person can watch: each phase of a run (the NLP's "build", its JIT "compile",
+    the IPOPT "solve", the consistency "check", and an experiment's "data", "evaluation",
+    "plots") with its elapsed time, and the solve's iterations with the objective and the
+    infeasibilities.
+
+    A watcher of :mod:`collocnode.tools.progress`: install it with
+    ``collocnode.tools.progress.watching(PhaseProgress())``, or let ``solve(...,
+    progress=True)`` and the command lines do it. With bars (``tqdm.auto``: widgets in a
+    notebook, text in a terminal) each phase shows a line whose elapsed time runs, and the solve
+    a :class:`ProgressBar`; without (a log file, a pipe) it writes plain lines: one when a
+    phase starts and one every ``every`` iterations, each with the time since the run started.
+
+    Args:
+        bars: tqdm bars (True) or lines (False); None: bars when ``file`` is a terminal or the
+            code runs in a notebook.
+        file: where the output goes (default: standard error).
+        every: iterations between two lines (lines only).
+    """
+
+    #: how often a running phase's elapsed time is redrawn [s]
+    refresh_s = 0.5
+
+    def __init__(self, bars: bool | None = None, file: Any = None, every: int = 10) -> None:
+        self.file = sys.stderr if file is None else file
+        self.bars = _shows_bars(self.file) if bars is None else bool(bars)
+        self.every = v.positive_int("every", every)
+        self._start = time.perf_counter()
+        self._name: str | None = None
+        self._bar: Any = None
+        self._stop_ticking: threading.Event | None = None
+
+    def phase(self, name: str) -> None:
+        """End the current phase and start ``name`` ("done" only ends it)."""
+        self._end_phase()
+        if name == "done":
+            return
+        self._name = name
+        if not self.bars:
+            self._line(name)
+        elif not name.endswith("solve"):  # the solve's bar is the iterations' (iterations())
+            self._spin(name)
+
+    def iterations(self) -> Any:
+        """The callback of the solve's iterations: a bar that opens at the first iteration, or
+        a line every ``every`` iterations."""
+        if self.bars:
+            return _IterationBar(self)
+        return _IterationLines(self)
+
+    def close(self) -> None:
+        """End the current phase (the last one of a run)."""
+        self._end_phase()
+
+    def _spin(self, name: str) -> None:
+        from tqdm.auto import tqdm
+
+        self._bar = tqdm(
+            total=None, desc=name, bar_format="{desc}: {elapsed_s:.1f} s", file=self.file
+        )
+        stop = self._stop_ticking = threading.Event()
+        bar = self._bar
+
+        def tick() -> None:
+            while not stop.wait(self.refresh_s):
+                bar.refresh()
+
+        threading.Thread(target=tick, name="collocnode-progress", daemon=True).start()
+
+    def _end_phase(self) -> None:
+        if self._stop_ticking is not None:
+            self._stop_ticking.set()
+            self._stop_ticking = None
+        if self._bar is not None:
+            self._bar.refresh()
+            self._bar.close()
+            self._bar = None
+        self._name = None
+
+    def _line(self, text: str) -> None:
+        elapsed = time.perf_counter() - self._start
+        print(f"[{elapsed:8.1f} s] {text}", file=self.file, flush=True)
+
+
+class _IterationBar(ProgressBar):
+    """The iterations of a solve as a bar named after the phase it opens in (the solve's)."""
+
+    def __init__(self, owner: PhaseProgress) -> None:
+        super().__init__(file=owner.file, lazy=True)
+        self.owner = owner
+
+    def _open(self) -> None:
+        self.desc = self.owner._name or "solve"
+        super()._open()
+
+
+class _IterationLines:
+    """The iterations of a solve as lines (:class:`PhaseProgress` without bars)."""
+
+    def __init__(self, owner: PhaseProgress) -> None:
+        self.owner = owner
+        self._total: int | None = None
+        self._last: Any = None
+
+    def on_start(self, info: RunInfo) -> None:
+        self._total, self._last = info.max_iterations, None
+
+    def __call__(self, state: State) -> None:
+        # the infeasibilities only where a line is written: reading them costs a look at the
+        # solver's statistics
+        due = state.iteration % self.owner.every == 0
+        self._last = (state.iteration, state.objective, _infeasibility(state) if due else "")
+        if due:
+            self._write()
+
+    def on_end(self) -> None:
+        if self._last is not None and self._last[0] % self.owner.every:
+            self._write()  # the last iteration too (its objective)
+
+    def _write(self) -> None:
+        k, objective, infeasibility = self._last
+        of = f"/{self._total}" if self._total else ""
+        where = self.owner._name or "solve"
+        self.owner._line(f"{where}: iteration {k}{of}, objective {objective:.4g}{infeasibility}")
+
+
+def _infeasibility(state: Any) -> str:
+    if getattr(state, "inf_pr", None) is None:
+        return ""
+    return f", inf_pr {state.inf_pr:.1e}, inf_du {state.inf_du:.1e}"
+
+
+def _shows_bars(file: Any) -> bool:
+    """Whether progress on ``file`` should be bars: a terminal, or a notebook's kernel."""
+    isatty = getattr(file, "isatty", None)
+    if callable(isatty) and isatty():
+        return True
+    return "ipykernel" in sys.modules and file in (sys.stderr, sys.stdout)
 
 
 class StopWhenSettledRule:

@@ -15,6 +15,7 @@ stops the solve with status ``interrupted`` and keeps the last iterate. A user c
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -25,6 +26,7 @@ import numpy as np
 from .. import _validation as v
 from ..algorithm import Algorithm, SolveContext
 from ..status import SolveInterrupted, SolverStatus
+from ..tools import progress
 from .data_mesh import data_mesh
 from .ipopt.backends import IpoptResult, solve_ipopt
 from .ipopt.iteration import CallbackRunner, RunInfo
@@ -185,9 +187,10 @@ def solve_collocation(
         SolveInterrupted: Ctrl-C before IPOPT started.
         Exception: whatever the callback's ``on_start`` raises (a bad setting).
     """
-    runner = None if callback is None else CallbackRunner(callback)
+    watched = _watched(callback, progress.iteration_callback())
+    runner = None if watched is None else CallbackRunner(watched)
     if runner is None:
-        return _solve(dop, alg, meshes, None)
+        return _solve(dop, alg, meshes, None, False)
     runner.start(
         RunInfo(
             max_iterations=int(alg.ipopt.extra.get("max_iter", alg.ipopt.max_iter)),
@@ -196,9 +199,53 @@ def solve_collocation(
         )
     )
     try:
-        return _solve(dop, alg, meshes, runner)
+        return _solve(dop, alg, meshes, runner, callback is not None)
     finally:
         runner.end()
+
+
+class _Watched:
+    """The user's callback (or none) and the watcher's (:mod:`collocnode.tools.progress`) as
+    one: the watcher's runs first and can neither stop the solve nor fail it; the user's
+    decides, and its ``reason`` and ``outcome`` are the stop's."""
+
+    def __init__(self, user: Callable[[Any], Any] | None, watcher: Callable[[Any], Any]) -> None:
+        self.user, self.watcher = user, watcher
+
+    def _each(self, hook: str, *args: Any) -> None:
+        method = getattr(self.watcher, hook, None)
+        if callable(method):
+            with contextlib.suppress(Exception):
+                method(*args)
+        method = getattr(self.user, hook, None)
+        if callable(method):
+            method(*args)  # the user's errors propagate: a bad setting
+
+    def on_start(self, info: RunInfo) -> None:
+        self._each("on_start", info)
+
+    def on_end(self) -> None:
+        self._each("on_end")
+
+    def __call__(self, state: Any) -> Any:
+        with contextlib.suppress(Exception):
+            self.watcher(state)
+        return None if self.user is None else self.user(state)
+
+    @property
+    def reason(self) -> Any:
+        return getattr(self.user, "reason", None)
+
+    @property
+    def outcome(self) -> Any:
+        return getattr(self.user, "outcome", None)
+
+
+def _watched(
+    user: Callable[[Any], Any] | None, watcher: Callable[[Any], Any] | None
+) -> Callable[[Any], Any] | None:
+    """``user`` alone without a watcher's callback, else both as one (:class:`_Watched`)."""
+    return user if watcher is None else _Watched(user, watcher)
 
 
 def _solve(
@@ -206,8 +253,10 @@ def _solve(
     alg: RadauIIA,
     meshes: list[Mesh] | None,
     runner: CallbackRunner | None,
+    user_callback: bool,
 ) -> Solution:
     t_start = time.perf_counter()
+    progress.phase("build")
     if meshes is None:
         meshes = [alg.mesh_for(seg.tspan) for seg in dop.all_segments()]
     pulled = None
@@ -219,8 +268,9 @@ def _solve(
     if pulled is not None:
         nlp.set_proximal(np.full(pulled.size, dop.proximal.rho), dop.proximal.center())
     t_build = time.perf_counter() - t_start
+    progress.phase("solve")
     res = solve_ipopt(nlp, z0, alg.ipopt, hessian=alg.hessian, callback=runner)
-    return package(nlp, res, t_build, time.perf_counter() - t_start, runner is not None)
+    return package(nlp, res, t_build, time.perf_counter() - t_start, user_callback)
 
 
 def build_nlp(

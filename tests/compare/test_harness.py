@@ -121,3 +121,93 @@ def test_scenarios_give_defaults_and_columns(problem):
     assert default_methods(problem) == scenario.methods
     assert scenario.columns[0] == ("method", "method")
     assert (scenario.threads(True) == 1) is (problem == "qvm")
+
+
+def _fit(method, status, epochs, unit, limit):
+    from collocnode.compare.methods.base import FitResult
+
+    row = MethodRow(method, unit=unit, limit=limit)
+    row.record_fit(FitResult(method, status, 1.0, epochs, 10))
+    return row
+
+
+def test_the_table_states_each_methods_budget_and_how_its_training_ended():
+    from collocnode.compare.run.report import markdown, summary_line
+
+    rows = [
+        _fit("collocation", "success", 57, "iteration", 3000),
+        _fit("fnode", "success", 20, "epoch", 20),
+        _fit("node", "budget", 7, "epoch", 20),
+        _fit("mnn", "iteration_limit", 1, "epoch", 1),
+    ]
+    meta = {"preset": "default", "n_train": 10, "n_total": 20, "dt": 0.1, "device": "cpu"}
+    meta |= {"seed": 0, "quick": True, "mse": "x", "budget_s": 60.0}
+    table = markdown(CompareReport("vdp", meta, rows))
+    assert "| trained for | budget | training ended |" in table
+    assert "| 57 iterations | ≤ 3000 iterations, 60 s | converged |" in table
+    assert "| 20 epochs | 20 epochs, 60 s | ran all its epochs |" in table
+    assert "| 7 epochs | 20 epochs, 60 s | ran out of time |" in table
+    assert "| 1 epoch | 1 epoch, 60 s | ran out of epochs |" in table
+    assert "Quick run:" in table and "collocation runs until IPOPT converges" in table
+    assert "57 iterations" in summary_line(rows[0]) and "epochs 57" not in summary_line(rows[0])
+    meta |= {"quick": False, "budget_s": None}
+    table = markdown(CompareReport("vdp", meta, rows[:1]))
+    assert "≤ 3000 iterations, no time limit" in table and "Quick run" not in table
+    # compare.json keeps the unit, the limit and the words
+    assert {k: rows[0][k] for k in ("epochs", "unit", "limit", "ended")} == {
+        "epochs": 57,
+        "unit": "iteration",
+        "limit": 3000,
+        "ended": "converged",
+    }
+
+
+def test_a_run_records_the_unit_and_the_limit_of_each_method(tmp_path):
+    report = run(_cfg("fnode"), tmp_path, progress=False)
+    (row,) = _written(tmp_path)["rows"]
+    assert (row["unit"], row["limit"], row["ended"]) == ("epoch", 1, "ran all its epochs")
+    assert report["meta"]["state_names"] == ["x", "y"]
+
+
+def test_a_methods_bar_counts_its_own_unit_and_only_on_a_terminal(monkeypatch):
+    import io
+    import sys
+
+    from collocnode.compare.run import one_method
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert one_method._bar("fnode", 20, "epoch", True) is None  # a log: lines, no bar
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    assert one_method._bar("fnode", 20, "epoch", False) is None  # --no-progress
+    bar = one_method._bar("collocation", 100, "iteration", True)
+    bar.update(3)
+    bar.close()
+    assert bar.unit == "iteration" and "3/100" in sys.stderr.getvalue()
+
+
+def test_on_a_terminal_collocations_bar_names_the_phases_of_its_solve(monkeypatch):
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    cfg = CompareConfig("vdp", ("collocation",), quick=True, epochs=3, device="cpu")
+    report = run(cfg, None, progress=True)
+    assert report.rows[0].unit == "iteration" and report.rows[0].limit == 3
+    text = screen.getvalue()
+    assert "collocation" in text and "iteration" in text
+    assert ", build]" in text and ", solve]" in text  # the phase in the bar's postfix
+    # in a log: a line per phase, no bar
+    log = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", log)
+    run(cfg, None, progress=True)
+    assert log.getvalue().splitlines()[:2] == ["collocation: build", "collocation: solve"]
+    assert "\r" not in log.getvalue()

@@ -200,6 +200,9 @@ class Trainer(ABC):
         if reason:
             raise NotApplicableError(f"{self.name} does not apply to {system.name}: {reason}")
 
+    #: what :attr:`epoch_limit` and a fit's ``epochs`` count: "epoch" or "iteration"
+    unit: ClassVar[str] = "epoch"
+
     @property
     def epoch_limit(self) -> int:
         """The most epochs (or solver iterations) a fit runs: what a progress bar counts to."""

@@ -102,6 +102,7 @@ class Collocation(Trainer):
     options_class: ClassVar[type] = CollocationOptions
     # the trained model exists once IPOPT returns: no test-error curve during the solve
     predicts_while_fitting: ClassVar[bool] = False
+    unit: ClassVar[str] = "iteration"  # IPOPT's iterations, not epochs
 
     options: CollocationOptions
 

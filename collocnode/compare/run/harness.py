@@ -155,6 +155,7 @@ def _meta(cfg: CompareConfig, data: ScenarioData) -> dict[str, Any]:
         "eval_at_s": list(cfg.eval_at_s),
         "device": str(device),
         "threads": torch.get_num_threads(),
+        "state_names": list(data.system.state_names),
         "n_train": split.train.n_samples,
         "n_total": split.full.n_samples,
         "dt": float(split.full.t[1] - split.full.t[0]) if split.full.n_samples > 1 else None,

@@ -10,13 +10,16 @@ training had started).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import sys
 import traceback
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ...tools.progress import watching
 from ..methods.base import NotApplicableError, Progress
 from ..methods.registry import make_trainer
 from ..methods.status import MethodStatus
@@ -78,9 +81,12 @@ def _train_and_score(
         row.status, row.message = MethodStatus.NOT_APPLICABLE, reason
         return
     row.options = _jsonable_options(trainer.options)
+    row.unit, row.limit = trainer.unit, trainer.epoch_limit
     monitor = TrainingMonitor(trainer, cfg, evaluation, progress)
     try:
-        result = trainer.fit(system, split.train, budget_s=cfg.budget_s, callback=monitor)
+        # the monitor also watches the phases of a collocation solve (build, compile, solve)
+        with watching(monitor) if monitor.shows else contextlib.nullcontext():
+            result = trainer.fit(system, split.train, budget_s=cfg.budget_s, callback=monitor)
     finally:
         monitor.close()
     row.record_fit(result)
@@ -94,7 +100,8 @@ def _train_and_score(
 
 class TrainingMonitor:
     """The callback a run gives a method's training: it advances the progress bar and records
-    the error-vs-time curve.
+    the error-vs-time curve; it also watches the phases of a collocation solve (named in the
+    bar on a terminal, one line each in a log).
 
     A point of :attr:`curve` is taken at the first callback after each ``cfg.eval_every_s``
     since the last point and after each time of ``cfg.eval_at_s``, when the run records curves
@@ -113,7 +120,25 @@ class TrainingMonitor:
         self._every = cfg.eval_every_s
         self._pending = list(cfg.eval_at_s)  # sorted by CompareConfig
         self._last = -math.inf
-        self._bar = _bar(trainer.name, trainer.epoch_limit, progress)
+        self._bar = _bar(trainer.name, trainer.epoch_limit, trainer.unit, progress)
+        self._lines = progress and self._bar is None  # a log: a line per phase of a solve
+
+    @property
+    def shows(self) -> bool:
+        """Whether it shows progress: a bar on a terminal, lines in a log."""
+        return self._bar is not None or self._lines
+
+    def phase(self, name: str) -> None:
+        """A phase of a collocation solve (:mod:`collocnode.tools.progress`): named in the bar,
+        or a line on standard error."""
+        if self._bar is not None:
+            self._bar.set_postfix_str(name)
+        elif self._lines:
+            print(f"{self.trainer.name}: {name}", file=sys.stderr, flush=True)
+
+    def iterations(self) -> None:
+        """None: the iterations come as the training callback already."""
+        return None
 
     def __call__(self, p: Progress) -> None:
         if self._bar is not None:
@@ -141,11 +166,11 @@ def _jsonable_options(opts: Any) -> dict[str, Any]:
     return {k: (list(val) if isinstance(val, tuple) else val) for k, val in asdict(opts).items()}
 
 
-def _bar(name: str, total: int, enabled: bool) -> Any:
-    if not enabled:
+def _bar(name: str, total: int, unit: str, enabled: bool) -> Any:
+    """A tqdm bar over the method's epochs (collocation: IPOPT iterations) when ``enabled`` and
+    standard error is a terminal; a log gets no bar, only the run's line per method."""
+    if not enabled or not sys.stderr.isatty():
         return None
-    try:
-        from tqdm import tqdm
-    except ImportError:  # pragma: no cover - tqdm ships with the torch extra
-        return None
-    return tqdm(total=total, desc=f"{name:>12}", unit="epoch", leave=True, dynamic_ncols=True)
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=f"{name:>12}", unit=unit, leave=True, dynamic_ncols=True)

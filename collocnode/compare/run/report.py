@@ -2,10 +2,12 @@
 method and the figures, all written atomically (a temporary file in the same directory, then a
 rename).
 
-The figures are ``rollouts.png`` (or ``accelerations.png`` when the methods saved accelerations),
-``time_vs_error.png`` and, when curves were recorded, ``error_vs_time.png``; the error is the
-report's ``target_metric`` (the generic test MSE, or e.g. the quarter vehicle's test-road
-acceleration RMSE).
+The figures are ``rollouts.png`` (the whole horizon, the training window shaded and its end
+marked, the states by their names; or ``accelerations.png`` when the methods saved
+accelerations), ``time_vs_error.png`` and, when curves were recorded, ``error_vs_time.png``; the
+error is the report's ``target_metric`` (the generic test MSE, or e.g. the quarter vehicle's
+test-road acceleration RMSE). Each method has one colour in all of them
+(:mod:`collocnode.tools.style`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,33 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
+def _unit(row: Mapping[str, Any]) -> str:
+    """What the row's ``epochs`` count (rows written before the unit was stored: collocation's
+    are IPOPT iterations)."""
+    return row.get("unit") or ("iteration" if row["method"] == "collocation" else "epoch")
+
+
+def _count(n: Any, unit: str) -> str:
+    return f"{n} {unit}" + ("" if n == 1 else "s")
+
+
+def trained_for(row: Mapping[str, Any]) -> str:
+    """How long the method trained, in its own unit: "20 epochs", "57 iterations"."""
+    return "–" if row.get("epochs") is None else _count(row["epochs"], _unit(row))
+
+
+def budget(row: Mapping[str, Any], budget_s: float | None) -> str:
+    """What the method was allowed: its epochs (at most its iterations) and the run's time
+    budget, e.g. "20 epochs, 60 s" or "≤ 3000 iterations, no time limit"."""
+    limit = row.get("limit")
+    if limit is None:
+        return "–"
+    unit = _unit(row)
+    count = ("≤ " if unit == "iteration" else "") + _count(limit, unit)
+    time = "no time limit" if budget_s is None else f"{_fmt(float(budget_s))} s"
+    return f"{count}, {time}"
+
+
 def summary_line(row: Mapping[str, Any]) -> str:
     """One line per method for the console."""
     road = ""
@@ -43,7 +72,7 @@ def summary_line(row: Mapping[str, Any]) -> str:
     full = f", full-window MSE {_fmt(row['full_mse'])}" if "full_mse" in row else ""
     return (
         f"{row['method']}: {row['status']}, train {_fmt(row.get('train_time_s'))} s, "
-        f"epochs {_fmt(row.get('epochs'))}, train MSE {_fmt(row.get('train_mse'))}, "
+        f"{trained_for(row)}, train MSE {_fmt(row.get('train_mse'))}, "
         f"test MSE {_fmt(row.get('test_mse'))}{full}{road}{note}"
     )
 
@@ -71,10 +100,27 @@ def markdown(report: Mapping[str, Any]) -> str:
     ]
     for row in report["rows"]:
         note = row.get("message", "") if row["status"] != MethodStatus.SUCCESS else ""
-        cells = [_fmt(row.get(c)) for c, _ in columns]
+        cells = [_cell(row, c, meta) for c, _ in columns]
         lines.append("| " + " | ".join([*cells, note.replace("|", "/").replace("\n", " ")]) + " |")
-    lines += ["", f"{scenario.errors_label}: {meta['mse']}.", ""]
-    return "\n".join(lines + _at_set_times(report))
+    lines += ["", f"{scenario.errors_label}: {meta['mse']}."]
+    if meta["quick"]:
+        lines += [
+            "",
+            "Quick run: small networks and data; the trainers run few epochs while collocation "
+            "runs until IPOPT converges or reaches its iteration limit. The budget column gives "
+            "what each method was allowed, the last column how its training ended.",
+        ]
+    return "\n".join([*lines, "", *_at_set_times(report)])
+
+
+def _cell(row: Mapping[str, Any], column: str, meta: Mapping[str, Any]) -> str:
+    """The table cell of ``column``: "epochs" and "limit" worded with the row's unit and the
+    run's time budget, the other columns the row's value."""
+    if column == "epochs":
+        return trained_for(row)
+    if column == "limit":
+        return budget(row, meta.get("budget_s"))
+    return _fmt(row.get(column))
 
 
 def _at_set_times(report: Mapping[str, Any]) -> list[str]:
@@ -130,7 +176,7 @@ def save_arrays(
 def write_plots(report: Mapping[str, Any], out_dir: str | os.PathLike[str]) -> list[Path]:
     """The figures (see the module docstring) from the report's rows and the ``<method>.npz``
     files in ``out_dir``; returns the paths written."""
-    from ...tools import plotting
+    from ...tools import plotting, style
 
     out = Path(out_dir)
     rows, meta, problem = report["rows"], report["meta"], report["problem"]
@@ -152,8 +198,9 @@ def write_plots(report: Mapping[str, Any], out_dir: str | os.PathLike[str]) -> l
             t,
             truth,
             {name: x for name, (_, _, x) in states.items()},
-            start=meta["n_train"] - 1,
-            title=f"{problem}: rollouts beyond the training window",
+            names=meta.get("state_names") or (),
+            train_end=float(t[min(meta["n_train"], t.size) - 1]),
+            title=f"{problem}: rollouts over the training and extrapolation windows",
         )
     points = {
         r["method"]: (r["train_time_s"], r[metric])
@@ -171,7 +218,12 @@ def write_plots(report: Mapping[str, Any], out_dir: str | os.PathLike[str]) -> l
     if curves:
         target = next((r.get(metric) for r in rows if r["method"] == "collocation"), None)
         figures["error_vs_time.png"] = plotting.error_vs_time(
-            curves, label, target, f"collocation's {label}"
+            curves,
+            label,
+            target,
+            f"collocation's {label}",
+            target_color=style.method_color("collocation"),
+            title=f"{problem}: error vs training time",
         )
     return [save_figure(fig, out / name) for name, fig in figures.items()]
 

@@ -97,6 +97,10 @@ class MethodRow(Mapping[str, Any]):
         diverged_step, diverged_t: where the rollout diverged.
         traceback: of a failure.
         time_to_target_s: training time at which the test error first reached collocation's.
+        unit: what ``epochs`` counts: "epoch" (a gradient-descent trainer) or "iteration"
+            (collocation's IPOPT iterations).
+        limit: the most epochs (iterations) the training was allowed.
+        ended: how the training ended, in words (:func:`training_ended`).
     """
 
     method: str
@@ -113,6 +117,9 @@ class MethodRow(Mapping[str, Any]):
     diverged_t: float | None = None
     traceback: str | None = None
     time_to_target_s: float | None = None
+    unit: str | None = None
+    limit: int | None = None
+    ended: str | None = None
 
     def __setattr__(self, name: str, value: Any) -> None:
         # a status set by word (a row read back from a stored task) is checked and typed here,
@@ -133,6 +140,7 @@ class MethodRow(Mapping[str, Any]):
         self.train_time_s, self.epochs = result.train_time_s, result.epochs
         self.n_params = result.n_params
         self.best_loss = result.best_loss if math.isfinite(result.best_loss) else None
+        self.ended = training_ended(self.status, self.unit or "epoch")
 
     def record_score(self, score: Score) -> None:
         self.scores.update(score.columns)
@@ -154,6 +162,7 @@ class MethodRow(Mapping[str, Any]):
             "n_params": self.n_params,
             "message": self.message,
         }
+        out.update(unit=self.unit, limit=self.limit, ended=self.ended)
         for key in ("options", "best_loss", "curve"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
@@ -173,6 +182,20 @@ class MethodRow(Mapping[str, Any]):
 
     def __len__(self) -> int:
         return len(self.to_json())
+
+
+def training_ended(status: MethodStatus, unit: str) -> str:
+    """How a training that ended with ``status`` ended, in words: whether it converged (a
+    solver's success) or ran out of its epochs, iterations or time."""
+    status = MethodStatus.of(status)
+    if status == MethodStatus.SUCCESS:
+        return "converged" if unit == "iteration" else f"ran all its {unit}s"
+    return {
+        MethodStatus.BUDGET: "ran out of time",
+        MethodStatus.ITERATION_LIMIT: f"ran out of {unit}s",
+        MethodStatus.STOPPED: "stopped by a callback",
+        MethodStatus.DIVERGED: "loss diverged",
+    }.get(status, str(status))
 
 
 @dataclass(eq=False)

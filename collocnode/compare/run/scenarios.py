@@ -29,14 +29,17 @@ STATE_COLUMNS = (
     ("method", "method"),
     ("status", "status"),
     ("train_time_s", "train time [s]"),
-    ("epochs", "epochs"),
+    ("epochs", "trained for"),
+    ("limit", "budget"),
+    ("ended", "training ended"),
     ("train_mse", "train MSE"),
     ("test_mse", "test MSE (extrapolation)"),
     ("full_mse", "full-window MSE (papers' tables)"),
     ("n_params", "params"),
     ("time_to_target_s", "time to collocation's test MSE [s]"),
 )
-# the columns of the generic table (each row has them all)
+# the columns of the generic table (each row has them all; report.py words "epochs" and "limit"
+# with the row's unit and the run's time budget)
 COLUMNS = tuple(key for key, _ in STATE_COLUMNS)
 
 

@@ -6,6 +6,7 @@ value first appears.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -14,6 +15,7 @@ import numpy as np
 
 from ... import _validation as v
 from ...status import SolveInterrupted
+from ...tools import progress
 from ..mesh import Mesh
 from ..problem import DynamicOptimizationProblem
 from .assembly import estimated_nonzeros
@@ -67,6 +69,8 @@ def build_interruptibly(build: Callable[[Callable[[str], None]], T]) -> T:
     def checkpoint(phase: str) -> None:
         if state["abandoned"]:
             raise _Abandoned
+        if phase != state["phase"]:
+            progress.phase(phase)  # to the watcher of the run, if any
         state["phase"] = phase
 
     if threading.current_thread() is not threading.main_thread():
@@ -82,7 +86,10 @@ def build_interruptibly(build: Callable[[Callable[[str], None]], T]) -> T:
         except BaseException as err:  # handed to the waiting thread
             outcome["error"] = err
 
-    worker = threading.Thread(target=work, name="collocnode-nlp-build", daemon=True)
+    context = contextvars.copy_context()  # the caller's watcher (tools/progress.py) too
+    worker = threading.Thread(
+        target=context.run, args=(work,), name="collocnode-nlp-build", daemon=True
+    )
     worker.start()
     try:
         while worker.is_alive():
