@@ -714,7 +714,7 @@ def _scheduler_lost(lab: Lab) -> Verdict:
     if obs.traceback:
         return Verdict("traceback", obs.last)
     result = lab.json(out / "result.json") or {}
-    if obs.code != 1 or "--resume" not in obs.last:
+    if obs.code != 1 or not obs.lines or "--resume" not in obs.lines[-1]:  # `last` is cut
         return Verdict("traceback", f"exit {obs.code}, no resume command: {obs.last}")
     if result.get("seeds_completed") != stored:
         return Verdict(
