@@ -115,6 +115,7 @@ def regularization_path(
     ax.set_yscale("log")
     ax.set_xlabel("λ (weight penalty)")
     ax.set_ylabel("held-out error (per column spread)")
+    style.axis(ax)
     ax.legend(fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
     return fig
@@ -156,6 +157,7 @@ def objective_history(curves: Mapping[str, np.ndarray], title: str = "") -> Any:
             ax.semilogy(c[:, 0], np.maximum(c[:, 1], 1e-300), "-o", ms=2, label=label)
     ax.set_xlabel("wall time [s]")
     ax.set_ylabel("objective")
+    style.axis(ax)
     ax.grid(True, which="both", alpha=0.3)
     if len(curves) > 1:
         ax.legend(fontsize=8)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterable
+from typing import Any
 
 #: the truth (solid lines) and the data (dots)
 TRUTH = "black"
@@ -63,6 +64,14 @@ def method_colors(names: Iterable[str]) -> dict[str, str]:
     return {name: method_color(name) for name in names}
 
 
-def axis(ax: object) -> None:
-    """Tick labels at :data:`TICK_SIZE` on the axes ``ax``."""
-    ax.tick_params(labelsize=TICK_SIZE)  # type: ignore[attr-defined]
+def axis(ax: Any) -> None:
+    """Tick labels at :data:`TICK_SIZE` on the axes ``ax``; a logarithmic axis labels its
+    decades only (matplotlib labels the minor ticks of an axis that spans less than about
+    two decades, and those labels run into each other: 3×10⁻¹ 4×10⁻¹ 6×10⁻¹ ...)."""
+    from matplotlib.ticker import LogFormatterSciNotation, NullFormatter
+
+    ax.tick_params(labelsize=TICK_SIZE)
+    for scaled in (ax.xaxis, ax.yaxis):
+        if scaled.get_scale() == "log":
+            scaled.set_major_formatter(LogFormatterSciNotation())
+            scaled.set_minor_formatter(NullFormatter())
