@@ -65,13 +65,20 @@ def method_colors(names: Iterable[str]) -> dict[str, str]:
 
 
 def axis(ax: Any) -> None:
-    """Tick labels at :data:`TICK_SIZE` on the axes ``ax``; a logarithmic axis labels its
-    decades only (matplotlib labels the minor ticks of an axis that spans less than about
-    two decades, and those labels run into each other: 3×10⁻¹ 4×10⁻¹ 6×10⁻¹ ...)."""
-    from matplotlib.ticker import LogFormatterSciNotation, NullFormatter
+    """Tick labels at :data:`TICK_SIZE` on the axes ``ax``. A logarithmic axis labels only its
+    major ticks: the decades, and 2 and 5 times each where it spans less than two decades
+    (matplotlib would label every minor tick there, and those labels run into each other:
+    3×10⁻¹ 4×10⁻¹ 6×10⁻¹ ...)."""
+    import math
+
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     ax.tick_params(labelsize=TICK_SIZE)
-    for scaled in (ax.xaxis, ax.yaxis):
-        if scaled.get_scale() == "log":
-            scaled.set_major_formatter(LogFormatterSciNotation())
-            scaled.set_minor_formatter(NullFormatter())
+    for scaled, limits in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+        if scaled.get_scale() != "log":
+            continue
+        low, high = sorted(limits)
+        narrow = low > 0 and math.log10(high / low) < 2
+        scaled.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0) if narrow else (1.0,)))
+        scaled.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        scaled.set_minor_formatter(NullFormatter())
