@@ -586,7 +586,15 @@ def _shows_bars(file: Any) -> bool:
     isatty = getattr(file, "isatty", None)
     if callable(isatty) and isatty():
         return True
-    return "ipykernel" in sys.modules and file in (sys.stderr, sys.stdout)
+    return _in_notebook_kernel() and file in (sys.stderr, sys.stdout)
+
+
+def _in_notebook_kernel() -> bool:
+    """Whether this process is a notebook's kernel (a running IPython shell over ZMQ); an
+    imported ipykernel alone, as in a process that executes notebooks, is not one."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return type(shell).__name__ == "ZMQInteractiveShell"
 
 
 class StopWhenSettledRule:
