@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
+import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -53,7 +55,7 @@ from collocnode import (
 from collocnode.algorithm import final
 from collocnode.nn import MLP
 from collocnode.tools.io import write_json
-from collocnode.tools.machine import describe
+from collocnode.tools.machine import describe, load_average
 
 QUIET = IpoptOptions(tol=1e-7, max_iter=1000, print_level=0)
 
@@ -392,6 +394,8 @@ def main() -> None:
     )
     parser.add_argument("--out", type=Path, default=Path("runs/first_try"))
     args = parser.parse_args()
+    command = "python benchmarks/first_try.py " + shlex.join(sys.argv[1:])
+    load_before = load_average()
     rows = []
     for name in args.cases:
         case = CASES[name]()
@@ -400,7 +404,13 @@ def main() -> None:
             rows.append(row)
             print(json.dumps({k: v for k, v in row.items() if k != "path"}, default=str))
     args.out.mkdir(parents=True, exist_ok=True)
-    write_json(args.out / "first_try.json", {"machine": describe(), "rows": rows})
+    record = {
+        "command": command,
+        "machine": describe(),
+        "load_average": {"before": load_before, "after": load_average()},
+        "rows": rows,
+    }
+    write_json(args.out / "first_try.json", record)
     (args.out / "first_try.md").write_text(markdown(rows) + "\n")
     print(markdown(rows))
 
