@@ -14,7 +14,8 @@ noise itself is 0.1 on this scale), and the consistency verdict of the trained m
 - ``large-fixed``: a 2-16-16-1 network, λ = 1e-4, one mesh interval per sample interval, the
   initial state fixed to the first (noisy) sample; IPOPT capped at ``--cap`` iterations: the
   cost per iteration of the setting first tried;
-- ``small-fixed``: the same with a 2-8-1 network, IPOPT to convergence;
+- ``small-fixed``: the same with a 2-8-1 network, IPOPT to convergence or ``--max-iter``;
+  the fixed variants record each IPOPT iteration's wall time;
 - ``small-auto``: the 2-8-1 network posed with no λ and no algorithm: ``solve(problem)``
   (the data mesh, the regularization path over held-out trajectories, the warm start,
   UntilConsistent);
@@ -58,7 +59,7 @@ from collocnode.tools.machine import describe, load_average
 
 G, DAMPING = 9.81, 0.3
 DURATION, STEP, NOISE = 2.0, 0.05, 0.10
-VARIANTS = ("large-fixed", "small-fixed", "small-auto", "small-auto-free", "small-admm")
+VARIANTS = ("small-auto-free", "small-admm", "small-auto", "small-fixed", "large-fixed")
 
 
 def pendulum(_: float, z: np.ndarray) -> list[float]:
@@ -112,7 +113,7 @@ def held_out_error(trained: Any, sets: dict[str, Any]) -> float | None:
 
 
 def pose(
-    variant: str, sets: dict[str, Any], lam: float | None, cap: int
+    variant: str, sets: dict[str, Any], lam: float | None, cap: int, max_iter: int = 300
 ) -> tuple[TrainingProblem, Any]:
     """The problem and algorithm of one variant (None: ``solve``'s default)."""
     hidden = (16, 16) if variant == "large-fixed" else (8,)
@@ -126,7 +127,7 @@ def pose(
     n_intervals = sets["t"].size - 1
     if variant in ("large-fixed", "small-fixed"):
         problem = TrainingProblem(model, sets["train"], regularization=1e-4, **kwargs)
-        limit = cap if variant == "large-fixed" else 1000
+        limit = cap if variant == "large-fixed" else max_iter
         ipopt = IpoptOptions(tol=1e-7, max_iter=limit, print_level=0)
         return problem, RadauIIA(n_intervals, 3, ipopt=ipopt)
     if variant == "small-admm":
@@ -136,12 +137,20 @@ def pose(
     return TrainingProblem(model, sets["train"], **kwargs), None
 
 
-def run(variant: str, sets: dict[str, Any], lam: float | None, cap: int) -> dict[str, Any]:
-    problem, alg = pose(variant, sets, lam, cap)
+def run(
+    variant: str, sets: dict[str, Any], lam: float | None, cap: int, max_iter: int = 300
+) -> dict[str, Any]:
+    problem, alg = pose(variant, sets, lam, cap, max_iter)
+    stamps: list[float] = []  # wall time [s] at the end of each IPOPT iteration
+
+    def stamp(state: Any) -> None:
+        stamps.append(state.elapsed_s)
+
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = solve(problem, alg, seed=0)
+        callback = stamp if variant.endswith("fixed") else None
+        result = solve(problem, alg, seed=0, callback=callback)
     seconds = time.perf_counter() - start
     trained = final(result)
     rounds = getattr(result, "rounds", None)
@@ -169,6 +178,8 @@ def run(variant: str, sets: dict[str, Any], lam: float | None, cap: int) -> dict
         "held_out_error": held_out_error(trained, sets),
         "warnings": sorted({type(w.message).__name__ for w in caught}),
     }
+    if stamps:
+        row["iteration_s"] = list(np.diff(stamps))
     path = getattr(result, "path", None)
     if path is not None and hasattr(path, "to_dict"):
         row["path"] = path.to_dict()
@@ -201,6 +212,7 @@ def main() -> None:
     parser.add_argument("--held-out", type=int, default=10)
     parser.add_argument("--variants", nargs="*", default=list(VARIANTS), choices=VARIANTS)
     parser.add_argument("--cap", type=int, default=30, help="large-fixed's IPOPT iterations")
+    parser.add_argument("--max-iter", type=int, default=300, help="small-fixed's IPOPT limit")
     parser.add_argument("--out", type=Path, default=Path("runs/short_trajectories"))
     args = parser.parse_args()
     command = "python benchmarks/short_trajectories.py " + shlex.join(sys.argv[1:])
@@ -210,13 +222,18 @@ def main() -> None:
     lam = None
     for variant in args.variants:
         if variant == "small-admm" and lam is None:
-            rows.append(run("small-auto-free", sets, None, args.cap))
+            rows.append(run("small-auto-free", sets, None, args.cap, args.max_iter))
             lam = rows[-1]["lambda"]
-        row = run(variant, sets, lam, args.cap)
+        row = run(variant, sets, lam, args.cap, args.max_iter)
         if variant == "small-auto-free":
             lam = row["lambda"]
         rows.append(row)
         print(json.dumps({k: v for k, v in row.items() if k != "path"}, default=str), flush=True)
+        store(args, command, load_before, rows)  # each variant as it ends
+    print(markdown(rows))
+
+
+def store(args: argparse.Namespace, command: str, load_before: Any, rows: list) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     record = {
         "command": command,
@@ -233,7 +250,6 @@ def main() -> None:
     }
     write_json(args.out / "short_trajectories.json", record)
     (args.out / "short_trajectories.md").write_text(markdown(rows) + "\n")
-    print(markdown(rows))
 
 
 if __name__ == "__main__":
