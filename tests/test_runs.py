@@ -330,3 +330,14 @@ def test_the_recipe_refits_at_the_chosen_lambda():
     assert trained.times["regularization_path"] == trained.path.times["path"]
     with pytest.raises(TypeError, match="regularization_path must be True or False"):
         CollocationSettings(regularization_path="yes")
+
+
+def test_the_van_der_pol_run_reports_its_path_too(tmp_path):
+    out = tmp_path / "run"
+    args = (*TINY_VDP, "--no-uncertainty", "--regularization-path", "--out", str(out))
+    assert train_collocation(list(args)) in (0, 1)
+    result = json.loads((out / "result.json").read_text())
+    path = result["regularization_path"]
+    assert path["chosen"] in [p["regularization"] for p in path["path"]]
+    assert result["wall_time_s"]["regularization_path"] == path["times"]["path"]
+    assert (out / "regularization_path.png").exists()
