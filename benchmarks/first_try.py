@@ -14,19 +14,23 @@ Problems that no preset covers, each posed as a newcomer would (no λ, no mesh, 
   interaction learned, the loss at the samples.
 
 For each: the expert's run (λ, mesh and algorithm as a tuned run sets them), and the default
-(``solve(problem, seed=0)``: :class:`collocnode.Auto`). Reported: the error against the truth
-(each case's own measure, on data the training did not see), wall time, IPOPT iterations, the
-consistency verdict, and for the default the cost of its regularization path against its final
-solve.
+(``solve(problem, seed=0)``: :class:`collocnode.Auto`); ``--runs given --lambda X`` adds the
+default with λ = X given (no regularization path), to tell the path's choice from the rest.
+Reported: the error against the truth (each case's own measure, on data the training did not
+see), wall time, IPOPT iterations, the consistency verdict, and for the default the cost of its
+regularization path against its final solve.
 
     python benchmarks/first_try.py                       # every case
     python benchmarks/first_try.py --cases lv_ude robertson --out runs/first_try
+    python benchmarks/first_try.py --cases fitzhugh_nagumo gappy_lv --runs given --lambda 1e-3
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
+import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -53,7 +57,7 @@ from collocnode import (
 from collocnode.algorithm import final
 from collocnode.nn import MLP
 from collocnode.tools.io import write_json
-from collocnode.tools.machine import describe
+from collocnode.tools.machine import describe, load_average
 
 QUIET = IpoptOptions(tol=1e-7, max_iter=1000, print_level=0)
 
@@ -330,9 +334,12 @@ CASES = {c.__name__: c for c in (spiral, lv_ude, robertson, duffing, fitzhugh_na
 # ---- the runs -----------------------------------------------------------------------------
 
 
-def run_one(case: Case, which: str) -> dict[str, Any]:
+def run_one(case: Case, which: str, given: float | None = None) -> dict[str, Any]:
     problem = case.problem()
-    if which == "expert":
+    if which == "given":  # the defaults with λ given: no path
+        problem = replace(problem, regularization=given)
+        alg = None
+    elif which == "expert":
         if case.expert_lambda is not None:
             problem = replace(problem, regularization=case.expert_lambda)
         alg = case.expert
@@ -388,19 +395,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", nargs="*", default=list(CASES), choices=list(CASES))
     parser.add_argument(
-        "--runs", nargs="*", default=["expert", "default"], choices=["expert", "default"]
+        "--runs", nargs="*", default=["expert", "default"], choices=["expert", "default", "given"]
+    )
+    parser.add_argument(
+        "--lambda", dest="given", type=float, default=1e-3, help="λ of the 'given' run"
     )
     parser.add_argument("--out", type=Path, default=Path("runs/first_try"))
     args = parser.parse_args()
+    command = "python benchmarks/first_try.py " + shlex.join(sys.argv[1:])
+    load_before = load_average()
     rows = []
     for name in args.cases:
         case = CASES[name]()
         for which in args.runs:
-            row = run_one(case, which)
+            row = run_one(case, which, args.given)
             rows.append(row)
             print(json.dumps({k: v for k, v in row.items() if k != "path"}, default=str))
     args.out.mkdir(parents=True, exist_ok=True)
-    write_json(args.out / "first_try.json", {"machine": describe(), "rows": rows})
+    record = {
+        "command": command,
+        "machine": describe(),
+        "load_average": {"before": load_before, "after": load_average()},
+        "rows": rows,
+    }
+    write_json(args.out / "first_try.json", record)
     (args.out / "first_try.md").write_text(markdown(rows) + "\n")
     print(markdown(rows))
 

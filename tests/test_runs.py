@@ -286,3 +286,58 @@ def test_compare_bad_scale_out_settings_are_one_line(tmp_path, capsys, extra, ma
     extra = [e.replace("{tmp}", str(tmp_path)) for e in extra]
     assert compare(["vdp", "--methods", "node", "--quick", *extra]) == 2
     assert match in _stderr_line(capsys)
+
+
+def test_the_regularization_path_from_the_command_line(tmp_path, capsys):
+    """--regularization-path (a field of the collocation settings) chooses λ on held-out data,
+    refits at it, and reports the path: in result.json, in the summary and as a figure."""
+    out = tmp_path / "run"
+    args = ("smsd", "--intervals", "10", "--hidden", "3", "--max-iter", "30", "--quiet")
+    assert train_collocation([*args, "--regularization-path", "--out", str(out)]) in (0, 1)
+    result = json.loads((out / "result.json").read_text())
+    assert result["settings"]["regularization_path"] is True
+    path = result["regularization_path"]
+    lambdas = [p["regularization"] for p in path["path"]]
+    assert lambdas[0] == 0.1 and lambdas == sorted(lambdas, reverse=True) and len(lambdas) >= 3
+    assert path["chosen"] in lambdas and "20%" in path["holdout"]
+    assert path["table"].count("(chosen)") == 1
+    assert len(path["table"].splitlines()) == 2 + len(lambdas)
+    assert path["times"]["path"] > 0 and path["times"]["refit"] > 0
+    # the path's time is part of the run's
+    assert result["wall_time_s"]["total"] >= path["times"]["path"]
+    assert Image.open(out / "regularization_path.png").text["run_id"] == result["run_id"]
+    shown = capsys.readouterr().out
+    assert path["table"] in shown and f"λ = {path['chosen']:g} chosen" in shown
+
+
+def test_without_the_path_nothing_of_it_is_reported(tmp_path):
+    out = tmp_path / "run"
+    train_collocation([*TINY_SMSD, "--out", str(out)])
+    assert "regularization_path" not in json.loads((out / "result.json").read_text())
+    assert not (out / "regularization_path.png").exists()
+
+
+def test_the_recipe_refits_at_the_chosen_lambda():
+    from collocnode import problems
+    from collocnode.recipes.settings import CollocationSettings
+
+    system = problems.get("smsd")
+    split = system.generate(noise=0.01, seed=0)
+    settings = CollocationSettings(intervals=10, max_iter=30, regularization_path=True)
+    trained = SystemRecipe(hidden=3, collocation=settings).train(system, split.train, seed=0)
+    assert trained.path is not None
+    assert trained.solution.problem.regularization == trained.path.chosen
+    assert trained.times["regularization_path"] == trained.path.times["path"]
+    with pytest.raises(TypeError, match="regularization_path must be True or False"):
+        CollocationSettings(regularization_path="yes")
+
+
+def test_the_van_der_pol_run_reports_its_path_too(tmp_path):
+    out = tmp_path / "run"
+    args = (*TINY_VDP, "--no-uncertainty", "--regularization-path", "--out", str(out))
+    assert train_collocation(list(args)) in (0, 1)
+    result = json.loads((out / "result.json").read_text())
+    path = result["regularization_path"]
+    assert path["chosen"] in [p["regularization"] for p in path["path"]]
+    assert result["wall_time_s"]["regularization_path"] == path["times"]["path"]
+    assert (out / "regularization_path.png").exists()

@@ -30,6 +30,15 @@ def result_rows(result: dict[str, Any]) -> list[tuple[str, Any]]:
         for k, val in result.items()
         if k.endswith(("rmse", "mse", "rate", "residual")) and val is not None
     ]
+    path = result.get("regularization_path")
+    if path:
+        rows.append(
+            (
+                "regularization",
+                f"λ = {path['chosen']:g} chosen on {path['holdout']} "
+                f"({len(path['path'])} points, {path['times']['path']:.1f} s)",
+            )
+        )
     check = result.get("consistency")
     if check:
         verdict = "consistent" if check["consistent"] else "INCONSISTENT"

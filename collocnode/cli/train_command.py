@@ -224,6 +224,8 @@ def _run(
         shown.close()
     where = out.finish(success=code == 0)
     print(f"\n{args.problem}: results in {where}\n" + table(result_rows(result)))
+    if result.get("regularization_path"):
+        print("\nregularization path:\n" + result["regularization_path"]["table"])
     if out.ending:
         print(f"  note: {out.ending}")
     for text in result.get("warnings", []):

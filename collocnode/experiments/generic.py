@@ -68,6 +68,8 @@ def run(opts: SystemOptions, record: RunRecord) -> dict[str, Any]:
     trained = opts.recipe.train(system, split.train, seed=opts.seed)
     sol = trained.solution
     record.trained(sol, n_train=n_train, n_test=split.full.n_samples - n_train)
+    if trained.path is not None:
+        record.regularization_path(trained.path)
     record.save_trained(sol)
     if opts.uncertainty and opts.noise > 0:
         record.enter("uncertainty")

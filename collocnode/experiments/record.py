@@ -135,6 +135,24 @@ class RunRecord:
         self.save_trained(sol, unc)
         return unc
 
+    def regularization_path(self, path: Any) -> None:
+        """Record the regularization path that chose λ (a
+        :class:`~collocnode.RegularizationSolution`): ``regularization_path`` in
+        ``result.json`` (its points, the chosen λ and the table), its time in ``wall_time_s``
+        (``regularization_path``, added to ``total`` unless there already), a warning where no
+        point was verified, and ``regularization_path.png``."""
+        self.update(regularization_path={**path.to_dict(), "table": path.table()})
+        wall = self.result.get("wall_time_s")
+        if isinstance(wall, dict) and "regularization_path" not in wall:
+            wall["regularization_path"] = path.times["path"]
+            wall["total"] = wall.get("total", 0.0) + path.times["path"]
+        if not path.verified:
+            self.warn(
+                f"no λ of the regularization path both converged and gave a consistent model; "
+                f"λ = {path.chosen:g} (the least held-out error) was kept"
+            )
+        self.figure(path.figure(), "regularization_path.png")
+
     def figure(self, fig: Any, name: str) -> Path:
         """Save a matplotlib figure as ``name`` with the run id in its metadata."""
         return save_figure(fig, self.out_dir / name, metadata={"run_id": self.run_id})

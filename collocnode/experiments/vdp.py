@@ -14,6 +14,7 @@ from .. import problems
 from ..data import Trajectory
 from ..models.simulate import SimulationError
 from ..problems.base import Split
+from ..recipes.base import TrainedModel
 from ..recipes.generic import SystemRecipe
 from ..recipes.vdp import VDP, paper_regularization
 from ..status import SolverStatus
@@ -97,7 +98,14 @@ def seeds(seed: int) -> tuple[int, int]:
 
 def train(opts: VdPOptions) -> tuple[TrainingSolution, Split]:
     """Generate the noisy data of the paper and train by the recipe (eq. 21). A warm start's
-    time is counted in the solution's ``timings`` (``warm_start`` and ``total``)."""
+    time (and a regularization path's) is counted in the solution's ``timings``
+    (``warm_start``, ``regularization_path`` and ``total``)."""
+    trained, split = train_recipe(opts)
+    return trained.solution, split
+
+
+def train_recipe(opts: VdPOptions) -> tuple[TrainedModel, Split]:
+    """:func:`train` with the recipe's whole outcome (its regularization path, if any)."""
     system = problems.get("vdp")
     noise_seed, weight_seed = seeds(opts.seed)
     split = system.generate(noise=opts.noise, seed=noise_seed)
@@ -107,7 +115,7 @@ def train(opts: VdPOptions) -> tuple[TrainingSolution, Split]:
     for name, seconds in trained.times.items():
         sol.solution.timings[name] = seconds
         sol.solution.timings["total"] += seconds
-    return sol, split
+    return trained, split
 
 
 @dataclass
@@ -361,8 +369,11 @@ def run(opts: VdPOptions, record: RunRecord, executor: Any = None) -> dict[str, 
         return run_robustness(opts, record, executor)
     record.update(problem="vdp", settings=opts.settings)
     record.enter("training")
-    sol, split = train(opts)
+    trained, split = train_recipe(opts)
+    sol = trained.solution
     record.trained(sol)
+    if trained.path is not None:
+        record.regularization_path(trained.path)
     record.save_trained(sol)  # the trained model is safe before the evaluation starts
     unc = None
     if opts.uncertainty and opts.noise > 0:

@@ -40,6 +40,9 @@ class TrainedModel:
             ``"simulate"``), included in :attr:`total_s`.
         notes: facts of the run a report states (e.g. whether the pre-trained model could be
             simulated over the full horizon).
+        path: the regularization path that chose λ
+            (:class:`~collocnode.RegularizationSolution`; its time is in :attr:`times` as
+            ``"regularization_path"``), None where λ was given.
     """
 
     system: Any
@@ -48,6 +51,7 @@ class TrainedModel:
     phases: dict[str, TrainingSolution] = field(default_factory=dict)
     times: dict[str, float] = field(default_factory=dict)
     notes: dict[str, Any] = field(default_factory=dict)
+    path: Any = None
 
     @classmethod
     def of(cls, system: Any, result: Any, layout: StateLayout) -> TrainedModel:

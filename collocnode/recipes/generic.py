@@ -24,7 +24,7 @@ from ..nn.mlp import INITS
 from ..problems import System
 from ..problems.layout import StateLayout
 from ..solve import solve
-from ..strategies import WarmStarted
+from ..strategies import RegularizationPath, WarmStarted
 from ..training import TrainingProblem
 from .base import TrainedModel, widths
 from .settings import CollocationSettings
@@ -109,7 +109,10 @@ class SystemRecipe:
             weights; its time is counted in :attr:`TrainedModel.total_s`.
         collocation: mesh and solver settings; ``intervals=None`` puts one mesh interval on
             each sample interval, at most :data:`MAX_DEFAULT_INTERVALS` (longer data sets are
-            interpolated onto that mesh), ``regularization=None`` means λ = 1e-4.
+            interpolated onto that mesh), ``regularization=None`` means λ = 1e-4;
+            ``regularization_path=True`` chooses λ on held-out data instead
+            (:class:`~collocnode.RegularizationPath`, the whole problem refitted at the chosen
+            λ; the path is :attr:`TrainedModel.path`).
     """
 
     QUICK: ClassVar[dict[str, Any]] = {"max_iter": 100, "stages": 3, "jit": False}
@@ -194,5 +197,12 @@ class SystemRecipe:
         alg = settings.solver(max_wall_time=max_wall_time)
         if self.warm_start:
             alg = WarmStarted(alg, jit=settings.jit)
-        result = solve(problem, alg, seed=seed, callback=callback)
-        return TrainedModel.of(system, result, layout)
+        if not settings.regularization_path:
+            return TrainedModel.of(
+                system, solve(problem, alg, seed=seed, callback=callback), layout
+            )
+        chosen = solve(problem, RegularizationPath(alg), seed=seed, callback=callback)
+        trained = TrainedModel.of(system, chosen.solution, layout)
+        trained.times["regularization_path"] = chosen.times["path"]
+        trained.path = chosen
+        return trained

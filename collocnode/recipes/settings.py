@@ -28,6 +28,11 @@ class CollocationSettings:
         stages: Radau IIA stages per interval (order 2·stages − 1).
         spectral: > 0 replaces the mesh by one interval with this many fLGR nodes.
         regularization: λ of the weight penalty λ‖w‖² (None: the recipe's default).
+        regularization_path: choose λ on held-out data instead
+            (:class:`~collocnode.RegularizationPath` with its defaults: decades from 0.1 to
+            1e-6, the final 20 % of a single trajectory's horizon or every fifth trajectory
+            held out) and train the whole problem at the chosen λ; ``regularization`` is then
+            not used. The recipes that support it report the path (a table and a figure).
         tol: IPOPT's convergence tolerance.
         max_iter: IPOPT's iteration limit (of each phase, for multi-phase recipes).
         jit: compile the node functions with gcc (cached on disk).
@@ -51,6 +56,7 @@ class CollocationSettings:
     stages: int = 3
     spectral: int = 0
     regularization: float | None = None
+    regularization_path: bool = False
     tol: float = 1e-7
     max_iter: int = 200
     jit: bool = False
@@ -69,6 +75,10 @@ class CollocationSettings:
             raise ValueError(f"spectral must be at most {MAX_STAGES} nodes, got {self.spectral}")
         if self.regularization is not None:
             v.nonnegative_float("regularization", self.regularization)
+        if not isinstance(self.regularization_path, bool):
+            raise TypeError(
+                f"regularization_path must be True or False, got {self.regularization_path!r}"
+            )
         v.choice("hessian", self.hessian, HESSIAN_NAMES)
         v.positive_float("stagnation_rtol", self.stagnation_rtol)
         if v.nonnegative_int("stagnation_window", self.stagnation_window) > self.max_iter:

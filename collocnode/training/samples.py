@@ -35,7 +35,7 @@ def check_mask(
     if isinstance(mask, str):
         return mask  # type: ignore[return-value]
     n = len(data)
-    if n == 1:
+    if n == 1 and not _per_trajectory(mask):
         entries: list[tuple[str, Any]] = [("mask", mask)]
     elif isinstance(mask, Sequence) and not isinstance(mask, str) and len(mask) == n:
         entries = [(f"mask[{k}]", m) for k, m in enumerate(mask)]
@@ -64,6 +64,12 @@ def check_mask(
         arr.setflags(write=False)
         out.append(arr)
     return tuple(out)
+
+
+def _per_trajectory(mask: object) -> bool:
+    """Whether a one-trajectory mask is the per-trajectory tuple a problem stores (one 2-D array
+    or None), so that ``dataclasses.replace`` of a problem re-validates its own mask."""
+    return isinstance(mask, tuple) and len(mask) == 1 and (mask[0] is None or np.ndim(mask[0]) == 2)
 
 
 def cell_weights(t: np.ndarray, observed: np.ndarray, t0: float, tf: float) -> np.ndarray:

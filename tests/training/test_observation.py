@@ -72,6 +72,21 @@ def test_nan_with_mask_finite_is_the_placeholder_workaround():
     np.testing.assert_allclose(a.params["f"][:4].reshape(2, 2), [[0, 1], [-1, 0]], atol=0.1)
 
 
+@pytest.mark.parametrize("mask", ["finite", "explicit"])
+def test_a_problem_with_a_mask_can_be_replaced_field_by_field(mask):
+    """dataclasses.replace re-validates the mask the problem stored (one array per trajectory),
+    as the regularization path and Auto do when they set λ."""
+    from dataclasses import replace
+
+    x, gaps = gappy()
+    data = Trajectory(T, np.where(gaps, np.nan, x) if mask == "finite" else x)
+    given = "finite" if mask == "finite" else ~gaps
+    problem = TrainingProblem(linear_model(), data, loss="samples", mask=given)
+    again = replace(problem, regularization=1e-3)
+    assert again.regularization == 1e-3
+    np.testing.assert_array_equal(again.mask[0], ~gaps)
+
+
 def test_the_guess_from_data_runs_through_the_measured_values_only():
     x, gaps = gappy()
     prob = TrainingProblem(
