@@ -278,3 +278,18 @@ def test_make_trainer_checks_problem_and_quick(args, error, message):
 def test_hidden_of_the_wrong_type_names_the_field(hidden):
     with pytest.raises(TypeError, match="hidden must be an int or a sequence of ints"):
         registry.make_trainer("fnode", "smsd", hidden=hidden)
+
+
+@pytest.mark.parametrize("method", ["fnode", "node", "lstm", "sindy"])
+def test_a_missing_value_is_named_before_training(method):
+    from collocnode import Trajectory
+
+    if method == "sindy":
+        pytest.importorskip("pysindy")
+    system = problems.get("vdp")
+    t = np.linspace(0.0, 1.0, 11)
+    x = np.column_stack([np.cos(t), -np.sin(t)])
+    x[4, 1] = np.nan
+    trainer = registry.make_trainer(method, "vdp", quick=True)
+    with pytest.raises(ValueError, match=r"^train\[0\]\.x\[4, 1\] \('y'\) is NaN"):
+        trainer.fit(system, [Trajectory(t, x, state_names=("x", "y"))])

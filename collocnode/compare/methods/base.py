@@ -262,8 +262,9 @@ class Trainer(ABC):
     def _check_fit_args(
         self, system: Any, train: Trajectory | Sequence[Trajectory], budget_s: float | None
     ) -> tuple[list[Trajectory], float | None]:
-        """The training trajectories as a list and the budget [s], both checked; raises
-        :class:`NotApplicableError` first if the method does not apply to ``system``."""
+        """The training trajectories as a list (every value present) and the budget [s], both
+        checked; raises :class:`NotApplicableError` first if the method does not apply to
+        ``system``."""
         self._require_applicable(system)
         trajs = as_trajectories(train)
         for i, tr in enumerate(trajs):
@@ -271,6 +272,9 @@ class Trainer(ABC):
                 raise ValueError(
                     f"train[{i}] has {tr.n_states} states, {system.name} has {system.n_states}"
                 )
+            # the comparison's methods train on every sample (windows, finite differences,
+            # rollouts against each value): a missing value is named here, not met as a NaN loss
+            tr.require_complete(f"train[{i}]")
         if budget_s is not None:
             budget_s = v.positive_float("budget_s", budget_s)
         return trajs, budget_s
