@@ -29,6 +29,7 @@ from .. import _validation as v
 from ..algorithm import Algorithm, SolveContext, Wrapper, check_inner, final
 from ..data import Trajectory
 from ..status import SolverStatus
+from ..tools import markdown
 from ..transcription.collocation import RadauIIA
 
 
@@ -100,19 +101,24 @@ class MultistartSolution:
         }
 
     def table(self) -> str:
-        rows = [
-            "| start | seed | status | objective | iterations | consistent | largest deviation "
-            "| time [s] |",
-            "|---|---|---|---|---|---|---|---|",
-        ]
-        for s in self.starts:
-            mark = " (best)" if s.start == self.best else ""
-            verdict = {True: "yes", False: "no", None: "-"}[s.consistent]
-            rows.append(
-                f"| {s.start}{mark} | {s.seed} | {s.status} | {s.objective:.6g} | "
-                f"{s.iterations} | {verdict} | {s.largest_deviation:.3g} | {s.seconds:.2f} |"
-            )
-        return "\n".join(rows)
+        header = ("start", "seed", "status", "objective", "iterations", "consistent")
+        header += ("largest deviation", "time [s]")
+        return markdown.table(
+            header,
+            (
+                (
+                    f"{s.start}{' (best)' if s.start == self.best else ''}",
+                    s.seed,
+                    s.status,
+                    f"{s.objective:.6g}",
+                    s.iterations,
+                    markdown.VERDICT[s.consistent],
+                    f"{s.largest_deviation:.3g}",
+                    f"{s.seconds:.2f}",
+                )
+                for s in self.starts
+            ),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -42,6 +42,7 @@ from .. import _validation as v
 from ..algorithm import Algorithm, SolveContext, Wrapper, check_inner, final
 from ..models.simulate import SimulationError, simulate
 from ..status import SolverStatus
+from ..tools import markdown
 from ..transcription.collocation import RadauIIA
 
 #: the default grid: decades from 0.1 down to 1e-6
@@ -118,20 +119,23 @@ class RegularizationSolution:
 
     def table(self) -> str:
         """The path as a Markdown table, the chosen λ marked."""
-        rows = [
-            "| λ | status | iterations | held-out error | consistent | largest deviation | "
-            "time [s] |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        for p in self.path:
-            mark = " (chosen)" if p.regularization == self.chosen else ""
-            verdict = {True: "yes", False: "no", None: "-"}[p.consistent]
-            rows.append(
-                f"| {p.regularization:g}{mark} | {p.status} | {p.iterations} | "
-                f"{p.holdout_error:.4g} | {verdict} | {p.largest_deviation:.3g} | "
-                f"{p.seconds:.2f} |"
-            )
-        return "\n".join(rows)
+        header = ("λ", "status", "iterations", "held-out error", "consistent")
+        header += ("largest deviation", "time [s]")
+        return markdown.table(
+            header,
+            (
+                (
+                    f"{p.regularization:g}{' (chosen)' if p.regularization == self.chosen else ''}",
+                    p.status,
+                    p.iterations,
+                    f"{p.holdout_error:.4g}",
+                    markdown.VERDICT[p.consistent],
+                    f"{p.largest_deviation:.3g}",
+                    f"{p.seconds:.2f}",
+                )
+                for p in self.path
+            ),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -20,7 +20,7 @@ import numpy as np
 from .. import _validation as v
 from ..algorithm import Algorithm, SolveContext, Wrapper, check_inner, final, leaf_of
 from ..status import SolverStatus
-from ..tools import progress
+from ..tools import markdown, progress
 from ..training.consistency import ConsistencyReport
 from ..transcription.collocation import RadauIIA
 from ..transcription.mesh import Mesh
@@ -258,20 +258,30 @@ class ConsistentSolution:
 
     def table(self) -> str:
         """The per-round record as a Markdown table."""
-        head = (
-            "| round | intervals | nodes | start | status | iterations | largest deviation | "
-            "consistent | max interval error | refined | solve [s] | check [s] |\n"
-            "|---|---|---|---|---|---|---|---|---|---|---|---|"
+        header = ("round", "intervals", "nodes", "start", "status", "iterations")
+        header += ("largest deviation", "consistent", "max interval error", "refined")
+        header += ("solve [s]", "check [s]")
+        return markdown.table(
+            header,
+            (
+                (
+                    r.round,
+                    r.intervals,
+                    r.nodes,
+                    f"{r.start}"
+                    f"{' (after a stalled warm re-solve)' if r.start == 'restart' else ''}",
+                    r.status,
+                    r.iterations,
+                    f"{r.largest_deviation:.3g}",
+                    "yes" if r.consistent else "no",
+                    f"{r.max_error:.2e}",
+                    r.refined,
+                    f"{r.solve_s:.2f}",
+                    f"{r.check_s:.2f}",
+                )
+                for r in self.rounds
+            ),
         )
-        rows = [
-            f"| {r.round} | {r.intervals} | {r.nodes} | {r.start}"
-            f"{' (after a stalled warm re-solve)' if r.start == 'restart' else ''} | "
-            f"{r.status} | {r.iterations} | {r.largest_deviation:.3g} | "
-            f"{'yes' if r.consistent else 'no'} | {r.max_error:.2e} | {r.refined} | "
-            f"{r.solve_s:.2f} | {r.check_s:.2f} |"
-            for r in self.rounds
-        ]
-        return "\n".join([head, *rows])
 
 
 @dataclass
