@@ -181,12 +181,15 @@ def _load_error(exc: BaseException, lib: Path) -> str:
 def compile_derivatives(
     node: NodeFunctions, bnd: BoundaryFunctions, samples: list[SampleFunctions]
 ) -> tuple[NodeFunctions, BoundaryFunctions, list[SampleFunctions]]:
-    """The same functions with their derivative Functions compiled (one shared library).
+    """The same functions with their derivative Functions compiled (one shared library): the
+    first and second derivatives, the Lagrangian's gradient and the fused values-and-first
+    derivatives (which only the callbacks evaluate, never nlpsol's own graph).
 
-    Only the derivative functions are compiled: nlpsol differentiates the f/g graph (for its
+    Only these functions are compiled: nlpsol differentiates the f/g graph (for its
     internal ``nlp_grad``), which needs symbolic value functions."""
-    names = [k for k in ("first", "second", "lag_grad") if getattr(node, k) is not None]
-    sample_fns = [fn for s in samples for fn in (s.first, s.second) if fn is not None]
+    names = [k for k in ("first", "second", "lag_grad", "fused") if getattr(node, k) is not None]
+    sample_names = ("first", "second", "fused")
+    sample_fns = [getattr(s, k) for s in samples for k in sample_names if getattr(s, k) is not None]
     *compiled, bf, bs = compile_functions(
         [*(getattr(node, k) for k in names), *sample_fns, bnd.first, bnd.second]
     )
@@ -195,8 +198,7 @@ def compile_derivatives(
     samples = [
         replace(
             s,
-            first=next(compiled_samples),
-            second=next(compiled_samples) if s.second is not None else None,
+            **{k: next(compiled_samples) for k in sample_names if getattr(s, k) is not None},
         )
         for s in samples
     ]

@@ -2,8 +2,9 @@
 
 One function per node type, built once from the problem's callables: the values (the dynamics
 residual part −h f, the path constraints and the weighted Lagrange term), their first derivatives
-(the node's Jacobian nonzeros and objective gradient) and the node Lagrangian's Hessian blocks
-H_xx, H_xp, H_pp (each as its structural nonzeros). Likewise for the boundary terms, which see
+(the node's Jacobian nonzeros and objective gradient), both from one function ("fused": the
+forward pass computed once for both) and the node Lagrangian's Hessian blocks H_xx, H_xp, H_pp
+(each as its structural nonzeros). Likewise for the boundary terms, which see
 x(t0), x(tf) and p, and for the data terms at sample times (:class:`.problem.Samples`), which
 see the m + 1 node states of the sample's interval and p. :mod:`.assembly` places these local
 nonzeros in the global NLP; :mod:`.nlp` evaluates them over all nodes and samples.
@@ -14,7 +15,7 @@ x_nominal, so every state's collocation equations are of order one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import casadi as ca
@@ -44,6 +45,9 @@ class NodeFunctions:
     hxp: tuple[np.ndarray, np.ndarray]  # col indexes p
     hpp: tuple[np.ndarray, np.ndarray]
     lag_grad: ca.Function | None = None  # (..., sigma, lam_c, lam_g) -> lx (n_x), lp (n_p)
+    # the outputs of ``values`` then of ``first`` from one evaluation (the forward pass shared):
+    # -> res (n_x), g (n_g), obj (1), jac_nz, gx (n_x), gp (n_p)
+    fused: ca.Function | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,8 @@ class SampleFunctions:
     hxx: tuple[np.ndarray, np.ndarray]
     hxp: tuple[np.ndarray, np.ndarray]
     hpp: tuple[np.ndarray, np.ndarray]
+    # the outputs of ``values`` then of ``first`` from one evaluation: -> obj (1), gx, gp
+    fused: ca.Function | None = None
 
 
 def _nz(expr: ca.SX) -> tuple[ca.SX, tuple[np.ndarray, np.ndarray]]:
@@ -221,11 +227,20 @@ def build_node_functions(dop: DynamicOptimizationProblem, hessian: str = "exact"
     first = ca.Function(
         "node_first", args, [jac_nz, grad[:nv], grad[nv:]], names, ["jac", "gx", "gp"]
     )
+    fused = ca.Function(
+        "node_fused",
+        args,
+        [res, g, obj, jac_nz, grad[:nv], grad[nv:]],
+        names,
+        ["res", "g", "obj", "jac", "gx", "gp"],
+    )
     parts = (values, first, jac_pat)
     lag = s.sigma * obj + ca.dot(s.lam_c, res) + ca.dot(s.lam_g, g)
     if hessian == "exact":
-        return _with_exact_hessian(parts, s, lag, nv)
-    return _with_partial_hessian(parts, s, lag, hessian)
+        functions = _with_exact_hessian(parts, s, lag, nv)
+    else:
+        functions = _with_partial_hessian(parts, s, lag, hessian)
+    return replace(functions, fused=fused)
 
 
 def _with_exact_hessian(
@@ -339,6 +354,9 @@ def build_sample_functions(
     values = ca.Function(f"sample{m}_values", args, [obj], names, ["obj"])
     grad = ca.densify(ca.gradient(obj, v))
     first = ca.Function(f"sample{m}_first", args, [grad[:nv], grad[nv:]], names, ["gx", "gp"])
+    fused = ca.Function(
+        f"sample{m}_fused", args, [obj, grad[:nv], grad[nv:]], names, ["obj", "gx", "gp"]
+    )
     H, _ = ca.hessian(sigma * obj, v)
     hxx_nz, hxx_pat = _nz(ca.triu(H[:nv, :nv]))
     hxp_nz, hxp_pat = _nz(H[:nv, nv:])
@@ -354,4 +372,4 @@ def build_sample_functions(
         if second
         else None
     )
-    return SampleFunctions(m, values, first, hess, hxx_pat, hxp_pat, hpp_pat)
+    return SampleFunctions(m, values, first, hess, hxx_pat, hxp_pat, hpp_pat, fused=fused)
