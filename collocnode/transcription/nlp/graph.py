@@ -7,7 +7,10 @@ into the NLP's global nonzeros by the constant sparse matrices of the layout
 (:class:`.assembly.NLPLayout`). The build goes in four named steps: the symbols and the per-node
 data (:class:`_GraphBuilder`), the values (objective and constraints), the first derivatives
 (the Jacobian's nonzeros and the dense gradient) and the Lagrangian Hessian's nonzeros (exact,
-none, or the exact part of a partial quasi-Newton mode).
+none, or the exact part of a partial quasi-Newton mode). The values and first derivatives are
+built twice: from the separate value and derivative maps (what ``nlpsol``'s own f and g
+evaluate) and from one map of the fused node functions (what one callback evaluation for all
+four uses).
 """
 
 from __future__ import annotations
@@ -52,6 +55,9 @@ class NLPGraph:
     Lagrangian Hessian (the layout's ``jac_sparsity`` / ``hess_sparsity`` order). In a partial
     quasi-Newton mode also ``hess_parts`` [exact node blocks, boundary and data terms] (their
     sum is ``hess_nz``) and ``lag_grad`` [lx (n_x, N), lp (n_p,)] the node Lagrangian's gradient.
+    ``fused``: (f, g, grad, jac_nz) again, equal to the above, but from one map of the fused node
+    (and data term) functions, so that one evaluation gives all four (the forward pass over the
+    nodes computed once).
     """
 
     z: ca.MX
@@ -65,13 +71,26 @@ class NLPGraph:
     hess_nz: ca.MX
     hess_parts: tuple[ca.MX, ca.MX] | None = None
     lag_grad: tuple[ca.MX, ca.MX] | None = None
+    fused: tuple[ca.MX, ca.MX, ca.MX, ca.MX] | None = None
+
+    @property
+    def first(self) -> tuple[ca.MX, ca.MX, ca.MX, ca.MX]:
+        """(f, g, grad, jac_nz) from one evaluation of the fused node functions where the
+        graph has them (``fused``), else from the separate values and first derivatives."""
+        return self.fused or (self.f, self.g, self.grad, self.jac_nz)
 
     def functions(self) -> dict[str, tuple[list[ca.MX], list[ca.MX]]]:
         """The callbacks as (inputs, outputs), by the NLP's attribute name: ``fn_f``, ``fn_g``,
-        ``fn_grad``, ``fn_jac``, ``fn_hess`` and, in a partial mode, ``fn_hess_parts``; the
-        outputs dense, as both backends want them."""
+        ``fn_grad``, ``fn_jac``, ``fn_hess``, ``fn_fused`` (z -> f, g, grad, jac_nz from one
+        evaluation), ``fn_values`` (z -> f, g) and ``fn_first`` (z -> grad, jac_nz, from the
+        fused map) and, in a partial mode, ``fn_hess_parts``; the outputs dense, as both backends
+        want them."""
         z, sigma, lam = self.z, self.sigma, self.lam
         functions: dict[str, tuple[list[ca.MX], list[ca.MX]]] = {}
+        f, g, grad, jac_nz = self.first
+        functions["fn_fused"] = ([z], [f, ca.densify(g), grad, ca.densify(jac_nz)])
+        functions["fn_values"] = ([z], [self.f, ca.densify(self.g)])
+        functions["fn_first"] = ([z], [grad, ca.densify(jac_nz)])
         if self.hess_parts is not None:
             functions["fn_hess_parts"] = ([z, sigma, lam], [ca.densify(h) for h in self.hess_parts])
         functions.update(
@@ -93,6 +112,8 @@ def build_graph(nlp: StructuredNLP, threads: int, step: Callable[[str], None]) -
     f, g = builder.values()
     step("build")
     jac_nz, grad = builder.first_derivatives()
+    step("build")
+    fused = builder.fused()
     hess_nz, hess_parts, lag_grad = builder.hessian(step)
     return NLPGraph(
         z=builder.z,
@@ -106,6 +127,7 @@ def build_graph(nlp: StructuredNLP, threads: int, step: Callable[[str], None]) -
         hess_nz=hess_nz,
         hess_parts=hess_parts,
         lag_grad=lag_grad,
+        fused=fused,
     )
 
 
@@ -142,6 +164,8 @@ class _GraphBuilder:
     def _summed_node_outputs(self) -> list[tuple[ca.Function, tuple[int, ...]]]:
         node = self.node
         summed = [(node.values, (2,)), (node.first, (2,))]
+        if node.fused is not None:
+            summed.append((node.fused, (2, 5)))
         if self.mode == "exact":
             summed.append((node.second, (2,)))
         elif node.lag_grad is not None:
@@ -153,23 +177,30 @@ class _GraphBuilder:
         """(f, g): the node terms, the boundary terms, the data terms, the rate penalty and
         the proximal term; g the node equations (with the constant collocation part D z) then
         the boundary constraints."""
+        res, gpath, objL = self.node_map.wrap(self.node.values, [1], [2])(*self.data)
+        # the data terms at sample times: objective, gradient and Hessian parts per group
+        self.samples = [self._sample_terms(group) for group in self.sample_groups]
+        self.Qz = self._rate_penalty_gradient()
+        self.proximal_value = self._proximal_term()
+        return self._assemble_values(res, gpath, objL, [s["obj"] for s in self.samples])
+
+    def _assemble_values(
+        self, res: ca.MX, gpath: ca.MX, objL: ca.MX, objS: list[ca.MX]
+    ) -> tuple[ca.MX, ca.MX]:
+        """(f, g) from the mapped node values (res (n_x, N), gpath (n_g, N), objL summed) and
+        the data terms' summed objectives (one per group), with the boundary, quadratic and
+        proximal terms."""
         layout, z = self.layout, self.z
         n_node_rows = layout.N * (layout.nd + layout.ng)
-        res, gpath, objL = self.node_map.wrap(self.node.values, [1], [2])(*self.data)
         r, M = self.bnd.values(self.x0s, self.xfs, self.P)
         g_nodes = ca.vec(ca.vertcat(res, gpath))
         D_lin = dm_sparse(layout.collocation[:n_node_rows, :])
         g = vcat(g_nodes + ca.mtimes(D_lin, z), r)
-        # the data terms at sample times: objective, gradient and Hessian parts per group
-        self.samples = [self._sample_terms(group) for group in self.sample_groups]
-        objS = [s["obj"] for s in self.samples]
         f = objL + M + sum(objS) if objS else objL + M
-        self.Qz = self._rate_penalty_gradient()
         if self.Qz is not None:
             f = f + 0.5 * ca.dot(z, self.Qz)
-        proximal = self._proximal_term()
-        if proximal is not None:
-            f = f + proximal
+        if self.proximal_value is not None:
+            f = f + self.proximal_value
         return ca.densify(f), g  # f: dense when empty
 
     def _rate_penalty_gradient(self) -> ca.MX | None:
@@ -208,6 +239,8 @@ class _GraphBuilder:
         index = group.first_node[None, :] * nx + np.arange(n_local)[:, None]
         Xi = ca.reshape(self.z[index.ravel(order="F").tolist()], n_local, n)
         summed = [(fn.values, (0,)), (fn.first, (1,))]
+        if fn.fused is not None:
+            summed.append((fn.fused, (0, 2)))
         if fn.second is not None:
             summed.append((fn.second, (2,)))
         smap = NodeMap(n, self.threads, summed_nnz(summed))
@@ -226,6 +259,8 @@ class _GraphBuilder:
         )
         (obj,) = smap.wrap(fn.values, [2], [0])(*data)
         out: dict[str, Any] = {"obj": obj, "first": smap.wrap(fn.first, [2], [1])(*data)}
+        if fn.fused is not None:
+            out["fused"] = smap.wrap(fn.fused, [2], [0, 2])(*data)
         if fn.second is not None:
             out["second"] = smap.wrap(fn.second, [2, 7], [2])(*data, self.sigma)
         return out
@@ -234,18 +269,40 @@ class _GraphBuilder:
     def first_derivatives(self) -> tuple[ca.MX, ca.MX]:
         """(jac_nz, grad): node and boundary Jacobian nonzeros scattered with the constant
         collocation entries added; the dense gradient of every objective term."""
-        layout = self.layout
         jnz, gx, gp = self.node_map.wrap(self.node.first, [1], [2])(*self.data)
+        return self._assemble_first(jnz, gx, gp, [s["first"] for s in self.samples])
+
+    def _assemble_first(
+        self, jnz: ca.MX, gx: ca.MX, gp: ca.MX, sample_first: list[list[ca.MX]]
+    ) -> tuple[ca.MX, ca.MX]:
+        """(jac_nz, grad) from the mapped node derivatives (jnz (nnz, N), gx (n_x, N), gp
+        summed) and the data terms' [gx (n_local, n_s), gp (summed)] per group, with the boundary,
+        quadratic and proximal terms."""
+        layout = self.layout
         jr_nz, gM = self.bnd.first(self.x0s, self.xfs, self.P)
         jac_nz = ca.mtimes(dm_sparse(layout.jac_scatter), vcat(jnz, jr_nz)) + ca.DM(
             layout.jac_constant
         )
-        grad_parts = [gx, gp, gM, *(part for s in self.samples for part in s["first"])]
+        grad_parts = [gx, gp, gM, *(part for parts in sample_first for part in parts)]
         grad = ca.mtimes(dm_sparse(layout.grad_scatter), vcat(*grad_parts))
         grad = ca.densify(grad if self.Qz is None else grad + self.Qz)
         if self.prox_grad is not None:
             grad = grad + self.prox_grad
         return jac_nz, grad
+
+    def fused(self) -> tuple[ca.MX, ca.MX, ca.MX, ca.MX] | None:
+        """(f, g, grad, jac_nz) from one map of the fused node function and one per data-term
+        group (None when the functions have no fused form): the same assembly as
+        :meth:`values` and :meth:`first_derivatives`, so the same numbers."""
+        if self.node.fused is None or any("fused" not in s for s in self.samples):
+            return None
+        outs = self.node_map.wrap(self.node.fused, [1], [2, 5])(*self.data)
+        res, gpath, objL, jnz, gx, gp = outs
+        sample_obj = [s["fused"][0] for s in self.samples]
+        sample_first = [s["fused"][1:] for s in self.samples]
+        f, g = self._assemble_values(res, gpath, objL, sample_obj)
+        jac_nz, grad = self._assemble_first(jnz, gx, gp, sample_first)
+        return f, g, grad, jac_nz
 
     # ---- step 3: the Lagrangian Hessian's nonzeros --------------------------------------------
     def hessian(

@@ -71,6 +71,9 @@ _FUNCTION_NAMES = {
     "fn_jac": "jac_nz",
     "fn_hess": "hess_nz",
     "fn_hess_parts": "hess_parts",
+    "fn_fused": "fused",
+    "fn_values": "values",
+    "fn_first": "first",
 }
 
 
@@ -105,7 +108,9 @@ class StructuredNLP:
     ``w_coll`` (N,) and ``u_coll`` (N, n_u); the data terms at sample times as
     ``sample_groups`` (:class:`.samples.SampleGroup`); ``graph`` (:class:`.graph.NLPGraph`): the
     symbols and expressions; the Functions ``fn_f``, ``fn_g``, ``fn_grad``, ``fn_jac``
-    (Jacobian nonzeros), ``fn_hess`` (Hessian nonzeros, of ``(z, sigma, lam)``); bounds
+    (Jacobian nonzeros), ``fn_hess`` (Hessian nonzeros, of ``(z, sigma, lam)``), ``fn_fused``
+    (z -> f, g, grad, Jacobian nonzeros: one pass over the nodes for all four), ``fn_values``
+    (z -> f, g) and ``fn_first`` (z -> grad, Jacobian nonzeros); bounds
     ``lbz``, ``ubz``, ``lbg``, ``ubg``.
     """
 
@@ -305,17 +310,22 @@ class StructuredNLP:
         starts = self.layout.node_start
         return [V[a:b] for a, b in pairwise(starts)]
 
-    def casadi_callbacks(self) -> dict[str, ca.Function]:
-        """Custom callbacks for ``nlpsol`` with CasADi's naming conventions."""
+    def casadi_callbacks(self, fused: bool = True) -> dict[str, ca.Function]:
+        """Custom callbacks for ``nlpsol`` with CasADi's naming conventions: ``grad_f`` (f and
+        its gradient), ``jac_g`` (g and its Jacobian) and ``hess_lag``. ``fused``: ``grad_f``
+        and ``jac_g`` each evaluate one map of the fused node functions; else each evaluates the
+        value map and the derivative map (which computes the forward pass again)."""
         graph, layout = self.graph, self.layout
         z, sigma, lam, p = graph.z, graph.sigma, graph.lam, graph.prm
-        grad_f = ca.Function(
-            "nlp_grad_f", [z, p], [graph.f, graph.grad], ["x", "p"], ["f", "grad_f_x"]
-        )
+        if fused:
+            f, g, grad, jac_nz = graph.first
+        else:
+            f, g, grad, jac_nz = graph.f, graph.g, graph.grad, graph.jac_nz
+        grad_f = ca.Function("nlp_grad_f", [z, p], [f, grad], ["x", "p"], ["f", "grad_f_x"])
         jac_g = ca.Function(
             "nlp_jac_g",
             [z, p],
-            [graph.g, ca.MX(layout.jac_sparsity, graph.jac_nz)],
+            [g, ca.MX(layout.jac_sparsity, jac_nz)],
             ["x", "p"],
             ["g", "jac_g_x"],
         )
