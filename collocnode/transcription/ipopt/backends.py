@@ -4,6 +4,17 @@ Both receive the structured NLP's CasADi Functions (objective, gradient, constra
 nonzeros, Hessian nonzeros) and the same IPOPT options, so they take the same iterates up to the
 round-off of the two IPOPT/MUMPS builds. Both call a user callback after every iteration with the
 same :class:`.iteration.IterationState` (see :mod:`.iteration` for the protocol).
+
+Evaluations (``evaluations``, :data:`EVALUATIONS`): IPOPT asks for f, g, their gradient and
+Jacobian at each new iterate in separate calls (the objective and constraints at a trial point of
+the line search, the derivatives once the point is accepted, almost always the same point). With
+"fused" (the default) the cyipopt backend evaluates all four in one pass over the nodes the first
+time it sees an iterate and answers the other calls from that evaluation; "pairs" evaluates f
+with g and the gradient with the Jacobian; "separate" one pass per call. CasADi's ``nlpsol`` calls
+its own f and g Functions (which this module cannot join), and its ``grad_f`` and ``jac_g``
+callbacks: these evaluate one fused map each unless "separate". The Hessian needs the
+multipliers: always its own pass. The cyipopt backend evaluates every Function into preallocated
+arrays (``Function.buffer``), so that no call allocates CasADi's work memory.
 """
 
 from __future__ import annotations
@@ -37,7 +48,17 @@ from .options import (
     failure_reason,
 )
 
-__all__ = ["BACKENDS", "MUMPS_ORDERINGS", "IpoptOptions", "IpoptResult", "solve_ipopt"]
+__all__ = [
+    "BACKENDS",
+    "EVALUATIONS",
+    "MUMPS_ORDERINGS",
+    "IpoptOptions",
+    "IpoptResult",
+    "solve_ipopt",
+]
+
+#: how the callbacks evaluate f, g, the gradient and the Jacobian (see the module's docstring)
+EVALUATIONS = ("fused", "pairs", "separate")
 
 
 @dataclass
@@ -150,6 +171,7 @@ def solve_ipopt(
     options: IpoptOptions,
     hessian: Hessian = "exact",
     callback: CallbackRunner | None = None,
+    evaluations: str = "fused",
 ) -> IpoptResult:
     """Solve the NLP from ``z0`` with the backend chosen in ``options``.
 
@@ -161,12 +183,17 @@ def solve_ipopt(
     a stop it asks for gives status ``STOPPED``, an exception it raises ``CALLBACK_ERROR``, both
     with the iterate of that iteration and the reason in ``message``.
 
+    ``evaluations``: one of :data:`EVALUATIONS`, how the callbacks evaluate f, g and their
+    derivatives (the module's docstring); the iterates are the same with each.
+
     When IPOPT fails without a message of collocnode's own, ``message`` gives IPOPT's reason
     (its errors, read from a temporary ``output_file`` unless ``extra`` names one).
     """
     check_hessian(hessian)
+    if evaluations not in EVALUATIONS:
+        raise ValueError(f"evaluations must be one of {EVALUATIONS}, got {evaluations!r}")
     if isinstance(options.mumps_ordering, OrderingTrial):
-        return _solve_with_ordering_trial(nlp, z0, options, hessian, callback)
+        return _solve_with_ordering_trial(nlp, z0, options, hessian, callback, evaluations)
     evaluate: Any = None
     if isinstance(hessian, PartialQuasiNewton):
         evaluate = PartialQuasiNewtonHessian(nlp, hessian)
@@ -185,9 +212,9 @@ def solve_ipopt(
         interrupt = stack.enter_context(_Interrupt())
         recorder = _Recorder(interrupt, options.max_wall_time, nlp, callback)
         if options.backend == "casadi":
-            result = _solve_casadi(nlp, z0, ipopt, recorder, evaluate)
+            result = _solve_casadi(nlp, z0, ipopt, recorder, evaluate, evaluations)
         else:
-            result = _solve_cyipopt(nlp, z0, ipopt, recorder, evaluate)
+            result = _solve_cyipopt(nlp, z0, ipopt, recorder, evaluate, evaluations)
         if callback is not None:
             _apply_callback_stop(result, callback)
         if not result.status.ok and result.status not in _OWN_MESSAGE:
@@ -206,6 +233,7 @@ def _solve_with_ordering_trial(
     options: IpoptOptions,
     hessian: Hessian,
     callback: CallbackRunner | None,
+    evaluations: str,
 ) -> IpoptResult:
     """:class:`OrderingTrial`: a few silent iterations with each ordering, then the solve with
     the fastest per iteration; Ctrl-C during the trial ends it with that trial's result."""
@@ -229,7 +257,7 @@ def _solve_with_ordering_trial(
             # ``extra`` comes last in IPOPT's options: it must not lift the trial's limits
             extra={k: v for k, v in options.extra.items() if k not in _TRIAL_LIMITS},
         )
-        res = solve_ipopt(nlp, z0, short, hessian)
+        res = solve_ipopt(nlp, z0, short, hessian, evaluations=evaluations)
         if res.status == SolverStatus.INTERRUPTED:
             res.ordering_trial, res.t_ordering_trial = per_iteration, time.perf_counter() - start
             return res
@@ -243,6 +271,7 @@ def _solve_with_ordering_trial(
         replace(options, mumps_ordering=chosen, max_wall_time=remaining()),
         hessian,
         callback,
+        evaluations,
     )
     res.ordering_trial, res.t_ordering_trial = per_iteration, t_trial
     res.t_total += t_trial
@@ -369,10 +398,11 @@ def _solve_casadi(
     ipopt: dict[str, Any],
     recorder: _Recorder,
     evaluate: Any,
+    evaluations: str = "fused",
 ) -> IpoptResult:
     callback = _IterationCallback(nlp.layout.n_z, nlp.layout.n_c, recorder)
     # the Python callbacks must outlive the solve: CasADi holds no reference to them
-    solver, _keep_alive = _casadi_solver(nlp, ipopt, callback, evaluate)
+    solver, _keep_alive = _casadi_solver(nlp, ipopt, callback, evaluate, evaluations)
     callback.solver = solver
     t_start = time.perf_counter()
     recorder.t0 = t_start
@@ -408,12 +438,17 @@ def _solve_casadi(
 
 
 def _casadi_solver(
-    nlp: StructuredNLP, ipopt: dict[str, Any], callback: _IterationCallback, evaluate: Any
+    nlp: StructuredNLP,
+    ipopt: dict[str, Any],
+    callback: _IterationCallback,
+    evaluate: Any,
+    evaluations: str = "fused",
 ) -> tuple[ca.Function, dict[str, Any]]:
     """CasADi's ``nlpsol`` on the NLP's graph with its structured derivatives as custom
     callbacks (returned with it: the caller keeps them alive): the exact Hessian, a partial
-    quasi-Newton one (``evaluate``), or none when IPOPT approximates it."""
-    callbacks: dict[str, Any] = nlp.casadi_callbacks()
+    quasi-Newton one (``evaluate``), or none when IPOPT approximates it; ``grad_f`` and
+    ``jac_g`` from the fused node maps unless ``evaluations`` is "separate"."""
+    callbacks: dict[str, Any] = nlp.casadi_callbacks(fused=evaluations != "separate")
     if evaluate is not None:
         callbacks["hess_lag"] = HessianCallback(nlp, evaluate)
     elif ipopt["hessian_approximation"] != "exact":
@@ -451,13 +486,74 @@ def _casadi_history(recorded: list[tuple], iterations: dict[str, Any]) -> list[t
     return [(h[0], h[1], h[2], at("inf_pr", h[1]), at("inf_du", h[1])) for h in recorded]
 
 
-class _CyipoptProblem:
-    """cyipopt's problem interface over the NLP's CasADi Functions."""
+class _Evaluation:
+    """A CasADi Function evaluated into preallocated arrays (``Function.buffer``: CasADi's work
+    memory is allocated once, not at every call), its outputs kept for the last inputs.
 
-    def __init__(self, nlp: StructuredNLP, recorder: _Recorder, evaluate: Any = None) -> None:
+    ``evaluate(*args)`` returns the outputs, flat (nnz_out(i),) arrays that the next evaluation
+    with other inputs overwrites; inputs equal to the last ones (exactly) return them again.
+    ``evaluations`` counts the evaluations actually run."""
+
+    def __init__(self, fn: ca.Function) -> None:
+        self.buffer, self._trigger = fn.buffer()
+        self.args = [np.zeros(fn.nnz_in(i)) for i in range(fn.n_in())]
+        self.outs = [np.zeros(fn.nnz_out(i)) for i in range(fn.n_out())]
+        for i, a in enumerate(self.args):
+            self.buffer.set_arg(i, memoryview(a))
+        for i, o in enumerate(self.outs):
+            self.buffer.set_res(i, memoryview(o))
+        self.valid = False
+        self.evaluations = 0
+
+    def evaluate(self, *args: Any) -> list[np.ndarray]:
+        if self.valid and all(
+            np.array_equal(np.ravel(a), b) for a, b in zip(args, self.args, strict=True)
+        ):
+            return self.outs
+        for a, b in zip(args, self.args, strict=True):
+            np.copyto(b, np.ravel(a))
+        self.valid = False  # until the evaluation has succeeded
+        self._trigger()
+        self.valid = True
+        self.evaluations += 1
+        return self.outs
+
+
+#: which Function and output answer each of IPOPT's first-order callbacks, per ``evaluations``
+_PLANS = {
+    "fused": {"f": ("fn_fused", 0), "g": ("fn_fused", 1), "grad": ("fn_fused", 2),
+              "jac": ("fn_fused", 3)},
+    "pairs": {"f": ("fn_values", 0), "g": ("fn_values", 1), "grad": ("fn_first", 0),
+              "jac": ("fn_first", 1)},
+    "separate": {"f": ("fn_f", 0), "g": ("fn_g", 0), "grad": ("fn_grad", 0),
+                 "jac": ("fn_jac", 0)},
+}  # fmt: skip
+
+
+class _CyipoptProblem:
+    """cyipopt's problem interface over the NLP's CasADi Functions, evaluated as ``evaluations``
+    says (:data:`EVALUATIONS`): the callbacks at one iterate share the evaluations of the
+    Functions of :data:`_PLANS`."""
+
+    def __init__(
+        self,
+        nlp: StructuredNLP,
+        recorder: _Recorder,
+        evaluate: Any = None,
+        evaluations: str = "fused",
+    ) -> None:
         self.nlp, self.recorder = nlp, recorder
         self.problem: Any = None  # the cyipopt.Problem, to read the current iterate
-        self._hess = evaluate or (lambda z, s, lam: self.nlp.fn_hess(z, s, lam).full().ravel())
+        self.functions = {
+            name: _Evaluation(getattr(nlp, name)) for name, _ in _PLANS[evaluations].values()
+        }
+        self._plan = {
+            key: (self.functions[name], k) for key, (name, k) in _PLANS[evaluations].items()
+        }
+        if evaluate is None:
+            self.functions["fn_hess"] = _Evaluation(nlp.fn_hess)
+            evaluate = lambda z, s, lam: self.functions["fn_hess"].evaluate(z, s, lam)[0]  # noqa: E731
+        self._hess = evaluate
         self.t_cb = 0.0
         self.non_finite = 0  # evaluations that returned NaN or Inf
         hr, hc = nlp.hessian_structure()
@@ -470,23 +566,26 @@ class _CyipoptProblem:
             self.non_finite += 1
         return out
 
-    def _timed(self, fn: ca.Function, *args: Any) -> np.ndarray:
+    def _timed(self, key: str, z: np.ndarray) -> np.ndarray:
+        """Output ``key`` ("f", "g", "grad" or "jac") at z, from the evaluation that the plan
+        names (run now unless it was run at this z)."""
         t = time.perf_counter()
-        out = fn(*args).full().ravel()
+        evaluation, k = self._plan[key]
+        out = evaluation.evaluate(z)[k]
         self.t_cb += time.perf_counter() - t
         return self._count(out)
 
     def objective(self, z: np.ndarray) -> float:
-        return float(self._timed(self.nlp.fn_f, z)[0])
+        return float(self._timed("f", z)[0])
 
     def gradient(self, z: np.ndarray) -> np.ndarray:
-        return self._timed(self.nlp.fn_grad, z)
+        return self._timed("grad", z)
 
     def constraints(self, z: np.ndarray) -> np.ndarray:
-        return self._timed(self.nlp.fn_g, z)
+        return self._timed("g", z)
 
     def jacobian(self, z: np.ndarray) -> np.ndarray:
-        return self._timed(self.nlp.fn_jac, z)
+        return self._timed("jac", z)
 
     def jacobianstructure(self) -> tuple[np.ndarray, np.ndarray]:
         return self._jac_structure
@@ -525,10 +624,11 @@ def _solve_cyipopt(
     ipopt: dict[str, Any],
     recorder: _Recorder,
     evaluate: Any,
+    evaluations: str = "fused",
 ) -> IpoptResult:
     import cyipopt
 
-    prob_obj = _CyipoptProblem(nlp, recorder, evaluate)
+    prob_obj = _CyipoptProblem(nlp, recorder, evaluate, evaluations)
     problem = cyipopt.Problem(
         n=nlp.layout.n_z,
         m=nlp.layout.n_c,
