@@ -9,8 +9,8 @@ Evaluations (``evaluations``, :data:`EVALUATIONS`): IPOPT asks for f, g, their g
 Jacobian at each new iterate in separate calls (the objective and constraints at a trial point of
 the line search, the derivatives once the point is accepted, almost always the same point). With
 "fused" (the default) the cyipopt backend evaluates all four in one pass over the nodes the first
-time it sees an iterate and answers the other calls from that evaluation; "pairs" evaluates f
-with g and the gradient with the Jacobian; "separate" one pass per call. CasADi's ``nlpsol`` calls
+time it sees an iterate and answers the other calls from that evaluation; "separate" evaluates
+one Function per call. CasADi's ``nlpsol`` calls
 its own f and g Functions (which this module cannot join), and its ``grad_f`` and ``jac_g``
 callbacks: these evaluate one fused map each unless "separate". The Hessian needs the
 multipliers: always its own pass. The cyipopt backend evaluates every Function into preallocated
@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 #: how the callbacks evaluate f, g, the gradient and the Jacobian (see the module's docstring)
-EVALUATIONS = ("fused", "pairs", "separate")
+EVALUATIONS = ("fused", "separate")
 
 
 @dataclass
@@ -190,7 +190,7 @@ def solve_ipopt(
     (its errors, read from a temporary ``output_file`` unless ``extra`` names one).
     """
     check_hessian(hessian)
-    if evaluations not in EVALUATIONS:
+    if evaluations not in _PLANS:
         raise ValueError(f"evaluations must be one of {EVALUATIONS}, got {evaluations!r}")
     if isinstance(options.mumps_ordering, OrderingTrial):
         return _solve_with_ordering_trial(nlp, z0, options, hessian, callback, evaluations)
@@ -523,8 +523,6 @@ class _Evaluation:
 _PLANS = {
     "fused": {"f": ("fn_fused", 0), "g": ("fn_fused", 1), "grad": ("fn_fused", 2),
               "jac": ("fn_fused", 3)},
-    "pairs": {"f": ("fn_values", 0), "g": ("fn_values", 1), "grad": ("fn_first", 0),
-              "jac": ("fn_first", 1)},
     "separate": {"f": ("fn_f", 0), "g": ("fn_g", 0), "grad": ("fn_grad", 0),
                  "jac": ("fn_jac", 0)},
 }  # fmt: skip

@@ -82,15 +82,12 @@ class NLPGraph:
     def functions(self) -> dict[str, tuple[list[ca.MX], list[ca.MX]]]:
         """The callbacks as (inputs, outputs), by the NLP's attribute name: ``fn_f``, ``fn_g``,
         ``fn_grad``, ``fn_jac``, ``fn_hess``, ``fn_fused`` (z -> f, g, grad, jac_nz from one
-        evaluation), ``fn_values`` (z -> f, g) and ``fn_first`` (z -> grad, jac_nz, from the
-        fused map) and, in a partial mode, ``fn_hess_parts``; the outputs dense, as both backends
+        evaluation) and, in a partial mode, ``fn_hess_parts``; the outputs dense, as both backends
         want them."""
         z, sigma, lam = self.z, self.sigma, self.lam
         functions: dict[str, tuple[list[ca.MX], list[ca.MX]]] = {}
         f, g, grad, jac_nz = self.first
         functions["fn_fused"] = ([z], [f, ca.densify(g), grad, ca.densify(jac_nz)])
-        functions["fn_values"] = ([z], [self.f, ca.densify(self.g)])
-        functions["fn_first"] = ([z], [grad, ca.densify(jac_nz)])
         if self.hess_parts is not None:
             functions["fn_hess_parts"] = ([z, sigma, lam], [ca.densify(h) for h in self.hess_parts])
         functions.update(

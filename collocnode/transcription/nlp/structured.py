@@ -72,8 +72,6 @@ _FUNCTION_NAMES = {
     "fn_hess": "hess_nz",
     "fn_hess_parts": "hess_parts",
     "fn_fused": "fused",
-    "fn_values": "values",
-    "fn_first": "first",
 }
 
 
@@ -109,8 +107,7 @@ class StructuredNLP:
     ``sample_groups`` (:class:`.samples.SampleGroup`); ``graph`` (:class:`.graph.NLPGraph`): the
     symbols and expressions; the Functions ``fn_f``, ``fn_g``, ``fn_grad``, ``fn_jac``
     (Jacobian nonzeros), ``fn_hess`` (Hessian nonzeros, of ``(z, sigma, lam)``), ``fn_fused``
-    (z -> f, g, grad, Jacobian nonzeros: one pass over the nodes for all four), ``fn_values``
-    (z -> f, g) and ``fn_first`` (z -> grad, Jacobian nonzeros); bounds
+    (z -> f, g, grad, Jacobian nonzeros: one pass over the nodes for all four); bounds
     ``lbz``, ``ubz``, ``lbg``, ``ubg``.
     """
 
