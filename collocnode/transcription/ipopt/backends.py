@@ -10,11 +10,11 @@ Jacobian at each new iterate in separate calls (the objective and constraints at
 the line search, the derivatives once the point is accepted, almost always the same point). With
 "fused" (the default) the cyipopt backend evaluates all four in one pass over the nodes the first
 time it sees an iterate and answers the other calls from that evaluation; "separate" evaluates
-one Function per call. CasADi's ``nlpsol`` calls
-its own f and g Functions (which this module cannot join), and its ``grad_f`` and ``jac_g``
-callbacks: these evaluate one fused map each unless "separate". The Hessian needs the
-multipliers: always its own pass. The cyipopt backend evaluates every Function into preallocated
-arrays (``Function.buffer``), so that no call allocates CasADi's work memory.
+one Function per call. CasADi's ``nlpsol`` evaluates f and g with its own Functions of the NLP's
+graph (it takes custom Functions only for the derivatives, and keeps nothing between calls); its
+``grad_f`` and ``jac_g`` callbacks evaluate one fused map each unless "separate". The Hessian
+needs the multipliers: always its own pass. The cyipopt backend evaluates every Function into
+preallocated arrays (``Function.buffer``), so that no call allocates CasADi's work memory.
 """
 
 from __future__ import annotations
