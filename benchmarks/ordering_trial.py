@@ -53,7 +53,13 @@ def vdp_runner(spectral: int) -> Callable[[str], dict[str, Any]]:
     from collocnode.experiments.vdp import VdPOptions, train
 
     def run(ordering: str) -> dict[str, Any]:
-        opts = build(VdPOptions, spectral=spectral, print_level=0, mumps_ordering=ordering)
+        opts = build(
+            VdPOptions,
+            spectral=spectral,
+            print_level=0,
+            mumps_ordering=ordering,
+            warm_start=False,
+        )
         sol, _ = train(opts)
         return _row(sol, sol.timings, sol.iterations)
 

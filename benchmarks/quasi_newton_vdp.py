@@ -28,13 +28,16 @@ import numpy as np
 from collocnode.experiments.vdp import VdPOptions, evaluate, seeds, train
 from collocnode.models import NeuralODE
 from collocnode.nn import MLP
+from collocnode.tools.options import build
 from collocnode.training import TrainingProblem
 from collocnode.transcription.nlp.hessian import HESSIAN_NAMES
 from collocnode.transcription.nlp.node_functions import build_node_functions
 
 
 def run(width: int, hessian: str, args: argparse.Namespace) -> dict:
-    opts = VdPOptions(
+    opts = build(
+        VdPOptions,
+        warm_start=False,
         hidden=width,
         intervals=args.intervals,
         stages=args.stages,

@@ -36,6 +36,7 @@ from collocnode.models import NeuralODE
 from collocnode.models.simulate import SimulationError
 from collocnode.nn import MLP
 from collocnode.solve import solve
+from collocnode.tools.options import build
 from collocnode.training import TrainingProblem
 from collocnode.transcription import (
     AdaptiveRefinement,
@@ -132,7 +133,7 @@ def _rmse(sol: Any) -> float | None:
 
 
 def vdp_study(noise: float, seed: int, tol: float) -> dict:
-    opts = VdPOptions(noise=noise, seed=seed, print_level=0)
+    opts = build(VdPOptions, noise=noise, seed=seed, print_level=0)
     system = problems.get("vdp")
     noise_seed, weight_seed = seeds(seed)
     data = system.generate(noise=noise, seed=noise_seed).train

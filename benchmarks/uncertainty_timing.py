@@ -66,7 +66,7 @@ def vdp(repeats: int) -> dict[str, Any]:
     from collocnode.experiments.vdp import VdPOptions, train
 
     opts = VdPOptions(noise=0.1)
-    opts = replace_flat(opts, print_level=0)
+    opts = replace_flat(opts, print_level=0, warm_start=False)
     start = time.perf_counter()
     sol, _ = train(opts)
     train_s = time.perf_counter() - start

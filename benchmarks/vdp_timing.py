@@ -113,22 +113,34 @@ def main() -> None:
             "processor": platform.processor(),
         },
         "local_500x5": timed_runs(
-            build(VdPOptions, print_level=0, backend=args.backend), args.repeats
+            build(VdPOptions, print_level=0, backend=args.backend, warm_start=False), args.repeats
         ),
         "local_500x5_warm": timed_runs(
             build(VdPOptions, print_level=0, backend=args.backend, warm_start=True), args.repeats
         ),
         "global_70": timed_runs(
-            build(VdPOptions, spectral=70, print_level=0, backend=args.backend), args.repeats
+            build(VdPOptions, spectral=70, print_level=0, backend=args.backend, warm_start=False),
+            args.repeats,
         ),
         # reference for the default METIS ordering: MUMPS's automatic choice, same runs
         "local_500x5_auto": timed_runs(
-            build(VdPOptions, print_level=0, backend=args.backend, mumps_ordering="auto"),
+            build(
+                VdPOptions,
+                print_level=0,
+                backend=args.backend,
+                mumps_ordering="auto",
+                warm_start=False,
+            ),
             args.repeats,
         ),
         "global_70_auto": timed_runs(
             build(
-                VdPOptions, spectral=70, print_level=0, backend=args.backend, mumps_ordering="auto"
+                VdPOptions,
+                spectral=70,
+                print_level=0,
+                backend=args.backend,
+                mumps_ordering="auto",
+                warm_start=False,
             ),
             args.repeats,
         ),

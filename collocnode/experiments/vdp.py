@@ -31,11 +31,14 @@ T_ROBUST = 32.0  # horizon of the robustness check (paper Fig. 10)
 
 @dataclass(frozen=True)
 class VdPOptions:
-    """Settings of the paper's Van der Pol experiment; defaults reproduce §4.2.
+    """Settings of the paper's Van der Pol experiment: §4.2's data, model and mesh.
 
     ``recipe`` holds the model and collocation settings (:data:`~collocnode.recipes.vdp.VDP`,
     printing one line per IPOPT iteration); its fields are reached by their own names
-    (``--stages``, ``--hidden``, ``--warm-start``, ...). ``regularization=None`` (a field of the
+    (``--stages``, ``--hidden``, ...). The run starts from the warm start (``warm_start``:
+    weights regressed on the smoothed data's derivatives, :mod:`collocnode.training.warmstart`),
+    which reached the cold start's error in 8 instead of 47 iterations (docs/performance.md);
+    ``--no-warm-start`` gives the paper's own start (constant states, random weights). ``regularization=None`` (a field of the
     recipe's settings) picks the paper's λ: 1e-4, or 1e-3 for σ >= 0.5.
     ``seeds`` > 1 runs the robustness study of the paper's appendix (Fig. 10): runs ``seed``,
     ``seed + 1``, ... each with its own noise realisation and initial weights, in ``workers``
@@ -65,7 +68,9 @@ class VdPOptions:
     scheduler: str = ""
     success_tol: float = 0.1
     uncertainty: bool = True
-    recipe: SystemRecipe = field(default_factory=lambda: replace_flat(VDP, print_level=5))
+    recipe: SystemRecipe = field(
+        default_factory=lambda: replace_flat(VDP, print_level=5, warm_start=True)
+    )
 
     def __post_init__(self) -> None:
         v.nonnegative_float("noise", self.noise)

@@ -50,7 +50,7 @@ from ..models.hybrid import HybridModel
 from ..nn import MLP, Block, RationalChebyshev, require_c2
 from ..problems.layout import StateLayout
 from ..solve import solve
-from ..strategies import Pretrained
+from ..strategies import Pretrained, StopWhenSettled
 from ..training import BlockConstraint, TrainingProblem, TrainingSolution
 from .base import TrainedModel, widths
 from .settings import CollocationSettings, RegressionSettings
@@ -80,6 +80,10 @@ class QVMRecipe:
         regression: strategy W's regression (smoother, sample stride, Hessian, stop).
         road_as_input: the paper's four states, road height and velocity as known inputs (off:
             the road height is a fifth state).
+        settle_rtol: > 0 stops the full problem once the learned friction and spring over ±2σ
+            of their training inputs change by less than this between two iterations, twice in
+            a row, relative to each block's output scale (status "settled",
+            :class:`~collocnode.StopWhenSettled`); 0: off.
         collocation: mesh and solver settings; ``intervals`` count per 42 s of data and are
             scaled to the data's horizon, ``max_iter`` limits each phase, ``max_wall_time`` the
             whole strategy (the phases share it), ``regularization=None`` means λ = 0.
@@ -96,6 +100,7 @@ class QVMRecipe:
     rational_form: str = "pole-free"
     regression: RegressionSettings = field(default_factory=RegressionSettings)
     road_as_input: bool = False
+    settle_rtol: float = 0.0
     collocation: CollocationSettings = field(
         default_factory=lambda: CollocationSettings(
             intervals=2500, stages=5, tol=1e-7, max_iter=150, jit=True
@@ -115,6 +120,7 @@ class QVMRecipe:
             raise TypeError(f"collocation must be a CollocationSettings, got {self.collocation!r}")
         if not isinstance(self.road_as_input, (bool, np.bool_)):
             raise TypeError(f"road_as_input must be True or False, got {self.road_as_input!r}")
+        v.nonnegative_float("settle_rtol", self.settle_rtol)
         if not isinstance(self.regression, RegressionSettings):
             raise TypeError(f"regression must be a RegressionSettings, got {self.regression!r}")
         if self.collocation.intervals is None:
@@ -227,6 +233,10 @@ class QVMRecipe:
         # the phases share one cap (TimeLimit below); each IPOPT run gets what is left of it
         uncapped = replace(settings, max_wall_time=None)
         full = uncapped.solver(intervals)
+        if self.settle_rtol:
+            full = StopWhenSettled(
+                full, Characteristics(data), rtol=self.settle_rtol, patience=2, floor=1.0
+            )
         if self.strategy in _REGRESSED:
             alg: Algorithm = self.regression.warm_started(full, jit=settings.jit)
         elif self.strategy == "II":
@@ -235,6 +245,26 @@ class QVMRecipe:
         else:
             alg = full
         return settings.capped(alg, max_wall_time)
+
+
+class Characteristics:
+    """The measure of ``settle_rtol``: the learned friction and spring on 41 points over ±2σ of
+    their inputs in ``data`` (:func:`input_spread`), each divided by its block's output scale
+    (so a change is relative to the characteristic's size), concatenated (82,)."""
+
+    def __init__(self, data: Trajectory, points: int = 41) -> None:
+        s_dv, s_dz = input_spread(data)
+        unit = np.linspace(-2.0, 2.0, points)
+        self.grids = {"friction": s_dv * unit[:, None], "spring": s_dz * unit[:, None]}
+
+    def __call__(self, state: Any) -> np.ndarray:
+        weights = state.params_by_block()
+        parts = []
+        for name, grid in self.grids.items():
+            block = state.model.blocks[name]
+            scale = np.abs(np.asarray(block.output_scale or 1.0, dtype=float))
+            parts.append(np.asarray(block.numpy(grid, weights[name]), dtype=float).ravel() / scale)
+        return np.concatenate(parts)
 
 
 def hybrid_model(

@@ -59,9 +59,10 @@ class StopWhenStagnant(Wrapper):
 class StopWhenSettled(Wrapper):
     """Stop every solve of ``inner`` once ``measure`` (``state -> array``, e.g.
     ``collocnode.training.callbacks.block_outputs("friction", grid)``) changed by less than
-    ``rtol`` (relative) in ``patience`` checks every ``every`` iterations; the status is then
-    ``settled``, which counts as converged (``SolverStatus.ok``). The user's own callback runs
-    beside it. See :class:`~collocnode.training.callbacks.StopWhenSettledRule`."""
+    ``rtol`` (relative to its last value, or to ``floor`` where that is smaller) in
+    ``patience`` checks every ``every`` iterations; the status is then ``settled``, which counts
+    as converged (``SolverStatus.ok``). The user's own callback runs beside it. See
+    :class:`~collocnode.training.callbacks.StopWhenSettledRule`."""
 
     problem_kinds: ClassVar[frozenset[str]] = frozenset({"training"})
 
@@ -70,14 +71,18 @@ class StopWhenSettled(Wrapper):
     rtol: float = 1e-3
     every: int = 1
     patience: int = 2
+    floor: float = 1e-8
 
     def __post_init__(self) -> None:
         check_inner(self, self.inner)
         # the rule's own checks, once, before any solve
-        StopWhenSettledRule(self.measure, self.rtol, self.every, self.patience)
+        self._rule()
+
+    def _rule(self) -> StopWhenSettledRule:
+        return StopWhenSettledRule(self.measure, self.rtol, self.every, self.patience, self.floor)
 
     def solve_problem(self, problem: Any, context: SolveContext) -> Any:
-        rule = StopWhenSettledRule(self.measure, self.rtol, self.every, self.patience)
+        rule = self._rule()
         callback = rule if context.callback is None else CallbackList([rule, context.callback])
         return self.inner.solve_problem(problem, context.but(callback=callback))
 

@@ -216,6 +216,33 @@ def test_plugged_forces_reproduce_the_models():
     np.testing.assert_allclose(zero.y, linear.y, rtol=0, atol=1e-12)
 
 
+def test_the_true_model_on_a_road_is_simulated_once_and_handed_out_as_copies():
+    qvm = problems.get("qvm")
+    t = qvm.time_grid(501)
+    first = qvm.simulate(t)
+    first.x[:] = np.nan  # the caller's copy: the next answer must not see this
+    again = qvm.simulate(t)
+    fresh = solve_ivp(
+        qvm._fast_rhs(qvm.road.scalar_evaluator(derivative=1, t_max=float(t[-1])), None, None),
+        (t[0], t[-1]),
+        np.zeros(5),
+        method="DOP853",
+        t_eval=t,
+        rtol=1e-10,
+        atol=1e-12,
+    )
+    np.testing.assert_array_equal(again.x, fresh.y.T)
+    # anything that decides the trajectory is part of its key
+    for other in (
+        qvm.simulate(t, road=qvm.test_road),
+        qvm.simulate(t, x0=np.full(5, 1e-3)),
+        qvm.simulate(t, rtol=1e-8),
+        qvm.simulate(t, friction=lambda dv: 0.0 * dv),
+        QuarterVehicle("kamp2023", model="linear").simulate(t),
+    ):
+        assert not np.array_equal(other.x, again.x)
+
+
 def test_default_roads_train_d_test_c():
     qvm = QuarterVehicle()
     assert qvm.road == ISO8608Road.paper_calibrated("D", seed=0)

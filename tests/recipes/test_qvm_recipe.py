@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from collocnode.experiments.qvm import QVMOptions, evaluate, generate
-from collocnode.recipes.qvm import QVMRecipe
+from collocnode.recipes.qvm import Characteristics, QVMRecipe, input_spread
 from collocnode.recipes.settings import CollocationSettings, RegressionSettings
 from collocnode.status import SolverStatus
 from collocnode.tools.options import replace_flat
@@ -64,9 +64,63 @@ def test_a_users_stop_still_ends_strategy_two_with_the_rule_on(one_second):
     assert trained.phases == {} and trained.solution.status == SolverStatus.STOPPED
 
 
+def test_the_full_problem_stops_once_the_characteristics_settle(one_second):
+    system, split = one_second
+    free = _recipe("W", max_iter=40).train(system, split.train, seed=0)
+    # rtol 5e-2 of the output scale: met within a few iterations of the warm start
+    settled = _recipe("W", max_iter=40, settle_rtol=5e-2).train(system, split.train, seed=0)
+    sol = settled.solution
+    assert sol.status == SolverStatus.SETTLED and sol.status.ok
+    assert "settled: the measure changed by less than 0.05" in sol.message
+    assert 2 <= sol.iterations < free.solution.iterations
+    # the settled characteristics are those of the longer run to the rule's tolerance
+    measure = Characteristics(split.train)
+    change = np.abs(_measured(measure, settled) - _measured(measure, free))
+    assert np.max(change / np.maximum(np.abs(_measured(measure, free)), 1.0)) < 0.5
+
+
+def _measured(measure: Characteristics, trained) -> np.ndarray:
+    model, p = trained.solution.model, trained.solution.p
+
+    class State:  # what the rule reads of an iteration
+        def __init__(self) -> None:
+            self.model = model
+
+        def params_by_block(self):
+            return model.split_params(p)
+
+    return measure(State())
+
+
+def test_the_settle_measure_is_each_characteristic_over_its_scale(one_second):
+    _, split = one_second
+    measure = Characteristics(split.train, points=5)
+    s_dv, s_dz = input_spread(split.train)
+    assert measure.grids["friction"][:, 0] == pytest.approx(s_dv * np.linspace(-2, 2, 5))
+    assert measure.grids["spring"][:, 0] == pytest.approx(s_dz * np.linspace(-2, 2, 5))
+    trained = _recipe("W", max_iter=3).train(*one_second[:1], split.train, seed=0)
+    value = _measured(measure, trained)
+    assert value.shape == (10,)
+    model = trained.solution.model
+    weights = model.split_params(trained.solution.p)
+    for k, name in enumerate(("friction", "spring")):
+        block = model.blocks[name]
+        raw = block.numpy(measure.grids[name], weights[name]).ravel()
+        assert value[5 * k : 5 * k + 5] == pytest.approx(raw / abs(block.output_scale[0]))
+
+
+def test_the_settle_rule_is_off_at_zero_and_wraps_only_the_full_problem(one_second):
+    _, split = one_second
+    assert "StopWhenSettled" not in repr(_recipe("II").algorithm(split.train))
+    alg = _recipe("II", settle_rtol=1e-3).algorithm(split.train)
+    assert repr(alg).count("StopWhenSettled") == 1
+    assert repr(alg.pretrain).count("StopWhenSettled") == 0
+
+
 @pytest.mark.parametrize(
     ("make", "match"),
     [
+        (lambda: QVMRecipe(settle_rtol=-1.0), "settle_rtol"),
         (lambda: QVMRecipe(strategy="IV"), "strategy.*'IV'"),
         (lambda: CollocationSettings(max_iter=5, stagnation_window=10), "stagnation_window = 10"),
         (lambda: CollocationSettings(stagnation_window=-1), "stagnation_window"),
