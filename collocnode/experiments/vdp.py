@@ -38,8 +38,9 @@ class VdPOptions:
     (``--stages``, ``--hidden``, ...). The run starts from the warm start (``warm_start``:
     weights regressed on the smoothed data's derivatives, :mod:`collocnode.training.warmstart`),
     which reached the cold start's error in 8 instead of 47 iterations (docs/performance.md);
-    ``--no-warm-start`` gives the paper's own start (constant states, random weights). ``regularization=None`` (a field of the
-    recipe's settings) picks the paper's λ: 1e-4, or 1e-3 for σ >= 0.5.
+    ``--no-warm-start`` gives the paper's own start (constant states, random weights).
+    ``regularization=None`` (a field of the recipe's settings) picks the paper's λ: 1e-4, or
+    1e-3 for σ >= 0.5.
     ``seeds`` > 1 runs the robustness study of the paper's appendix (Fig. 10): runs ``seed``,
     ``seed + 1``, ... each with its own noise realisation and initial weights, in ``workers``
     processes (0: one per core) or on the Dask cluster whose scheduler is at ``scheduler``
