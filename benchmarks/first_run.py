@@ -11,7 +11,7 @@ machine falls on both alike. ``--cold-cache`` gives every Van der Pol run an emp
 (``COLLOCNODE_CACHE``): the first run on a fresh machine, compile included.
 
     python benchmarks/first_run.py --cases vdp --repeats 3 [--cold-cache]
-    python benchmarks/first_run.py --cases qvm --repeats 1 --json out.json
+    python benchmarks/first_run.py --cases qvm --setups default --repeats 1 --json out.json
 
 Reported per case and setup: medians of the process wall time, the training's total (warm
 start included), the IPOPT iterations, and the quality (Van der Pol: the re-simulation's RMSE
@@ -101,6 +101,9 @@ def main() -> None:
     ap.add_argument("--cases", nargs="+", choices=sorted(SETUPS), default=["vdp"])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--cold-cache", action="store_true", help="an empty JIT cache every run")
+    ap.add_argument(
+        "--setups", nargs="+", choices=("default", "paper"), default=["default", "paper"]
+    )
     ap.add_argument("--json", default=None, help="also write the figures to this file")
     args = ap.parse_args()
     report: dict[str, Any] = {
@@ -110,12 +113,12 @@ def main() -> None:
         "cases": {},
     }
     for case in args.cases:
-        runs: dict[str, list[dict[str, Any]]] = {name: [] for name in SETUPS[case]}
+        runs: dict[str, list[dict[str, Any]]] = {name: [] for name in args.setups}
         if not args.cold_cache:  # fill the JIT cache once, outside the figures
             run_once(case, SETUPS[case]["default"], cold_cache=False)
         for _ in range(args.repeats):
-            for name, extra in SETUPS[case].items():
-                runs[name].append(run_once(case, extra, args.cold_cache))
+            for name in args.setups:
+                runs[name].append(run_once(case, SETUPS[case][name], args.cold_cache))
         summary = {}
         for name, rows in runs.items():
             keys = [k for k in rows[0] if isinstance(rows[0][k], (int, float)) and k != "exit"]
