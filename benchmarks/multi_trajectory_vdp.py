@@ -20,18 +20,26 @@ import statistics
 
 import numpy as np
 
-from collocnode import problems, solve
+from collocnode import Trajectory, problems, solve
 from collocnode.models import NeuralODE
 from collocnode.nn import MLP
 from collocnode.training import TrainingProblem
 from collocnode.transcription import IpoptOptions, RadauIIA
 
 
-def run(k: int, intervals: int, iterations: int, jit: bool = True) -> dict:
+def circle_data(k: int, n_steps: int | None = None) -> list[Trajectory]:
+    """K noise-free Van der Pol trajectories from K points of the circle of radius 2, the
+    first at (2, 0); ``n_steps`` samples of 0.035 s each (None: the preset's 7 s)."""
     system = problems.get("vdp")
     angles = 2 * np.pi * np.arange(k) / k
     starts = 2.0 * np.column_stack([np.cos(angles), np.sin(angles)])
-    data = [system.generate(noise=0.0, x0=x0).train for x0 in starts]
+    return [
+        system.generate(noise=0.0, x0=x0, n_steps=n_steps, n_train=n_steps).train for x0 in starts
+    ]
+
+
+def run(k: int, intervals: int, iterations: int, jit: bool = True) -> dict:
+    data = circle_data(k)
     model = NeuralODE([MLP((2, 5, 5, 1), "sigmoid") for _ in range(2)])
     problem = TrainingProblem(model, data, regularization=1e-4, initial_state="data")
     ipopt = IpoptOptions(max_iter=iterations, tol=1e-12, print_level=0, mumps_ordering="metis")

@@ -4,6 +4,7 @@ collocation algorithm and its transcription to a structured NLP solved by IPOPT.
 from .collocation import RadauIIA
 from .ipopt.options import IpoptOptions, OrderingTrial
 from .mesh import Mesh
+from .nlp.build import FactorizationCostWarning
 from .nlp.hessian import PartialQuasiNewton
 from .nlp.structured import StructuredNLP
 from .problem import Constraint, DynamicOptimizationProblem, Inputs, Proximal
@@ -17,6 +18,7 @@ __all__ = [
     "Constraint",
     "Controls",
     "DynamicOptimizationProblem",
+    "FactorizationCostWarning",
     "Inputs",
     "IpoptOptions",
     "Mesh",

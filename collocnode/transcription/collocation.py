@@ -7,7 +7,9 @@ the problem it is given to a dynamic optimization problem (``problem.lower``), s
 context's warm solution and meshes when a wrapper hands them down, and solves.
 
 Before anything is built the NLP's size is estimated from the problem's dimensions and refused if
-its derivative arrays would not fit in this machine's memory. Ctrl-C before IPOPT starts raises
+its derivative arrays would not fit in this machine's memory, and an exact-Hessian NLP whose
+iterations are estimated to be slow (nodes x states x parameters² past a measured limit) is
+announced by a :class:`~.nlp.build.FactorizationCostWarning`. Ctrl-C before IPOPT starts raises
 :class:`~collocnode.status.SolveInterrupted` naming the phase ("build", "compile"); inside IPOPT it
 stops the solve with status ``interrupted`` and keeps the last iterate. A user callback
 (:mod:`.ipopt.iteration`) runs after every IPOPT iteration and may stop the solve.
@@ -32,7 +34,13 @@ from .ipopt.backends import IpoptResult, solve_ipopt
 from .ipopt.iteration import CallbackRunner, RunInfo
 from .ipopt.options import IpoptOptions
 from .mesh import Mesh
-from .nlp.build import build_interruptibly, check_memory, locate_non_finite, stretched
+from .nlp.build import (
+    build_interruptibly,
+    check_factorization,
+    check_memory,
+    locate_non_finite,
+    stretched,
+)
 from .nlp.hessian import Hessian, check_hessian
 from .nlp.structured import StructuredNLP
 from .problem import DynamicOptimizationProblem
@@ -264,7 +272,7 @@ def _solve(
         # the pull of a consensus method, with its values fixed for this solve
         n_nodes = sum(m.n_nodes for m in meshes)
         pulled = dop.proximal.indices(n_nodes, dop.node_width)
-    nlp, z0 = build_nlp(dop, alg, meshes, proximal=pulled)
+    nlp, z0 = build_nlp(dop, alg, meshes, proximal=pulled, advise=True)
     if pulled is not None:
         nlp.set_proximal(np.full(pulled.size, dop.proximal.rho), dop.proximal.center())
     t_build = time.perf_counter() - t_start
@@ -278,13 +286,18 @@ def build_nlp(
     alg: RadauIIA,
     meshes: list[Mesh] | None = None,
     proximal: np.ndarray | None = None,
+    advise: bool = False,
 ) -> tuple[StructuredNLP, np.ndarray]:
     """The NLP of ``dop`` on ``meshes`` (default: ``alg``'s mesh of each segment) with an optional
     proximal term (:class:`.nlp.StructuredNLP`), and its initial guess; memory-checked first,
+    then, with ``advise`` (an NLP that IPOPT will solve), a
+    :class:`~.nlp.build.FactorizationCostWarning` if its iterations are estimated to be slow;
     interruptible (SolveInterrupted("build"/"compile"))."""
     if meshes is None:
         meshes = [alg.mesh_for(seg.tspan) for seg in dop.all_segments()]
     check_memory(dop, meshes, seconds=alg.ipopt.max_wall_time)
+    if advise:
+        check_factorization(dop, meshes, alg.hessian)
     nlp = build_interruptibly(
         lambda checkpoint: StructuredNLP(
             dop,

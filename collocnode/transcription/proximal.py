@@ -48,7 +48,7 @@ class ProximalBlock:
     ) -> None:
         t = time.perf_counter()
         self.alg = alg
-        self.nlp, self.z = build_nlp(dop, alg, meshes, proximal=shared)
+        self.nlp, self.z = build_nlp(dop, alg, meshes, proximal=shared, advise=True)
         self._build_s = time.perf_counter() - t
         self.last: Solution | None = None
 

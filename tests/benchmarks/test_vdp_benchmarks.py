@@ -29,3 +29,30 @@ def test_nlp_size_is_affine_in_the_number_of_trajectories():
         a, b, c = (r[key] for r in rows)
         assert c - 2 * b + a == 0, key
         assert b > a
+
+
+def test_width_crossover_runs_every_path_on_a_tiny_cell():
+    import argparse
+
+    mod = _load("width_crossover")
+    assert [mod.n_weights(h) for h in (5, 16, 32)] == [102, 674, 2370]
+    args = argparse.Namespace(
+        widths=[2],
+        ks=[2],
+        paths=list(mod.PATHS),
+        intervals=2,
+        blocks=2,
+        iterations=3,
+        repeats=1,
+        skip_s=60.0,
+        max_work=1e9,
+        ordering="auto",
+    )
+    rows = mod.grid(args)
+    assert [r["path"] for r in rows] == list(mod.PATHS)
+    for r in rows:
+        assert r["nodes"] == 12 and r["weights"] == mod.n_weights(2)
+        assert r["s_per_iteration"] > 0
+    args.max_work = 0  # every path but limited-memory skipped
+    skipped = [r["path"] for r in mod.grid(args) if "skipped" in r]
+    assert skipped == ["exact", "bfgs", "admm"]

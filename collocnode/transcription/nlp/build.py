@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
+import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -38,7 +39,61 @@ BUILD_S_PER_SAMPLE_NONZERO = 0.8e-6
 # leaves what is left of its limit, which may be milliseconds)
 SHORTEST_REFUSED_BUILD_S = 10.0
 
+# The work of one KKT factorization of an exact-Hessian NLP, nodes x n_states x n_params² (the
+# node-by-parameter border folded into the dense parameter block), past which the exact Hessian
+# stopped paying, and the seconds per IPOPT iteration per unit of it. Measured by
+# benchmarks/width_crossover.py on Van der Pol (2 cores at load 4-5; docs/performance.md, "Width
+# and trajectory count"): 0.2-1.5e-8 s per unit from 1e6 to 4.4e8; at 8.8e7 (480 nodes, 302
+# weights) the exact Hessian took 65 s to its optimum and IPOPT's L-BFGS was within 1.3 % of it
+# after 38 s; at 1e7 the exact Hessian won by about 3x, at 4.4e8 L-BFGS by more than 2x.
+FACTORIZATION_WORK_LIMIT = 1e8
+S_PER_FACTORIZATION_WORK = 1e-8
+
 T = TypeVar("T")
+
+
+class FactorizationCostWarning(UserWarning):
+    """An exact-Hessian collocation NLP whose IPOPT iterations are estimated to be slow: its
+    work nodes x n_states x n_params² (the node-by-parameter border that every KKT factorization
+    folds into the dense parameter block) passes :data:`FACTORIZATION_WORK_LIMIT`. Its one-line
+    message names the nodes, states and parameters, the estimated seconds per iteration
+    (:data:`S_PER_FACTORIZATION_WORK` per unit) and what to try instead
+    (``hessian="limited-memory"``, consensus ADMM over blocks of trajectories on parallel
+    workers, fewer nodes or a narrower network). The solve goes ahead unchanged; silence it
+    with ``warnings.simplefilter("ignore", FactorizationCostWarning)``. Measured in
+    ``docs/performance.md``, "Width and trajectory count"."""
+
+
+def factorization_work(dop: DynamicOptimizationProblem, meshes: list[Mesh]) -> int:
+    """nodes x n_states x n_params² of the NLP of ``dop`` on ``meshes``: collocation nodes over
+    every mesh, unknowns per node (``dop.node_width``), NLP parameters (``dop.n_nlp_params``)."""
+    nodes = sum(m.n_collocation for m in meshes)
+    return nodes * dop.node_width * dop.n_nlp_params**2
+
+
+def check_factorization(
+    dop: DynamicOptimizationProblem, meshes: list[Mesh], hessian: object
+) -> None:
+    """Warn (:class:`FactorizationCostWarning`) before an exact-Hessian NLP of ``dop`` on
+    ``meshes`` is built if :func:`factorization_work` passes :data:`FACTORIZATION_WORK_LIMIT`;
+    other Hessian choices never warn."""
+    if hessian != "exact":
+        return
+    work = factorization_work(dop, meshes)
+    if work <= FACTORIZATION_WORK_LIMIT:
+        return
+    nodes = sum(m.n_collocation for m in meshes)
+    several = len(meshes) > 1
+    admm = "ConsensusADMM over blocks of trajectories on one worker each, " if several else ""
+    warnings.warn(
+        f"the exact-Hessian NLP has {nodes} collocation nodes x {dop.node_width} states x "
+        f"{dop.n_nlp_params} parameters² = {work:.3g} (above {FACTORIZATION_WORK_LIMIT:.3g}), "
+        f"about {S_PER_FACTORIZATION_WORK * work:.2g} s per IPOPT iteration; try "
+        f'RadauIIA(hessian="limited-memory") with a looser tol or an iteration limit, '
+        f"{admm}fewer nodes or a narrower network",
+        FactorizationCostWarning,
+        stacklevel=4,
+    )
 
 
 def stretched(mesh: Mesh, t0: float, tf: float) -> Mesh:
