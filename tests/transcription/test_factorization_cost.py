@@ -51,6 +51,13 @@ def test_the_work_is_nodes_times_states_times_parameters_squared():
     assert factorization_work(dop, meshes) == (2 * 5 * 3) * 2 * n_params**2
 
 
+@pytest.fixture(autouse=True)
+def few_parameters_warn_too(monkeypatch):
+    """The small test problems have 26 parameters: below the least that warns (but see
+    :func:`test_many_nodes_and_few_weights_are_not_told_to_leave_the_exact_hessian`)."""
+    monkeypatch.setattr(build, "MIN_WARNED_PARAMS", 1)
+
+
 def test_it_warns_above_the_limit_and_names_the_numbers(monkeypatch):
     dop, meshes = dop_and_meshes()
     work = factorization_work(dop, meshes)  # 30 nodes x 2 states x 26² = 40,560
@@ -94,6 +101,19 @@ def test_a_solve_warns_before_it_builds_and_solves_as_before(monkeypatch):
         warnings.simplefilter("error", FactorizationCostWarning)
         alg = RadauIIA(5, 3, hessian="limited-memory", ipopt=alg.ipopt)
         solve(training(k=1), alg, seed=0, check=False)
+
+
+def test_many_nodes_and_few_weights_are_not_told_to_leave_the_exact_hessian(monkeypatch):
+    monkeypatch.setattr(build, "MIN_WARNED_PARAMS", 200)
+    # 26 weights on 2 x 30,000 x 3 nodes: work 2.4e9, past the limit, but few weights
+    dop, meshes = dop_and_meshes(k=2, intervals=30_000, stages=3)
+    assert factorization_work(dop, meshes) > build.FACTORIZATION_WORK_LIMIT
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FactorizationCostWarning)
+        check_factorization(dop, meshes, "exact")
+    monkeypatch.setattr(build, "MIN_WARNED_PARAMS", 26)
+    with pytest.warns(FactorizationCostWarning):
+        check_factorization(dop, meshes, "exact")
 
 
 def test_the_default_limit_is_far_above_a_small_problem():

@@ -48,6 +48,12 @@ SHORTEST_REFUSED_BUILD_S = 10.0
 # after 38 s; at 1e7 the exact Hessian won by about 3x, at 4.4e8 L-BFGS by more than 2x.
 FACTORIZATION_WORK_LIMIT = 1e8
 S_PER_FACTORIZATION_WORK = 1e-8
+# ... and only with this many parameters or more: where the work comes from many nodes and few
+# weights, the limited-memory Hessian's iteration costs as much as the exact one's and it needs
+# more of them (the quarter vehicle's strategy W, 12,500 nodes x 4 states x 92 weights = 4.2e8:
+# 2.3 s per iteration either way, settled after 16 exact against 36 limited-memory iterations,
+# 37 against 84 s of IPOPT), while the crossover above was at 302 weights
+MIN_WARNED_PARAMS = 200
 
 T = TypeVar("T")
 
@@ -75,12 +81,13 @@ def check_factorization(
     dop: DynamicOptimizationProblem, meshes: list[Mesh], hessian: object
 ) -> None:
     """Warn (:class:`FactorizationCostWarning`) before an exact-Hessian NLP of ``dop`` on
-    ``meshes`` is built if :func:`factorization_work` passes :data:`FACTORIZATION_WORK_LIMIT`;
-    other Hessian choices never warn."""
+    ``meshes`` is built if :func:`factorization_work` passes :data:`FACTORIZATION_WORK_LIMIT`
+    and the NLP has at least :data:`MIN_WARNED_PARAMS` parameters; other Hessian choices never
+    warn."""
     if hessian != "exact":
         return
     work = factorization_work(dop, meshes)
-    if work <= FACTORIZATION_WORK_LIMIT:
+    if work <= FACTORIZATION_WORK_LIMIT or dop.n_nlp_params < MIN_WARNED_PARAMS:
         return
     nodes = sum(m.n_collocation for m in meshes)
     several = len(meshes) > 1
