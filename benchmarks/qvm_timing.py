@@ -145,6 +145,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--warm-ups", type=int, default=1, help="untimed runs before each strategy")
     ap.add_argument("--duration", type=float, default=42.0, help="seconds of road (≤ 42)")
     ap.add_argument("--stagnation-window", type=int, default=10, help="0: the rule off")
+    ap.add_argument(
+        "--settle-rtol", type=float, default=0.0, help="the settled-characteristics rule; 0: off"
+    )
     ap.add_argument("--max-iter", type=int, default=150, help="IPOPT iterations per phase")
     ap.add_argument("--mumps-ordering", default="auto", help="auto, metis, amd, ... or trial")
     ap.add_argument(
@@ -174,6 +177,7 @@ def main(argv: list[str] | None = None) -> None:
             strategy=strategy,
             print_level=0,
             stagnation_window=args.stagnation_window,
+            settle_rtol=args.settle_rtol,
             road_as_input=formulation == "four",
             rational_form=args.rational_form,
             mumps_ordering=args.mumps_ordering,

@@ -16,7 +16,7 @@ def test_a_tiny_run_gives_every_column_and_the_table_shows_it():
     base = QVMOptions(duration=0.5)
     recipe = replace_flat(
         base.recipe, strategy="W", jit=False, stages=3, max_iter=5, print_level=0,
-        stagnation_window=0,
+        stagnation_window=0, settle_rtol=0.0, road_as_input=False,
     )  # fmt: skip
     row = bench.one_run(replace_flat(base, recipe=recipe))
     # the regression's IPOPT iterations are its own (in "regression"), not the NLP's
