@@ -28,6 +28,7 @@ import numpy as np
 from collocnode.experiments.vdp import VdPOptions, evaluate, seeds, train
 from collocnode.models import NeuralODE
 from collocnode.nn import MLP
+from collocnode.tools.markdown import table
 from collocnode.tools.options import build
 from collocnode.training import TrainingProblem
 from collocnode.transcription.nlp.hessian import HESSIAN_NAMES
@@ -101,6 +102,7 @@ def exact_build_time(width: int) -> dict:
 
 
 def fmt(x: object) -> str:
+    """A table cell: "–" for None, floats to 3 significant digits."""
     if x is None:
         return "–"
     if isinstance(x, float):
@@ -124,9 +126,7 @@ def markdown(rows: list[dict]) -> str:
         "s_per_iteration",
         "t_to_best_1pct",
     ]
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(fmt(r.get(c)) for c in cols) + " |" for r in rows]
-    return "\n".join(lines)
+    return table(cols, ([fmt(r.get(c)) for c in cols] for r in rows))
 
 
 def main() -> None:

@@ -30,7 +30,6 @@ from collocnode.recipes.qvm import QVMRecipe, hybrid_model
 from collocnode.tools.io import write_json
 from collocnode.tools.machine import describe, load_average
 from collocnode.training.warmstart import fit_initial_guess
-from collocnode.transcription import IpoptOptions
 
 
 @dataclass
@@ -56,7 +55,7 @@ def run(system: Any, split: Any, stride: int, rtol: float) -> dict[str, Any]:
     warm = fit_initial_guess(
         problem,
         settings.smoothing,
-        ipopt=IpoptOptions(tol=1e-8, max_iter=settings.regression_max_iter, print_level=0),
+        ipopt=settings.ipopt,
         jit=True,
         stride=stride,
         hessian=settings.regression_hessian,

@@ -63,9 +63,11 @@ import warnings
 from typing import Any
 
 from multi_trajectory_vdp import circle_data
+from quasi_newton_vdp import fmt
 
 from collocnode import ConsensusADMM, IpoptOptions, NeuralODE, RadauIIA, TrainingProblem, solve
 from collocnode.nn import MLP
+from collocnode.tools.io import write_json
 from collocnode.tools.machine import describe, load_average
 from collocnode.tools.markdown import table
 from collocnode.transcription.nlp.hessian import hessian_from_name
@@ -249,14 +251,6 @@ def converge(args: argparse.Namespace) -> list[dict[str, Any]]:
     return rows
 
 
-def fmt(x: object) -> str:
-    if x is None:
-        return "–"
-    if isinstance(x, float):
-        return f"{x:.3g}"
-    return str(x)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("mode", choices=("grid", "converge"))
@@ -298,8 +292,7 @@ def main() -> None:
     print(f"\n{meta['machine']}, load {meta['load_average']} → {meta['load_average_end']}\n")
     print(table(cols, [[fmt(r.get(c, "–")) for c in cols] for r in rows]))
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({**meta, "rows": rows}, fh, indent=2)
+        write_json(args.json, {**meta, "rows": rows})
 
 
 if __name__ == "__main__":

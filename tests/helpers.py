@@ -9,7 +9,13 @@ from collections.abc import Iterator
 import casadi as ca
 import numpy as np
 
-from collocnode import HybridModel, Parameter, TrainingProblem, Trajectory
+from collocnode import (
+    DynamicOptimizationProblem,
+    HybridModel,
+    Parameter,
+    TrainingProblem,
+    Trajectory,
+)
 
 RATE = 1.3  # the true decay rate k of x' = -k x
 
@@ -30,6 +36,17 @@ def decay_problem(n_trajectories: int = 4, **fields) -> TrainingProblem:
         parameters={"k": Parameter(0.5, fit=True)},
     )
     return TrainingProblem(model, data if n_trajectories > 1 else data[0], **fields)
+
+
+def too_large_for_memory() -> DynamicOptimizationProblem:
+    """Two states and 2,000,000 parameters: its NLP's derivative arrays fit no test machine."""
+    return DynamicOptimizationProblem(
+        dynamics=lambda x, p, u, t: -x * p[0],
+        n_states=2,
+        n_params=2_000_000,
+        tspan=(0.0, 1.0),
+        lagrange=lambda x, p, u, t: x[0] ** 2,
+    )
 
 
 def drawn_texts(fig) -> list:

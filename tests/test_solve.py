@@ -16,6 +16,7 @@ from collocnode import (
     solve,
 )
 from collocnode.nn import MLP
+from tests.helpers import too_large_for_memory
 
 QUIET = dict(print_level=0)
 
@@ -254,13 +255,7 @@ def test_nan_evaluations_are_counted_in_the_solution_not_printed(backend, capfd)
 
 
 def test_an_nlp_too_large_for_memory_is_refused_before_it_is_built():
-    dop = DynamicOptimizationProblem(
-        dynamics=lambda x, p, u, t: -x * p[0],
-        n_states=2,
-        n_params=2_000_000,
-        tspan=(0.0, 1.0),
-        lagrange=lambda x, p, u, t: x[0] ** 2,
-    )
+    dop = too_large_for_memory()
     with pytest.raises(ValueError, match=r"GB this process may use") as err:
         solve(dop, RadauIIA(10, 3))
     text = str(err.value)

@@ -52,6 +52,7 @@ from ..problems.layout import StateLayout
 from ..solve import solve
 from ..strategies import Pretrained, StopWhenSettled
 from ..training import BlockConstraint, TrainingProblem, TrainingSolution
+from ..training.callbacks import BlockOutputs
 from .base import TrainedModel, widths
 from .settings import CollocationSettings, RegressionSettings
 
@@ -256,14 +257,13 @@ class Characteristics:
         s_dv, s_dz = input_spread(data)
         unit = np.linspace(-2.0, 2.0, points)
         self.grids = {"friction": s_dv * unit[:, None], "spring": s_dz * unit[:, None]}
+        self.outputs = [BlockOutputs(name, grid) for name, grid in self.grids.items()]
 
     def __call__(self, state: Any) -> np.ndarray:
-        weights = state.params_by_block()
         parts = []
-        for name, grid in self.grids.items():
-            block = state.model.blocks[name]
-            scale = np.abs(np.asarray(block.output_scale or 1.0, dtype=float))
-            parts.append(np.asarray(block.numpy(grid, weights[name]), dtype=float).ravel() / scale)
+        for outputs in self.outputs:
+            scale = state.model.blocks[outputs.block].output_scale or 1.0
+            parts.append(outputs(state) / np.abs(np.asarray(scale, dtype=float)))
         return np.concatenate(parts)
 
 

@@ -160,6 +160,11 @@ class RegressionSettings:
         if self.regression_rtol is not None:
             v.positive_float("regression_rtol", self.regression_rtol)
 
+    @property
+    def ipopt(self) -> IpoptOptions:
+        """IPOPT's settings of the regression: tol 1e-8, ``regression_max_iter``, silent."""
+        return IpoptOptions(tol=1e-8, max_iter=self.regression_max_iter, print_level=0)
+
     def warm_started(self, inner: Algorithm, *, jit: bool) -> WarmStarted:
         """``inner`` after the regression of these settings (:class:`~collocnode.WarmStarted`),
         compiled with ``jit``."""
@@ -169,6 +174,6 @@ class RegressionSettings:
             stride=self.stride,
             hessian=self.regression_hessian,
             stop_rtol=self.regression_rtol,
-            ipopt=IpoptOptions(tol=1e-8, max_iter=self.regression_max_iter, print_level=0),
+            ipopt=self.ipopt,
             jit=jit,
         )

@@ -663,19 +663,25 @@ class StopWhenSettledRule:
         return False
 
 
-def block_outputs(block: str, inputs: Any) -> Callable[[Any], np.ndarray]:
+class BlockOutputs:
     """A measure for :class:`StopWhenSettledRule`: the output of the model's block ``block`` at
     ``inputs`` (n, n_in), or (n,) for a block of one input, at the current parameters, (n,
-    n_out) flattened -- e.g. a learned characteristic over the range of its input."""
-    grid = np.asarray(inputs, dtype=float)
-    grid = grid[:, None] if grid.ndim == 1 else grid
+    n_out) flattened -- e.g. a learned characteristic over the range of its input. A class
+    rather than a closure, so that an algorithm holding it can be sent to another process."""
 
-    def outputs(state: Any) -> np.ndarray:
-        model = state.model
-        weights = state.params_by_block()[block]
-        return np.asarray(model.blocks[block].numpy(grid, weights), dtype=float).ravel()
+    def __init__(self, block: str, inputs: Any) -> None:
+        grid = np.asarray(inputs, dtype=float)
+        self.block, self.grid = block, grid[:, None] if grid.ndim == 1 else grid
 
-    return outputs
+    def __call__(self, state: Any) -> np.ndarray:
+        weights = state.params_by_block()[self.block]
+        outputs = state.model.blocks[self.block].numpy(self.grid, weights)
+        return np.asarray(outputs, dtype=float).ravel()
+
+
+def block_outputs(block: str, inputs: Any) -> Callable[[Any], np.ndarray]:
+    """:class:`BlockOutputs` of ``block`` at ``inputs``."""
+    return BlockOutputs(block, inputs)
 
 
 class CallbackList:

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from collocnode import (
-    DynamicOptimizationProblem,
     FactorizationCostWarning,
     IpoptOptions,
     Mesh,
@@ -24,6 +23,7 @@ from collocnode import (
 from collocnode.nn import MLP
 from collocnode.transcription.nlp import build
 from collocnode.transcription.nlp.build import check_factorization, factorization_work
+from tests.helpers import too_large_for_memory
 
 
 def training(k: int = 2, hidden: int = 3) -> TrainingProblem:
@@ -142,13 +142,7 @@ def test_the_measured_limit_lies_between_these_two_meshes(intervals, warns):
 
 
 def test_an_nlp_refused_for_memory_is_not_also_warned_about():
-    dop = DynamicOptimizationProblem(
-        dynamics=lambda x, p, u, t: -x * p[0],
-        n_states=2,
-        n_params=2_000_000,
-        tspan=(0.0, 1.0),
-        lagrange=lambda x, p, u, t: x[0] ** 2,
-    )
+    dop = too_large_for_memory()
     with warnings.catch_warnings():
         warnings.simplefilter("error", FactorizationCostWarning)
         with pytest.raises(ValueError, match="GB this process may use"):
