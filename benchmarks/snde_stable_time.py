@@ -1,6 +1,9 @@
 #!/usr/bin/env python
 """The SNDE stable-time experiment (White et al. 2023, App. D.3, Table 3): plain NODE vs SNODE.
 
+``--models`` adds the paper's other baselines: ANODE, SANODE (``augment`` of Table 4) and the
+tangent projection operator TPO (App. D.2), each with the SNODE's options for the system.
+
 For each system (two_body, rigid_body, dcdc) a plain NODE and an SNODE are trained on the same
 data with the existing trainers (``make_trainer("node")`` / ``make_trainer("snde")``, identical
 options except the stabilization γ), then both are rolled out from independent test initial
@@ -14,7 +17,8 @@ numbers are printed next to ours.
 
     python benchmarks/snde_stable_time.py [--systems two_body,rigid_body,dcdc] [--trials 3]
         [--seeds 1] [--epochs 1000 | --epochs two_body=60,rigid_body=40,dcdc=8]
-        [--batch-size 1] [--n-train 40] [--jobs 1] [--threads 1] [--out DIR]
+        [--batch-size 1] [--n-train 40] [--models node,snode] [--jobs 1] [--threads 1]
+        [--out DIR]
 
 Paper protocol (App. F, Table 4) and this script's defaults: 40 training trajectories with random
 initial conditions (the systems' ``sample_x0``), multiple shooting on chunks of 3 steps, ReLU MLPs
@@ -45,6 +49,10 @@ from collocnode.tools import machine
 
 SYSTEMS = ("two_body", "rigid_body", "dcdc")
 
+# --models: name -> the label of its rows (the JSON's model keys and the table's Model column)
+MODELS = {"node": "NODE", "snode": "SNODE", "anode": "ANODE", "sanode": "SANODE", "tpo": "TPO"}
+DEFAULT_MODELS = ("node", "snode")
+
 # The stability threshold on the relative state error (SNDE paper App. D.3, below eq. 32).
 E_STAB = 1e3
 
@@ -72,6 +80,11 @@ class Config:
     threads: int = 1
     jobs: int = 1
     budget_s: float | None = None
+    models: tuple[str, ...] = DEFAULT_MODELS
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(MODELS[m] for m in self.models)
 
     def epochs_for(self, system: str) -> int:
         return dict(self.epochs).get(system, 1000)
@@ -150,9 +163,12 @@ def test_trials(
     return t, [system.simulate(t, system.sample_x0(rng)).x for _ in range(n)]
 
 
-def make_pair(system: str, cfg: Config, seed: int) -> dict[str, Any]:
-    """The SNODE with the paper's options for ``system`` and a plain NODE with the same options
-    (network, data handling, optimiser, schedule, solver) except the stabilization."""
+def make_models(system: str, cfg: Config, seed: int) -> dict[str, Any]:
+    """The trainers of ``cfg.models`` by label: the SNODE with the paper's options for
+    ``system``; a plain NODE with the same options (network, data handling, optimiser, schedule,
+    solver) except the stabilization; an ANODE as that NODE with Table 4's augmented dimensions;
+    a SANODE as the SNODE with them; a TPO as the SNODE with the tangent projection instead of
+    the stabilization (γ = 0)."""
     from collocnode.compare import make_trainer
     from collocnode.compare.methods.node import NODEOptions
 
@@ -165,8 +181,22 @@ def make_pair(system: str, cfg: Config, seed: int) -> dict[str, Any]:
     }
     snode = make_trainer("snde", problem=system, **common)
     shared = {f.name: getattr(snode.options, f.name) for f in fields(NODEOptions)}
-    node = make_trainer("node", **shared)
-    return {"NODE": node, "SNODE": snode}
+    shared.pop("augment")  # the ANODE's comes from its Table 4 settings
+    build = {
+        "node": lambda: make_trainer("node", **shared),
+        "snode": lambda: snode,
+        "anode": lambda: make_trainer("anode", problem=system, **shared),
+        "sanode": lambda: make_trainer("sanode", problem=system, **common),
+        "tpo": lambda: make_trainer("tpo", problem=system, **common),
+    }
+    return {MODELS[m]: build[m]() for m in cfg.models}
+
+
+def make_pair(system: str, cfg: Config, seed: int) -> dict[str, Any]:
+    """The NODE/SNODE pair of :func:`make_models`."""
+    from dataclasses import replace
+
+    return make_models(system, replace(cfg, models=DEFAULT_MODELS), seed)
 
 
 def rollout_error(trainer: Any, system: Any, t: np.ndarray, truth: np.ndarray) -> dict[str, Any]:
@@ -210,7 +240,8 @@ def evaluate(trainer: Any, system: Any, t: np.ndarray, truths: list[np.ndarray],
 
 
 def run_system(name: str, cfg: Config, log: Any = print) -> dict[str, Any]:
-    """Train the NODE/SNODE pair(s) of one system and evaluate every trial."""
+    """Train the models (the NODE/SNODE pair by default) of one system, for each seed, and
+    evaluate every trial."""
     import torch
 
     from collocnode import problems
@@ -223,7 +254,7 @@ def run_system(name: str, cfg: Config, log: Any = print) -> dict[str, Any]:
         data = training_data(system, cfg.n_train, rng)
         t, truths = test_trials(system, cfg.trials, cfg.horizon, np.random.default_rng([seed, 1]))
         entry: dict[str, Any] = {"seed": seed, "horizon_s": float(t[-1] - t[0]), "models": {}}
-        for label, trainer in make_pair(name, cfg, seed).items():
+        for label, trainer in make_models(name, cfg, seed).items():
             fit = trainer.fit(system, data, budget_s=cfg.budget_s)
             tag = f"[{name} seed {seed}] {label}"
             log(f"{tag}: {fit.status}, {fit.message}, {fit.train_time_s:.0f} s")
@@ -245,7 +276,7 @@ def run_system(name: str, cfg: Config, log: Any = print) -> dict[str, Any]:
 def summary_of(result: dict[str, Any]) -> dict[str, Any]:
     """Stable-time statistics per model over all trials of all seeds, plus the diverged count."""
     summary: dict[str, Any] = {}
-    for label in ("NODE", "SNODE"):
+    for label in result["seeds"][0]["models"]:
         rows = [r for s in result["seeds"] for r in s["models"][label]["trials"]]
         horizon = result["seeds"][0]["horizon_s"]
         summary[label] = {
@@ -279,11 +310,12 @@ def markdown(results: list[dict[str, Any]], cfg: Config) -> str:
             + " | ".join(fmt(p[k]) for k in ("min", "max", "median", "mean", "std"))
             + " | — | — |"
         )
-        lines.append(
-            f"| {name} | {fmt(p['trial_length'])} | SNODE (paper) | {PAPER_TRIALS} | "
-            "— | — | — | — | — | 0 | — |"
-        )
-        for label in ("NODE", "SNODE"):
+        if "SNODE" in summ:
+            lines.append(
+                f"| {name} | {fmt(p['trial_length'])} | SNODE (paper) | {PAPER_TRIALS} | "
+                "— | — | — | — | — | 0 | — |"
+            )
+        for label in summ:
             s = summ[label]
             st = s["stable_time"]
             lines.append(
@@ -295,11 +327,25 @@ def markdown(results: list[dict[str, Any]], cfg: Config) -> str:
     lines += [
         "",
         f"Stable time T_stab = max{{t | E(t) < {cfg.e_stab:g}}} (SNDE eq. 32), seconds. "
-        f"Ours: {cfg.trials} test trial(s) × {cfg.seeds} trained pair(s) per system; epochs "
+        f"Ours: {cfg.trials} test trial(s) × {cfg.seeds} trained {_set_name(cfg)} per system; "
+        "epochs "
         f"{epochs}; batch size {cfg.batch_size}; {cfg.n_train} training trajectories. "
         "The paper: 100 test trials, one model per method, 1000 epochs, batch size 1.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _set_name(cfg: Config) -> str:
+    return "pair(s)" if cfg.models == DEFAULT_MODELS else f"set(s) of {', '.join(cfg.labels)}"
+
+
+def parse_models(text: str) -> tuple[str, ...]:
+    """``"node,snode,tpo"`` -> the model names, in that order, each once."""
+    names = tuple(dict.fromkeys(m.strip().lower() for m in text.split(",") if m.strip()))
+    bad = [m for m in names if m not in MODELS]
+    if bad or not names:
+        raise ValueError(f"unknown or no model(s) {bad or text!r}; valid: {', '.join(MODELS)}")
+    return names
 
 
 # --- command line ------------------------------------------------------------------------------
@@ -327,6 +373,11 @@ def parse_args(argv: list[str] | None = None) -> tuple[Config, Path | None]:
     ap.add_argument("--horizon", type=float, default=None, help="trial length [s] (paper's)")
     ap.add_argument("--e-stab", type=float, default=E_STAB)
     ap.add_argument("--activation", default="relu", help="hidden activation (paper: relu)")
+    ap.add_argument(
+        "--models",
+        default=",".join(DEFAULT_MODELS),
+        help=f"models to train, from {','.join(MODELS)} (default: the NODE/SNODE pair)",
+    )
     ap.add_argument("--budget", type=float, default=None, help="training cap per model [s]")
     ap.add_argument("--threads", type=int, default=1, help="torch threads per process")
     ap.add_argument("--jobs", type=int, default=1, help="systems run in parallel processes")
@@ -341,6 +392,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Config, Path | None]:
             ap.error(f"--{name.replace('_', '-')} must be >= 1")
     try:
         epochs = parse_epochs(a.epochs, systems)
+        models = parse_models(a.models)
     except ValueError as exc:
         ap.error(str(exc))
     cfg = Config(
@@ -356,6 +408,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Config, Path | None]:
         threads=a.threads,
         jobs=a.jobs,
         budget_s=a.budget,
+        models=models,
     )
     return cfg, a.out
 

@@ -109,3 +109,47 @@ def test_tiny_end_to_end_run_writes_json_and_markdown(tmp_path):
         assert res["summary"][label]["stable_time"]["n"] == 2
     md = (tmp_path / "stable_time.md").read_text()
     assert "NODE (paper, Table 3)" in md and "341.7" in md and "SNODE (ours)" in md
+
+
+def test_models_option():
+    assert st.parse_models("node,snode") == st.DEFAULT_MODELS == st.Config().models
+    assert st.parse_models(" TPO, anode,tpo ") == ("tpo", "anode")
+    with pytest.raises(ValueError, match="unknown or no model"):
+        st.parse_models("node,hnn")
+    cfg, _ = st.parse_args(["--models", "anode,sanode,tpo"])
+    assert cfg.models == ("anode", "sanode", "tpo") and cfg.labels == ("ANODE", "SANODE", "TPO")
+    with pytest.raises(SystemExit):
+        st.parse_args(["--models", "lnn"])
+
+
+def test_the_other_baselines_share_the_snodes_options():
+    pytest.importorskip("torchdiffeq")
+    from collocnode.compare.methods.node import NODEOptions
+
+    cfg = st.Config(epochs=(("two_body", 5),), models=tuple(st.MODELS))
+    models = st.make_models("two_body", cfg, seed=2)
+    assert list(models) == ["NODE", "SNODE", "ANODE", "SANODE", "TPO"]
+    node, snode = models["NODE"], models["SNODE"]
+    for f in NODEOptions.__dataclass_fields__:
+        want = 2 if f == "augment" else getattr(node.options, f)
+        assert getattr(models["ANODE"].options, f) == want, f
+    assert (models["ANODE"].name, node.options.augment) == ("anode", 0)
+    for f in snode.options.__dataclass_fields__:
+        assert getattr(models["SANODE"].options, f) == (
+            2 if f == "augment" else getattr(snode.options, f)
+        ), f
+        if f not in ("gamma", "projection"):
+            assert getattr(models["TPO"].options, f) == getattr(snode.options, f), f
+    assert (models["TPO"].options.gamma, models["TPO"].options.projection) == (0.0, "tangent")
+
+
+def test_tiny_run_of_the_other_baselines(tmp_path):
+    pytest.importorskip("torchdiffeq")
+    args = "--systems rigid_body --trials 1 --epochs 1 --batch-size 512 --n-train 2 --horizon 1"
+    assert st.main([*args.split(), "--models", "anode,tpo", "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "stable_time.json").read_text())
+    (res,) = data["results"]
+    assert list(res["seeds"][0]["models"]) == ["ANODE", "TPO"] == list(res["summary"])
+    md = (tmp_path / "stable_time.md").read_text()
+    assert "ANODE (ours)" in md and "TPO (ours)" in md and "NODE (paper, Table 3)" in md
+    assert "SNODE" not in md

@@ -24,6 +24,7 @@ FIRST_ORDER = [
 QUICKER = {
     "node": {"shooting": 5},
     "node_adjoint": {"shooting": 5},
+    "anode": {"shooting": 5},
     "mnn": {"horizon": 4},
     "lstm": {"hidden": (8,), "window": 4},
 }
@@ -72,7 +73,14 @@ def test_second_order_methods_with_an_input_signal(name, oscillator):
 
 
 def test_the_methods_for_first_order_systems_are_the_expected_ones():
-    assert set(ALL) - set(FIRST_ORDER) == {"snde", "hnn", "lnn", "mbdnode_symplectic"}
+    assert set(ALL) - set(FIRST_ORDER) == {
+        "snde",
+        "sanode",
+        "tpo",
+        "hnn",
+        "lnn",
+        "mbdnode_symplectic",
+    }
 
 
 @pytest.mark.parametrize("name", [m for m in ALL if m not in FIRST_ORDER])

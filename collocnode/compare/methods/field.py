@@ -3,7 +3,8 @@
 The network is an :class:`collocnode.nn.MLP` spec instantiated with ``torch_module()``, so its flat
 weights load unchanged into the CasADi function of the same spec. Its input is
 ``[z, u, μ]`` (model state, known inputs, parameter inputs) and its output the accelerations of
-the model positions (second-order systems) or ``x'`` (first-order systems).
+the model positions (second-order systems) or ``x'`` (first-order systems). An augmented field
+(ANODE, ``augment`` extra states ``a``) reads ``[z, a, u, μ]`` and also outputs ``a'``.
 """
 
 from __future__ import annotations
@@ -68,14 +69,22 @@ class RolloutOptions(FieldOptions):
 class NeuralField(nn.Module):
     """``dz/dt = F(t, z)`` with ``F = [z_v, net(z, u, μ)]`` (second order) or ``net(z, u, μ)``.
 
-    Shapes: ``z`` (..., n_model), ``u`` (..., n_inputs), ``mu`` (..., n_params) or (n_params,).
+    Shapes: ``z`` (..., n_model + augment), ``u`` (..., n_inputs), ``mu`` (..., n_params) or
+    (n_params,). With ``augment`` > 0 the state ends in the augmented states ``a`` and the
+    network's output in ``a'`` (second order: state ``(q, v, a)``, ``(v', a') = net``).
     """
 
     def __init__(
-        self, spec: MLP, layout: StateLayout, weights: np.ndarray, dtype: Any, device: Any
+        self,
+        spec: MLP,
+        layout: StateLayout,
+        weights: np.ndarray,
+        dtype: Any,
+        device: Any,
+        augment: int = 0,
     ) -> None:
         super().__init__()
-        self.spec, self.layout = spec, layout
+        self.spec, self.layout, self.augment = spec, layout, augment
         self.net = spec.torch_module(weights, dtype=dtype, device=device)
 
     def features(self, z: torch.Tensor, u: torch.Tensor, mu: torch.Tensor) -> torch.Tensor:
@@ -94,7 +103,8 @@ class NeuralField(nn.Module):
     def forward(self, z: torch.Tensor, u: torch.Tensor, mu: torch.Tensor) -> torch.Tensor:
         out = self.output(z, u, mu)
         if self.layout.second_order:
-            return torch.cat([z[..., self.layout.n_q :], out], dim=-1)
+            n_q = self.layout.n_q
+            return torch.cat([z[..., n_q : 2 * n_q], out], dim=-1)
         return out
 
 
@@ -137,37 +147,63 @@ class FieldTrainer(GradientTrainer):
     def _tensor(self, a: np.ndarray) -> torch.Tensor:
         return torch.as_tensor(np.asarray(a, dtype=float), dtype=self.dtype, device=self.device)
 
-    def _build_field(self, net_inputs: np.ndarray, outputs: np.ndarray | None) -> None:
-        """The MLP spec (normalised by the training data if asked) and its torch module."""
+    def _build_field(
+        self, net_inputs: np.ndarray, outputs: np.ndarray | None, augment: int = 0
+    ) -> None:
+        """The MLP spec (normalised by the training data if asked) and its torch module.
+
+        ``augment`` > 0 inserts that many augmented inputs after the model state and appends as
+        many outputs; they are not normalised (shift 0, scale 1: they start at 0 and have no
+        data)."""
         o, lay = self.options, self.layout
         kw: dict[str, Any] = {}
         if o.normalize:
             shift, scale = data_stats(net_inputs)
+            at = lay.n_model
+            shift = np.concatenate([shift[:at], np.zeros(augment), shift[at:]])
+            scale = np.concatenate([scale[:at], np.ones(augment), scale[at:]])
             kw = {"input_shift": tuple(shift), "input_scale": tuple(scale)}
             if outputs is not None:
-                kw["output_scale"] = tuple(data_stats(outputs)[1])
-        spec = MLP((lay.n_net_in, *o.hidden, lay.n_out), o.activation, o.init, **kw)
+                out_scale = np.concatenate([data_stats(outputs)[1], np.ones(augment)])
+                kw["output_scale"] = tuple(out_scale)
+        sizes = (lay.n_net_in + augment, *o.hidden, lay.n_out + augment)
+        spec = MLP(sizes, o.activation, o.init, **kw)
         weights = spec.init_weights(np.random.default_rng(o.seed))
-        self.field = NeuralField(spec, lay, weights, self.dtype, self.device)
+        self.field = NeuralField(spec, lay, weights, self.dtype, self.device, augment)
 
     def modules(self) -> list[nn.Module]:
         return [self.field]
 
     # --- weights shared with the CasADi side ----------------------------------------------------
+    @property
+    def _block(self) -> str:
+        """The block's name: ``"f"``, or ``"f_augmented"`` for an augmented field.
+
+        An augmented network maps ``[z, a, u, μ]`` to ``[q'' or x', a']``: a CasADi model that
+        loads ``"f"`` as ``[z, u, μ] -> q'' or x'`` cannot use it, so it is not offered under
+        that name. Its spec still describes it exactly (sizes, scalings), so the CasADi side can
+        evaluate it as a network, as it can the HNN's ``"H"``.
+        """
+        return "f_augmented" if getattr(self.field, "augment", 0) else "f"
+
     def blocks(self) -> dict[str, MLP]:
-        """The network specs by name; ``"f"`` maps ``[z, u, μ]`` to ``q''`` or ``x'``."""
+        """The network specs by name; ``"f"`` maps ``[z, u, μ]`` to ``q''`` or ``x'``
+        (``"f_augmented"``: ``[z, a, u, μ]`` to ``[q'' or x', a']``)."""
         self._require_fitted()
-        return {"f": self.field.spec}
+        return {self._block: self.field.spec}
 
     def get_weights(self) -> dict[str, np.ndarray]:
         """Flat float64 weights per block, in the spec's layout (loadable by CasADi)."""
         self._require_fitted()
-        return {"f": self.field.net.get_flat()}
+        return {self._block: self.field.net.get_flat()}
 
     def set_weights(self, weights: Mapping[str, np.ndarray]) -> None:
         """Load flat weights per block (e.g. trained on the collocation side)."""
         self._require_fitted()
-        self.field.net.set_flat(weights["f"])
+        block = self._block
+        if block not in weights:
+            raise KeyError(f"set_weights needs the block {block!r}, got {sorted(weights)}")
+        self.field.net.set_flat(weights[block])
 
     # --- rollout ---------------------------------------------------------------------------------
     def _mu(self, params: Mapping[str, float] | None) -> torch.Tensor:

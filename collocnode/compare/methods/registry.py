@@ -26,9 +26,14 @@ _TABLE: dict[str, Any] = {
     # MBD-NODE's variant for conservative systems: a (∂H/∂q, ∂H/∂p) field, Störmer–Verlet
     "mbdnode_symplectic": f"{_HERE}.mbdnode_symplectic:SymplecticMBDNODE",
     "snde": f"{_HERE}.snde:SNDE",
+    # the SNDE paper's other baselines: the stabilized augmented NODE and the tangent projection
+    "sanode": f"{_HERE}.snde:SANODE",
+    "tpo": (f"{_HERE}.snde:SNDE", {"defaults": {"projection": "tangent", "gamma": 0.0}}),
     "mnn": f"{_HERE}.mnn:MNN",
     "node": f"{_HERE}.node:NODE",
     "node_adjoint": (f"{_HERE}.node:NODE", {"defaults": {"adjoint": True}}),
+    # the augmented NODE (Dupont et al. 2019), a baseline of the SNDE paper
+    "anode": f"{_HERE}.node:ANODE",
     "lstm": f"{_HERE}.baselines:LSTM",
     "fcnn": f"{_HERE}.baselines:FCNN",
     # the energy-based baselines of the MBD-NODE paper (second-order systems only)

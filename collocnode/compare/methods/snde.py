@@ -15,9 +15,20 @@ value at each trajectory's first state, so conserved quantities (energy, angular
 Casimirs) and holonomic constraints are handled alike. Training is multiple shooting on chunks of
 three steps through an adaptive solver (:mod:`collocnode.compare.methods.node`).
 
+With ``augment`` > 0 this is the stabilized ANODE (SANODE): the stabilization acts on the real
+state and ``F`` has zero rows for the augmented states (the SNDE code's choice).
+
+``projection="tangent"`` is the tangent projection operator (TPO, SNDE App. D.2, eqs. 30–31):
+``u' = P(u) f_Θ(u)`` with ``P = I − G⁺G`` the orthogonal projector onto the tangent space of the
+constraint level set through ``u`` (for the rigid body's sphere ``g = |u|²/2 − C``, ``G = uᵀ``
+and ``P = I − u uᵀ/|u|²``, eq. 30). ``g`` is then constant along exact solutions; the ordinary
+solver's error still drifts it slowly. The registry's ``tpo`` sets γ = 0 (no stabilization).
+
 The constraints come from the system in numpy. The stabilization term therefore enters torch as a
 custom autograd function whose backward pass uses the Jacobian of ``F g`` by central differences
-(exact ``G`` from the system, the derivative of ``F`` by differences); both are float64.
+(exact ``G`` from the system, the derivative of ``F`` by differences); both are float64. The
+projection is a custom autograd function of ``(u, f)`` in the same way: its derivative in ``f``
+is exact (``Pᵀ = P``), its derivative in ``u`` (through ``G(u)``) by central differences.
 """
 
 from __future__ import annotations
@@ -32,6 +43,7 @@ from ... import _validation as v
 from .node import NODE, NODEOptions
 
 STABILIZERS = ("pinv", "transpose")
+PROJECTIONS = ("none", "tangent")
 
 
 @dataclass(frozen=True)
@@ -44,6 +56,8 @@ class SNDEOptions(NODEOptions):
         stabilizer: "pinv" (F = G⁺) or "transpose" (F = Gᵀ).
         relative: measure g relative to each trajectory's first state (the SNDE code's choice).
         fd_step: relative step of the central differences in the backward pass.
+        projection: "none", or "tangent" for ``u' = (I − G⁺G) f_Θ(u)`` (TPO, App. D.2), the
+            stabilization (γ > 0) added on top.
     """
 
     gamma: float = 8.0
@@ -55,11 +69,13 @@ class SNDEOptions(NODEOptions):
     weight_decay: float = 1e-6
     lr_min: float | None = 1e-5
     partition: bool = False
+    projection: str = "none"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         v.nonnegative_float("gamma", self.gamma)
         v.choice("stabilizer", self.stabilizer, STABILIZERS)
+        v.choice("projection", self.projection, PROJECTIONS)
         v.positive_float("fd_step", self.fd_step)
         if self.partition:
             raise ValueError("partition must be False for SNDE: it stabilizes the full state")
@@ -217,6 +233,50 @@ class _Stabilize(torch.autograd.Function):
         return torch.as_tensor(out, dtype=dtype, device=device), None, None, None, None, None
 
 
+def tangent_projection(
+    funcs: tuple[Any, Any], x: np.ndarray, t: np.ndarray, f: np.ndarray
+) -> np.ndarray:
+    """``(I − G⁺G) f`` for each row: ``f`` (B, n) projected onto the tangent space of the level
+    set of ``g`` through ``x`` (B, n) at times ``t`` (B,) (G must have full row rank)."""
+    G = funcs[1](x, t)
+    y = np.linalg.solve(G @ np.swapaxes(G, -1, -2), np.einsum("bmn,bn->bm", G, f)[..., None])
+    return f - np.einsum("bmn,bm->bn", G, y[..., 0])
+
+
+class _Project(torch.autograd.Function):
+    """``P(x) f`` evaluated in numpy. Its vector-Jacobian product in ``f`` is exact (``P`` is an
+    orthogonal projector, ``Pᵀ = P``); in ``x`` it is taken by central differences of
+    ``P(x) f`` at fixed ``f`` (P depends on x through G: treating it as a constant would drop
+    that part of the gradient)."""
+
+    @staticmethod
+    def forward(ctx, x, f, t, funcs, fd_step):  # type: ignore[override]
+        xn = x.detach().cpu().numpy()
+        fn = f.detach().cpu().numpy()
+        tn = np.broadcast_to(t.detach().cpu().numpy(), (xn.shape[0],))
+        ctx.args = (xn, fn, tn, funcs, fd_step, x.dtype, x.device)
+        return torch.as_tensor(
+            tangent_projection(funcs, xn, tn, fn), dtype=x.dtype, device=x.device
+        )
+
+    @staticmethod
+    def backward(ctx, grad):  # type: ignore[override]
+        xn, fn, tn, funcs, fd_step, dtype, device = ctx.args
+        b, n = xn.shape
+        gn = grad.detach().cpu().numpy()
+        grad_f = tangent_projection(funcs, xn, tn, gn)  # P grad (P symmetric)
+        h = fd_step * np.maximum(1.0, np.abs(xn))  # (B, n)
+        eye = np.eye(n)[:, None, :] * h[None, :, :]
+        xs = np.stack([xn[None] + eye, xn[None] - eye]).reshape(-1, n)
+        reps = 2 * n
+        s = tangent_projection(funcs, xs, np.tile(tn, reps), np.tile(fn, (reps, 1)))
+        s = s.reshape(2, n, b, n)
+        jac_t = (s[0] - s[1]) / (2.0 * h.T[:, :, None])  # (k, B, n): d (P f) / d x_k
+        grad_x = np.einsum("kbn,bn->bk", jac_t, gn)
+        as_t = {"dtype": dtype, "device": device}
+        return torch.as_tensor(grad_x, **as_t), torch.as_tensor(grad_f, **as_t), None, None, None
+
+
 class SNDE(NODE):
     """Stabilized neural ODE; see the module docstring."""
 
@@ -278,8 +338,35 @@ class SNDE(NODE):
     def _rhs_batch(self, t_rel: torch.Tensor, z: torch.Tensor, ctx: dict[str, Any]) -> torch.Tensor:
         f = super()._rhs_batch(t_rel, z, ctx)
         o = self.options
-        if o.gamma == 0.0:
+        if o.gamma == 0.0 and o.projection == "none":
             return f
+        # the constraints act on the real state; augmented states (SANODE) are left alone
+        n = self.layout.n_model
+        x, f_x, f_a = z[:, :n], f[:, :n], f[:, n:]
         t_abs = (ctx["t0"] + t_rel).expand(z.shape[0])
-        s = _Stabilize.apply(z, t_abs, ctx["ref"], self._funcs, o.stabilizer, o.fd_step)
-        return f - o.gamma * s
+        if o.projection == "tangent":
+            f_x = _Project.apply(x, f_x, t_abs, self._funcs, o.fd_step)
+        if o.gamma > 0.0:
+            s = _Stabilize.apply(x, t_abs, ctx["ref"], self._funcs, o.stabilizer, o.fd_step)
+            f_x = f_x - o.gamma * s
+        return torch.cat([f_x, f_a], dim=-1) if o.augment else f_x
+
+
+@dataclass(frozen=True)
+class SANODEOptions(SNDEOptions):
+    """Options of the stabilized ANODE: :class:`SNDEOptions` with one augmented state by default
+    (the SNDE paper's Table 4 gives 2, 2 and 1 per problem, in ``SANODE.PAPER``)."""
+
+    augment: int = 1
+
+
+# SNDE paper Table 4: augmented dimensions of the (S)ANODE
+_AUGMENT = {"two_body": 2, "rigid_body": 2, "dcdc": 1}
+
+
+class SANODE(SNDE):
+    """Stabilized augmented neural ODE: the stabilization acts on the real state only."""
+
+    name = "sanode"
+    options_class = SANODEOptions
+    PAPER = {name: {**SNDE.PAPER[name], "augment": k} for name, k in _AUGMENT.items()}
