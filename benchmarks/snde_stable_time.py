@@ -213,9 +213,30 @@ def rollout_error(trainer: Any, system: Any, t: np.ndarray, truth: np.ndarray) -
         pred = part if part.shape[1] == system.n_states else part[:0]
     return {
         "error": relative_error(pred, truth),
+        "pred": pred,
         "failed_t": failed_t,
         "time_s": time.perf_counter() - start,
     }
+
+
+def constraint_error(system: Any, t: np.ndarray, pred: np.ndarray) -> np.ndarray:
+    """‖g(û(t)) − g(û(0))‖₂ per sample: the drift of the constraints or conserved quantities
+    SNDE stabilizes (:func:`collocnode.compare.methods.snde.constraint_functions`), in their
+    own units (SNDE Fig. 8(d) divides by |g(u0)|; the systems' constraints here are already
+    differences to the initial state, whose value is 0); inf where the rollout is missing or
+    non-finite."""
+    from collocnode.compare.methods.snde import constraint_functions
+
+    out = np.full(t.size, np.inf)
+    k = min(len(pred), t.size)
+    if k == 0:
+        return out
+    g_fn = constraint_functions(system)[0]
+    with np.errstate(all="ignore"):
+        g = g_fn(np.asarray(pred[:k], dtype=float), np.asarray(t[:k], dtype=float))
+        e = np.linalg.norm(g - g[0], axis=1)
+    out[:k] = np.where(np.isfinite(e), e, np.inf)
+    return out
 
 
 def evaluate(trainer: Any, system: Any, t: np.ndarray, truths: list[np.ndarray], e_stab: float):
@@ -225,6 +246,7 @@ def evaluate(trainer: Any, system: Any, t: np.ndarray, truths: list[np.ndarray],
         r = rollout_error(trainer, system, t, truth)
         err = r["error"]
         finite = err[np.isfinite(err)]
+        cerr = constraint_error(system, t, r["pred"])
         rows.append(
             {
                 "stable_time": stable_time(t, err, e_stab),
@@ -234,6 +256,9 @@ def evaluate(trainer: Any, system: Any, t: np.ndarray, truths: list[np.ndarray],
                 "error_max_finite": float(finite.max()) if finite.size else None,
                 "failed_t": r["failed_t"],
                 "predict_time_s": r["time_s"],
+                # SNDE Fig. 8(d): the constraint drift, at the end and its median over the trial
+                "constraint_error_end": float(cerr[-1]),
+                "constraint_error_median": float(np.median(cerr)),
             }
         )
     return rows
@@ -285,8 +310,20 @@ def summary_of(result: dict[str, Any]) -> dict[str, Any]:
             "diverged": sum(r["stable_time"] < horizon for r in rows),
             "trials": len(rows),
             "median_error_end": statistics.median(r["error_end"] for r in rows),
+            "median_constraint_error_end": _median_of(rows, "constraint_error_end"),
         }
     return summary
+
+
+def _sci(x: float | None) -> str:
+    return "—" if x is None else f"{x:.1e}"
+
+
+def _median_of(rows: list[dict[str, Any]], key: str) -> float | None:
+    """The median of ``key`` over the trials that have it (runs stored before it was measured
+    have none)."""
+    vals = [r[key] for r in rows if r.get(key) is not None]
+    return statistics.median(vals) if vals else None
 
 
 # --- reporting ---------------------------------------------------------------------------------
@@ -298,8 +335,8 @@ def markdown(results: list[dict[str, Any]], cfg: Config) -> str:
 
     lines = [
         "| System | Trial length [s] | Model | Trials | Min | Max | Median | Mean | Std | "
-        "Diverged (E ≥ 10³) | Median time to E ≥ 1 [s] |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "Diverged (E ≥ 10³) | Median time to E ≥ 1 [s] | Median constraint drift at the end |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for res in results:
         name, summ = res["system"], res["summary"]
@@ -308,12 +345,12 @@ def markdown(results: list[dict[str, Any]], cfg: Config) -> str:
         lines.append(
             f"| {name} | {fmt(p['trial_length'])} | NODE (paper, Table 3) | {PAPER_TRIALS} | "
             + " | ".join(fmt(p[k]) for k in ("min", "max", "median", "mean", "std"))
-            + " | — | — |"
+            + " | — | — | — |"
         )
         if "SNODE" in summ:
             lines.append(
                 f"| {name} | {fmt(p['trial_length'])} | SNODE (paper) | {PAPER_TRIALS} | "
-                "— | — | — | — | — | 0 | — |"
+                "— | — | — | — | — | 0 | — | — |"
             )
         for label in summ:
             s = summ[label]
@@ -321,7 +358,9 @@ def markdown(results: list[dict[str, Any]], cfg: Config) -> str:
             lines.append(
                 f"| {name} | {fmt(horizon)} | {label} (ours) | {s['trials']} | "
                 + " | ".join(fmt(st[k]) for k in ("min", "max", "median", "mean", "std"))
-                + f" | {s['diverged']} | {fmt(s['time_to_error_1']['median'])} |"
+                + f" | {s['diverged']} | {fmt(s['time_to_error_1']['median'])} | "
+                + _sci(s.get("median_constraint_error_end"))
+                + " |"
             )
     epochs = ", ".join(f"{n}: {cfg.epochs_for(n)}" for n in cfg.systems)
     lines += [

@@ -153,3 +153,20 @@ def test_tiny_run_of_the_other_baselines(tmp_path):
     md = (tmp_path / "stable_time.md").read_text()
     assert "ANODE (ours)" in md and "TPO (ours)" in md and "NODE (paper, Table 3)" in md
     assert "SNODE" not in md
+
+
+def test_constraint_drift_is_zero_on_the_true_flow_and_known_off_it():
+    from collocnode import problems
+
+    system = problems.get("rigid_body")  # the Casimir |u|² is conserved (SNDE Fig. 8(d))
+    t = system.time_grid(51)
+    truth = system.simulate(t, system.x0).x
+    assert np.max(st.constraint_error(system, t, truth)) < 1e-8
+    # the Casimir |u|²/2 of a state scaled by 1.1 grows by 0.21 |u|²/2
+    scaled = truth.copy()
+    scaled[-1] *= 1.1
+    err = st.constraint_error(system, t, scaled)
+    assert err[-1] == pytest.approx(0.21 * 0.5 * np.sum(truth[-1] ** 2), rel=1e-6)
+    # a rollout that stopped early: the missing samples are inf
+    short = st.constraint_error(system, t, truth[:10])
+    assert np.isinf(short[10:]).all() and np.isfinite(short[:10]).all()
