@@ -233,6 +233,11 @@ run quasi-newton-width64 python benchmarks/quasi_newton_vdp.py --widths 64 --hes
 run snde-table3 python benchmarks/snde_stable_time.py --systems two_body,rigid_body,dcdc --trials 20 \
   --seeds 1 --epochs two_body=1000,rigid_body=500,dcdc=100 --batch-size 64 --budget 1800 --jobs 3 \
   --threads 1 --out "$out/snde-table3"
+# SNDE Fig. 2 and 8 on the rigid body: the NODE, ANODE, SNODE, SANODE and tangent projection on
+# the same data (Table 4's settings), 500 epochs at 64 chunks per update, 10 trials of 400 s
+run snde-baselines-rigid_body python benchmarks/snde_stable_time.py --systems rigid_body \
+  --models node,anode,snode,sanode,tpo --trials 10 --epochs rigid_body=500 --batch-size 64 \
+  --horizon 400 --threads 1 --out "$out/snde-baselines-rigid_body"
 # SNDE Table 3 at the paper's protocol: one chunk per update (batch size 1), 1000 epochs on every
 # system, 100 test trials, three model pairs; dopri5 where the paper has Tsit5 (torchdiffeq has
 # no Tsit5). docs/results.md estimates its cost

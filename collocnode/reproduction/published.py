@@ -76,7 +76,8 @@ class Table:
         kind: ``"compare"`` (rows from ``compare.json``, one line per system and method),
             ``"collocation"`` (rows from ``scripts/train_collocation.py``'s ``result.json``),
             ``"stable_time"`` (rows from ``benchmarks/snde_stable_time.py``'s
-            ``stable_time.json``, one per system), ``"epoch_time"`` (rows from
+            ``stable_time.json``, one per system), ``"stable_time_models"`` (the same file,
+            one line per system and model of ``methods``), ``"epoch_time"`` (rows from
             ``benchmarks/epoch_time.py``'s ``epoch_time.json``, one per case; the row's
             ``system`` is the case's name), ``"discovery"`` (rows from
             ``benchmarks/mnn_discovery.py``'s ``discovery.json``, one line per system and
@@ -535,6 +536,26 @@ SNDE_TABLE3 = Table(
     ),
 )
 
+# What SNDE Fig. 2 (middle row) and Fig. 8 (bottom row) show for each model on the rigid body;
+# the paper prints no number for them but the TPO's and SNODE's constraint errors
+SNDE_RIGID_BODY_CLAIMS: dict[str, str] = {
+    "NODE": "drifts off the sphere, then diverges (Fig. 2)",
+    "ANODE": "unstable (Fig. 2)",
+    "SNODE": "on the sphere, accurate over a long horizon (Fig. 2); constraint error ~1e-4 "
+    "(Fig. 8)",
+    "SANODE": "as the SNODE (Fig. 2, 8)",
+    "TPO": "constraint error ~1e-10, state error no better than the SNODE's (Fig. 8)",
+}
+
+SNDE_BASELINES = Table(
+    key="snde-baselines",
+    title="SNDE Fig. 2 and 8: the rigid body's NODE, ANODE, SNODE, SANODE and tangent projection "
+    "(TPO), rolled out past the training window",
+    kind="stable_time_models",
+    methods=tuple(SNDE_RIGID_BODY_CLAIMS),
+    rows=(Row("rigid_body", "snde-baselines-rigid_body", {}),),
+)
+
 _EPOCH_RUN = "epoch-time"
 EPOCH_TIME = Table(
     key="epoch-time",
@@ -662,6 +683,7 @@ TABLES: tuple[Table, ...] = (
     MBDNODE_TABLE5,
     MBDNODE_TABLE13,
     SNDE_TABLE3,
+    SNDE_BASELINES,
     EPOCH_TIME,
     MNN_DISCOVERY,
     MNN_PHYSICAL,

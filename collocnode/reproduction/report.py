@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..tools.io import atomic_write_text
-from .published import TABLES, Row, Table
+from .published import SNDE_RIGID_BODY_CLAIMS, TABLES, Row, Table
 
 RESULT_FILES = (
     "compare.json",
@@ -428,6 +428,44 @@ def _stable_time_lines(row: Row, stored: Sequence[StoredRun]) -> list[str]:
     ]
 
 
+def _stable_time_model_lines(
+    table: Table, row: Row, stored: Sequence[StoredRun]
+) -> list[list[str]]:
+    """One line per model of ``table.methods``: what the paper shows, then ours over the trials
+    of the stored run (stable time, divergences, time to E ≥ 1, E and the constraint drift at
+    the end, training)."""
+    run = stored[0] if stored else None
+    found = [
+        r for r in (run.data.get("results", ()) if run else ()) if r.get("system") == row.system
+    ]
+    lines = []
+    for label in table.methods:
+        claim = SNDE_RIGID_BODY_CLAIMS.get(label, "–")
+        summary = found[0]["summary"].get(label) if found else None
+        if summary is None:
+            why = "no stored run" if run is None else "not in the run"
+            lines.append([row.system, label, claim, why, *["–"] * 6])
+            continue
+        seeds = found[0]["seeds"]
+        fits = [s["models"][label] for s in seeds]
+        st = summary["stable_time"]
+        lines.append(
+            [
+                row.system,
+                label,
+                claim,
+                _seconds(seeds[0]["horizon_s"]),
+                f"{summary['diverged']} / {summary['trials']}",
+                f"{_seconds(st['median'])} ({_seconds(st['min'])}–{_seconds(st['max'])})",
+                _seconds(summary["time_to_error_1"]["median"]),
+                _sci(summary.get("median_error_end")),
+                _sci(summary.get("median_constraint_error_end")),
+                ", ".join(f"{f['epochs']} in {_seconds(f['train_time_s'])} s" for f in fits),
+            ]
+        )
+    return lines
+
+
 def _three(x: float | None) -> str:
     return "–" if x is None else f"{x:.3g}"
 
@@ -684,6 +722,24 @@ def render_table(table: Table, root: Path) -> str:
             "ours epochs (paper: 1000)",
         )
         lines = [_stable_time_lines(row, runs[row.run]) for row in table.rows]
+    elif table.kind == "stable_time_models":
+        header = (
+            "system",
+            "model",
+            "the paper shows",
+            "ours: trial length [s]",
+            "diverged (E ≥ 10³) / trials",
+            "stable time median (min–max) [s]",
+            "median time to E ≥ 1 [s]",
+            "median E at the end",
+            "median constraint drift at the end",
+            "epochs, training time",
+        )
+        lines = [
+            line
+            for row in table.rows
+            for line in _stable_time_model_lines(table, row, runs[row.run])
+        ]
     elif table.kind == "epoch_time":
         header = (
             "case",

@@ -189,6 +189,49 @@ def test_a_stable_time_row_reads_the_benchmark_file(tmp_path):
     assert rows["dcdc"][3] == "not in the run"
 
 
+def test_a_stable_time_models_table_has_a_line_per_model(tmp_path):
+    from collocnode.reproduction.published import SNDE_BASELINES
+
+    stats = {"min": 100.0, "max": 400.0, "median": 400.0, "mean": 300.0, "std": 50.0}
+    model = {
+        "stable_time": stats,
+        "time_to_error_1": {**stats, "median": 123.4},
+        "diverged": 2,
+        "trials": 10,
+        "median_error_end": 0.25,
+        "median_constraint_error_end": 3.2e-9,
+    }
+    fit = {"epochs": 500, "train_time_s": 321.0}
+    result = {
+        "system": "rigid_body",
+        "seeds": [{"seed": 0, "horizon_s": 400.0, "models": {"NODE": fit, "TPO": fit}}],
+        # a run stored before the constraint drift was measured has none
+        "summary": {"NODE": {**model, "median_constraint_error_end": None}, "TPO": model},
+    }
+    folder = tmp_path / "snde-baselines-rigid_body"
+    folder.mkdir()
+    (folder / "stable_time.json").write_text(
+        json.dumps({"command": "python benchmarks/snde_stable_time.py", "results": [result]})
+    )
+    rows = {
+        line.split("|")[2].strip(): [c.strip() for c in line.strip().strip("|").split("|")]
+        for line in render_table(SNDE_BASELINES, tmp_path).splitlines()
+        if line.startswith("| rigid_body")
+    }
+    assert list(rows) == ["NODE", "ANODE", "SNODE", "SANODE", "TPO"]
+    assert rows["TPO"][3:] == [
+        "400.0",
+        "2 / 10",
+        "400.0 (100.0–400.0)",
+        "123.4",
+        "2.5e-1",
+        "3.2e-9",
+        "500 in 321.0 s",
+    ]
+    assert rows["NODE"][8] == "–"
+    assert rows["ANODE"][3] == "not in the run"
+
+
 def test_a_collocation_row_reads_the_result_file(tmp_path):
     from collocnode.reproduction.published import GDOPT_TABLE1
 
