@@ -144,7 +144,8 @@ CASES: dict[str, Case] = {
         None,
         "mbdnode",
         ("mbdnode", "Single_Mass_Spring_Symplectic"),
-        note="both train on windows of 10 samples, 291 of them per epoch",
+        note="both train on windows of one step, 299 of them per epoch (their configuration's "
+        "step_delay of 10 never reaches their training function)",
     ),
     "mbd4-lnn-sms": Case(
         "lnn",
