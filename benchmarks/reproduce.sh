@@ -132,6 +132,12 @@ compare_mbdnode() {
 # the single mass-spring: the symplectic MBD-NODE of Table 4 (the authors' script's settings),
 # our acceleration network stepped by leapfrog, HNN and LNN
 compare_seeds mbdnode-table4-sms sms --methods mbdnode_symplectic,mbdnode,hnn,lnn
+# MBD-NODE Table 13's YS4 and FK6 rows: the same symplectic MBD-NODE trained and rolled out with
+# Yoshida's 4th- and 6th-order compositions of Störmer–Verlet (3 and 7 steps per step)
+compare_seeds mbdnode-table13-sms-yoshida4 sms --methods mbdnode_symplectic \
+  --set mbdnode_symplectic.integrator=yoshida4
+compare_seeds mbdnode-table13-sms-fukushima6 sms --methods mbdnode_symplectic \
+  --set mbdnode_symplectic.integrator=fukushima6
 # MBD-NODE Table 5's RK4 rows: MBD-NODE in Cartesian coordinates (its Table 6: 300 epochs,
 # decay 0.98) and the known equations, with the MBD-NODE code's first-order "RK4" and with the
 # textbook RK4
