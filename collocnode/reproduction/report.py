@@ -399,19 +399,27 @@ def _collocation_lines(table: Table, row: Row, stored: Sequence[StoredRun]) -> l
     ]
 
 
+def _stable_time_result(
+    row: Row, stored: Sequence[StoredRun]
+) -> tuple[StoredRun | None, Mapping[str, Any] | None]:
+    """The stored ``stable_time.json`` of a row and its result for the row's system (None for
+    either that is missing)."""
+    run = stored[0] if stored else None
+    found = [
+        r for r in (run.data.get("results", ()) if run else ()) if r.get("system") == row.system
+    ]
+    return run, (found[0] if found else None)
+
+
 def _stable_time_lines(row: Row, stored: Sequence[StoredRun]) -> list[str]:
     paper = row.published
     paper_text = (
         f"{_as_printed(paper['median'])} ({_as_printed(paper['min'])}–{_as_printed(paper['max'])})"
     )
-    run = stored[0] if stored else None
-    found = [
-        r for r in (run.data.get("results", ()) if run else ()) if r.get("system") == row.system
-    ]
-    if not found:
+    run, result = _stable_time_result(row, stored)
+    if result is None:
         why = "no stored run" if run is None else "not in the run"
         return [row.system, _as_printed(paper["trial_length"]), paper_text, why, "–", "–", "–", "–"]
-    result = found[0]
     node, snode = result["summary"]["NODE"], result["summary"]["SNODE"]
     st = node["stable_time"]
     epochs = sorted({s["models"]["NODE"]["epochs"] for s in result["seeds"]})
@@ -434,19 +442,16 @@ def _stable_time_model_lines(
     """One line per model of ``table.methods``: what the paper shows, then ours over the trials
     of the stored run (stable time, divergences, time to E ≥ 1, E and the constraint drift at
     the end, training)."""
-    run = stored[0] if stored else None
-    found = [
-        r for r in (run.data.get("results", ()) if run else ()) if r.get("system") == row.system
-    ]
+    run, result = _stable_time_result(row, stored)
     lines = []
     for label in table.methods:
         claim = SNDE_RIGID_BODY_CLAIMS.get(label, "–")
-        summary = found[0]["summary"].get(label) if found else None
+        summary = result["summary"].get(label) if result else None
         if summary is None:
             why = "no stored run" if run is None else "not in the run"
             lines.append([row.system, label, claim, why, *["–"] * 6])
             continue
-        seeds = found[0]["seeds"]
+        seeds = result["seeds"]
         fits = [s["models"][label] for s in seeds]
         st = summary["stable_time"]
         lines.append(

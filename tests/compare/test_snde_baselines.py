@@ -11,9 +11,10 @@ import torch
 
 from collocnode import problems
 from collocnode.compare.methods import registry
-from collocnode.compare.methods.node import ANODE, NODEOptions
+from collocnode.compare.methods.node import NODEOptions
 from collocnode.compare.methods.registry import make_trainer
 from collocnode.compare.methods.snde import (
+    ANODE,
     SANODE,
     SNDEOptions,
     _Project,

@@ -33,7 +33,7 @@ _TABLE: dict[str, Any] = {
     "node": f"{_HERE}.node:NODE",
     "node_adjoint": (f"{_HERE}.node:NODE", {"defaults": {"adjoint": True}}),
     # the augmented NODE (Dupont et al. 2019), a baseline of the SNDE paper
-    "anode": f"{_HERE}.node:ANODE",
+    "anode": f"{_HERE}.snde:ANODE",
     "lstm": f"{_HERE}.baselines:LSTM",
     "fcnn": f"{_HERE}.baselines:FCNN",
     # the energy-based baselines of the MBD-NODE paper (second-order systems only)

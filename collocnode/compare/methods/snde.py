@@ -370,3 +370,32 @@ class SANODE(SNDE):
     name = "sanode"
     options_class = SANODEOptions
     PAPER = {name: {**SNDE.PAPER[name], "augment": k} for name, k in _AUGMENT.items()}
+
+
+@dataclass(frozen=True)
+class ANODEOptions(NODEOptions):
+    """Options of the augmented NODE: :class:`NODEOptions` with one augmented state by default
+    (the SNDE paper's Table 4 gives 2, 2 and 1 per problem, in ``ANODE.PAPER``)."""
+
+    augment: int = 1
+
+
+# SNDE paper App. F, the training its NODE and ANODE baselines share with the SNODE (chunks of 3
+# steps, AdamW with weight decay 1e-6); the rest of Table 4's row is the SNODE's, less γ
+_SNDE_BASELINE = {"shooting": 3, "optimizer": "adamw", "weight_decay": 1e-6}
+
+
+class ANODE(NODE):
+    """Augmented neural ODE (Dupont et al. 2019), the SNDE paper's unstabilized baseline: a NODE
+    with ``augment`` extra states."""
+
+    name = "anode"
+    options_class = ANODEOptions
+    PAPER = {
+        name: {
+            **_SNDE_BASELINE,
+            **{key: value for key, value in SNDE.PAPER[name].items() if key != "gamma"},
+            "augment": k,
+        }
+        for name, k in _AUGMENT.items()
+    }
