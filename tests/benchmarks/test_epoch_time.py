@@ -1,12 +1,13 @@
 """``benchmarks/epoch_time.py`` and ``benchmarks/cuda_check.py``: an epoch of the authors' code
 ends at its epoch line (a stand-in script here), the first epoch of each side is not counted,
 the medians and ratios are those of the counted epochs; the CUDA check on the CPU finds the two
-rollouts equal."""
+rollouts equal, and compares a chaotic one only before a rounding-level nudge parts it."""
 
 from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from load_benchmark import load_benchmark as _load
 
@@ -77,3 +78,20 @@ def test_the_cuda_check_on_the_cpu_finds_equal_rollouts(capsys):
     assert check.main(["--device", "cpu", "--methods", "fcnn,mbdnode", "--epochs", "1"]) == 0
     table = capsys.readouterr().out
     assert "| fcnn | smsd | success | cpu |" in table and "| NO |" not in table
+
+
+def test_the_cuda_check_compares_a_chaotic_rollout_only_before_rounding_parts_it():
+    check = _load("cuda_check")
+    a = np.zeros((10, 2))
+    b = a.copy()
+    b[6:, 0] = 1e-3
+    assert check._parting(a, a, 1e-6) is None
+    assert check._parting(a, b, 1e-6) == 6
+    assert check._parting(a, a[:7], 1e-6) == 7  # one stopped (diverged) earlier
+    # the 2-epoch LNN's rollout parts from itself under a 1e-15 nudge of x0: compared in part
+    r = check.check("lnn", "cpu", 2, 1e-6)
+    assert r["rounding_sensitive"] and 0 < r["samples_compared"] < r["cpu_rollout_samples"]
+    assert r["ok"] and r["rollout_difference"] == 0.0
+    # a trained FCNN is not: its whole rollout is compared
+    r = check.check("fcnn", "cpu", 1, 1e-6)
+    assert not r["rounding_sensitive"] and r["samples_compared"] == r["cpu_rollout_samples"]
