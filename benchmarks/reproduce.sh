@@ -51,16 +51,31 @@ train_seeds gdopt-table1-III-W-paper qvm --strategy III-W --rational-form paper 
 train_seeds gdopt-table1-I-400 qvm --strategy I --max-iter 400 "${QVM_PAPER[@]}"
 run compare-vdp python scripts/compare.py vdp --methods collocation,node --budget 120 --set node.epochs=100000 \
   --out "$out/compare-vdp" --no-progress
-# FNODE Table 13: every method at the FNODE paper's settings (its Tables 3-8), with collocation,
+# FNODE Table 13: the methods at the FNODE paper's settings (its Tables 3-8), with collocation,
 # each trained to its paper epoch count (no budget), once per seed.
 compare_fnode() {
-  local name=$1 problem=$2 seed
-  shift 2
+  local name=$1 problem=$2 methods=$3 seed
+  shift 3
   for seed in $SEEDS; do
-    run "$name" python scripts/compare.py "$problem" "$@" --methods fnode,mbdnode,lstm,fcnn,collocation \
+    run "$name" python scripts/compare.py "$problem" "$@" --methods "$methods" \
       --threads 1 --seed "$seed" --no-progress --out "$out/$name/seed$seed"
   done
 }
+# A row's LSTM, most of the row's cost, trained on its own: on LSTM_DEVICE (default cpu;
+# LSTM_DEVICE=cuda on a GPU, where an epoch took 0.5-0.7x one CPU thread's time), into
+# runs/reproduce/<row>/seed<K>-<device> beside the row's other methods (store it as
+# benchmarks/results/<row>/seed<K>-<device>/compare.json). The entry is the row's name + "-lstm".
+LSTM_DEVICE=${LSTM_DEVICE:-cpu}
+compare_lstm() {
+  local name=$1 problem=$2 seed
+  shift 2
+  for seed in $SEEDS; do
+    run "$name" python scripts/compare.py "$problem" "$@" --methods lstm --device "$LSTM_DEVICE" \
+      --threads 1 --seed "$seed" --no-progress --out "$out/${name%-lstm}/seed$seed-$LSTM_DEVICE"
+  done
+}
+ALL=fnode,mbdnode,lstm,fcnn,collocation
+NO_LSTM=fnode,mbdnode,fcnn,collocation
 # One method of a row, once per seed (a diagnostic row, or a method rerun on its own).
 compare_seeds() {
   local name=$1 problem=$2 seed
@@ -73,17 +88,20 @@ compare_seeds() {
 # The systems of the FNODE authors' first release of their code (2025-11-18, commit 8d00a6c of
 # uwsbel/sbel-reproducibility), the version closest to the paper: the cubic spring of
 # mbdnode_cubic and the double pendulum released from (pi/2, pi/4)
-compare_fnode fnode-table13-smsd smsd --preset mbdnode_cubic
+compare_fnode fnode-table13-smsd smsd $NO_LSTM --preset mbdnode_cubic
+compare_lstm fnode-table13-smsd-lstm smsd --preset mbdnode_cubic
 # FNODE on the sampling of the authors' later script (2026): 8000 steps of 0.005 s, 5 % train,
 # with the exact acceleration labels it asks for (--fnode_accel_mtd analytical)
 compare_seeds fnode-table13-smsd-fnode smsd --preset fnode_code --methods fnode \
   --set fnode.targets=exact
-compare_fnode fnode-table13-tmsd tmsd
+compare_fnode fnode-table13-tmsd tmsd $NO_LSTM
+compare_lstm fnode-table13-tmsd-lstm tmsd
 # FNODE on the same data with finite-difference labels: a diagnostic of the label method
 compare_seeds fnode-table13-tmsd-fnode-fd tmsd --methods fnode --set fnode.targets=fd
-compare_fnode fnode-table13-double_pendulum double_pendulum --preset mbdnode
-compare_fnode fnode-table13-cart_pole cart_pole --preset fnode_code
-compare_fnode fnode-table13-slider_crank slider_crank --preset fnode_bb
+compare_fnode fnode-table13-double_pendulum double_pendulum $NO_LSTM --preset mbdnode
+compare_lstm fnode-table13-double_pendulum-lstm double_pendulum --preset mbdnode
+compare_fnode fnode-table13-cart_pole cart_pole $ALL --preset fnode_code
+compare_fnode fnode-table13-slider_crank slider_crank $ALL --preset fnode_bb
 # FNODE Fig. 2: the single mass-spring over 30 s, rolled out by RK4 and by leapfrog (FNODE_LF)
 compare_seeds fnode-fig2-sms-rk4 sms --methods fnode --set fnode.integrator=rk4
 compare_seeds fnode-fig2-sms-lf sms --methods fnode --set fnode.integrator=leapfrog
@@ -123,11 +141,17 @@ compare_mbdnode() {
   local name=$1 problem=$2 node_epochs=$3 node_lr=$4 fcnn_decay=$5 seed
   shift 5
   for seed in $SEEDS; do
-    run "$name" python scripts/compare.py "$problem" "$@" --methods mbdnode,lstm,fcnn --threads 1 \
-      --set mbdnode.epochs="$node_epochs" --set mbdnode.lr="$node_lr" --set lstm.epochs=400 \
-      --set lstm.lr=5e-4 --set lstm.layers=3 --set fcnn.epochs=600 --set fcnn.lr=5e-4 \
-      --set fcnn.lr_decay="$fcnn_decay" --seed "$seed" --no-progress --out "$out/$name/seed$seed"
+    run "$name" python scripts/compare.py "$problem" "$@" --methods mbdnode,fcnn --threads 1 \
+      --set mbdnode.epochs="$node_epochs" --set mbdnode.lr="$node_lr" --set fcnn.epochs=600 \
+      --set fcnn.lr=5e-4 --set fcnn.lr_decay="$fcnn_decay" --seed "$seed" --no-progress \
+      --out "$out/$name/seed$seed"
   done
+}
+# ... and its LSTM (3 layers, as its code), trained on its own (compare_lstm above)
+compare_mbdnode_lstm() {
+  local name=$1 problem=$2
+  shift 2
+  compare_lstm "$name" "$problem" "$@" --set lstm.epochs=400 --set lstm.lr=5e-4 --set lstm.layers=3
 }
 # the single mass-spring: the symplectic MBD-NODE of Table 4 (the authors' script's settings),
 # our acceleration network stepped by leapfrog, HNN and LNN
@@ -147,13 +171,18 @@ compare_seeds mbdnode-table5-sms-rk4-code sms --methods mbdnode,numerical --set 
 compare_seeds mbdnode-table5-sms-rk4 sms --methods mbdnode,numerical --set mbdnode.epochs=300 \
   --set mbdnode.lr_decay=0.98 --set mbdnode.integrator=rk4 --set numerical.integrator=rk4
 compare_mbdnode mbdnode-table4-smsd smsd 350 1e-3 0.98 --preset mbdnode_arrays
+compare_mbdnode_lstm mbdnode-table4-smsd-lstm smsd --preset mbdnode_arrays
 compare_mbdnode mbdnode-table4-tmsd tmsd 350 6e-4 0.98 --preset mbdnode_arrays
+compare_mbdnode_lstm mbdnode-table4-tmsd-lstm tmsd --preset mbdnode_arrays
 compare_mbdnode mbdnode-table4-pendulum pendulum 400 6e-4 0.98
+compare_mbdnode_lstm mbdnode-table4-pendulum-lstm pendulum
 # the same MBD-NODE trained and rolled out with the released code's first-order "RK4"
 compare_seeds mbdnode-table4-pendulum-code-rk4 pendulum --methods mbdnode --set mbdnode.epochs=400 \
   --set mbdnode.lr=6e-4 --set mbdnode.integrator=rk4_mbdnode_code
 compare_mbdnode mbdnode-table4-double_pendulum double_pendulum 450 1e-3 0.99 --preset mbdnode
+compare_mbdnode_lstm mbdnode-table4-double_pendulum-lstm double_pendulum --preset mbdnode
 compare_mbdnode mbdnode-table4-cart_pole cart_pole 450 1e-3 0.99 --preset mbdnode
+compare_mbdnode_lstm mbdnode-table4-cart_pole-lstm cart_pole --preset mbdnode
 # MBD-NODE Table 13: MBD-NODE trained and rolled out with forward Euler and the midpoint rule
 # (Table 4's settings otherwise), beside the known equations stepped alike
 compare_integrator() {
