@@ -95,3 +95,19 @@ def test_the_cuda_check_compares_a_chaotic_rollout_only_before_rounding_parts_it
     # a trained FCNN is not: its whole rollout is compared
     r = check.check("fcnn", "cpu", 1, 1e-6)
     assert not r["rounding_sensitive"] and r["samples_compared"] == r["cpu_rollout_samples"]
+
+
+def test_the_device_epoch_benchmark_times_our_side_on_each_device(tmp_path):
+    bench = _load("epoch_time_devices")
+    out = tmp_path / "epochs.json"
+    argv = ["--devices", "cpu", "--cases", "fnode13-fcnn-smsd", "--epochs", "2", "--json", str(out)]
+    assert bench.main(argv) == 0
+    data = json.loads(out.read_text())
+    (r,) = data["results"]
+    assert (r["case"], r["device"], len(r["epoch_wall_s"])) == ("fnode13-fcnn-smsd", "cpu", 1)
+    assert r["median_s"] == r["epoch_wall_s"][0] > 0
+    assert data["command"].startswith("python benchmarks/epoch_time_devices.py --devices cpu")
+    with pytest.raises(SystemExit, match="unknown nope"):
+        bench.main(["--cases", "nope"])
+    with pytest.raises(SystemExit, match="at least 2"):
+        bench.main(["--cases", "fnode13-fcnn-smsd", "--epochs", "1"])
