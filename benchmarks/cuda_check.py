@@ -100,11 +100,9 @@ def check(name: str, device: str, epochs: int, tol: float) -> dict:
     k = _parting(nudged, on_cpu, tol * scale)
     rounding_sensitive = k is not None
     compared = k // 2 if rounding_sensitive else len(on_cpu)
-    diff = (
-        _difference(on_device, on_cpu, compared, scale)
-        if len(on_device) >= compared and (rounding_sensitive or len(on_device) == len(on_cpu))
-        else float("inf")
-    )
+    # the device's rollout must reach the compared samples, or end where the CPU's ends
+    reached = len(on_device) >= compared if rounding_sensitive else len(on_device) == len(on_cpu)
+    diff = _difference(on_device, on_cpu, compared, scale) if reached else float("inf")
     devices = _device_of(trainer)
     ok = (
         result.status == "success"

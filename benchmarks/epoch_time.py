@@ -310,6 +310,15 @@ def markdown(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def case_names(text: str) -> list[str]:
+    """The case names of a comma-separated ``--cases``; exits naming any unknown one."""
+    names = [n for n in text.split(",") if n]
+    unknown = [n for n in names if n not in CASES]
+    if unknown:
+        raise SystemExit(f"--cases: unknown {', '.join(unknown)}; known: {', '.join(CASES)}")
+    return names
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fnode-code", type=Path, help="the FNODE folder (first release)")
@@ -327,10 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the timings here")
     args = parser.parse_args(argv)
 
-    names = [n for n in args.cases.split(",") if n]
-    unknown = [n for n in names if n not in CASES]
-    if unknown:
-        raise SystemExit(f"--cases: unknown {', '.join(unknown)}; known: {', '.join(CASES)}")
+    names = case_names(args.cases)
     if args.epochs < 2 or args.repeats < 1:
         raise SystemExit("--epochs must be at least 2 and --repeats at least 1")
     folders = {"fnode": args.fnode_code, "mbdnode": args.mbdnode_code}

@@ -14,9 +14,7 @@ per case and device (the counted epochs' wall times and their median) and writes
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
-import statistics
 import sys
 import time
 
@@ -26,13 +24,13 @@ import epoch_time
 def measure(name: str, device: str, epochs: int) -> dict:
     """The wall time of each epoch after the first of case ``name`` on ``device``."""
     start = time.perf_counter()
-    marks = epoch_time.time_ours(epoch_time.CASES[name], epochs, device)
-    walls = [b[0] - a[0] for a, b in itertools.pairwise(marks)]
+    timing = epoch_time.Timing()
+    timing.add(epoch_time.time_ours(epoch_time.CASES[name], epochs, device))
     return {
         "case": name,
         "device": device,
-        "epoch_wall_s": walls,
-        "median_s": statistics.median(walls),
+        "epoch_wall_s": timing.wall_s,
+        "median_s": timing.median("wall_s"),
         "total_s": time.perf_counter() - start,
     }
 
@@ -50,12 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
-    names = [n for n in args.cases.split(",") if n]
-    unknown = sorted(set(names) - set(epoch_time.CASES))
-    if unknown:
-        raise SystemExit(
-            f"--cases: unknown {', '.join(unknown)}; known: {', '.join(epoch_time.CASES)}"
-        )
+    names = epoch_time.case_names(args.cases)
     if args.epochs < 2:
         raise SystemExit(
             f"--epochs must be at least 2 (the first is not counted), got {args.epochs}"
