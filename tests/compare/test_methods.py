@@ -72,6 +72,35 @@ def test_second_order_methods_with_an_input_signal(name, oscillator):
     assert not np.allclose(zero, by_callable)
 
 
+def test_the_lstm_started_from_data_trains_on_whole_windows_and_rolls_out_from_the_data():
+    system = problems.get("vdp")
+    split = system.generate(n_steps=40, n_train=30)
+    w = QUICKER["lstm"]["window"]
+    padded, _ = _fit("lstm", system, split.train)
+    data, res = _fit("lstm", system, split.train, start="data")
+    assert res.status == "success"
+    assert (padded.start_samples, data.start_samples) == (1, w)
+    # the authors' code's windows: those inside the data, 30 - w of them (padded: 29)
+    assert (padded._S.shape[0], data._S.shape[0]) == (29, 30 - w)
+    t, x = split.full.t, split.full.x
+    pred = data.predict(t, x[:w])
+    np.testing.assert_array_equal(pred[:w], x[:w])
+    assert np.all(np.isfinite(pred)) and not np.allclose(pred[w:], x[w:], atol=1e-9)
+    # each later state depends on the whole given window, not on its first state alone
+    nudged = x[:w].copy()
+    nudged[w - 1] += 0.1
+    assert not np.allclose(data.predict(t, nudged)[w], pred[w])
+    with pytest.raises(ValueError, match=r"x0 must have shape \(4, 2\)"):
+        data.predict(t, x[0])
+    with pytest.raises(ValueError, match="starts from 4"):
+        data.predict(t[:3], x[:w])
+    short = system.generate(n_steps=6, n_train=w).train
+    with pytest.raises(ValueError, match=r"train\[0\] has 4 samples.*needs more than 4"):
+        make_trainer("lstm", **{**TINY, **QUICKER["lstm"]}, start="data").fit(system, short)
+    with pytest.raises(ValueError, match="start"):
+        make_trainer("lstm", start="history")
+
+
 def test_the_methods_for_first_order_systems_are_the_expected_ones():
     assert set(ALL) - set(FIRST_ORDER) == {
         "snde",

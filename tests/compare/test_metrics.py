@@ -60,6 +60,21 @@ def test_constraint_violation_of_a_mechanism():
     assert off.constraint_violation > 1e-3
 
 
+def test_a_method_that_starts_from_several_states_is_given_the_first_ones():
+    system = problems.get("sms")
+    split = system.generate(n_steps=50, n_train=30)
+
+    class _FromThree(_Exact):
+        start_samples = 3
+
+        def predict(self, t, x0, u=None):
+            assert x0.shape == (3, 2)
+            np.testing.assert_array_equal(x0, split.full.x[:3])
+            return super().predict(t, x0[0], u)
+
+    assert evaluate(_FromThree(system), system, split.full, 30).train_mse < 1e-16
+
+
 def test_divergence_is_a_status_with_the_step_not_nan_metrics():
     system = problems.get("vdp")
     split = system.generate(n_steps=30, n_train=20)

@@ -208,6 +208,13 @@ class Trainer(ABC):
         """The most epochs (or solver iterations) a fit runs: what a progress bar counts to."""
         return self.options.epochs
 
+    @property
+    def start_samples(self) -> int:
+        """How many leading states of the data a rollout starts from: ``predict``'s ``x0`` is
+        ``(n_states,)`` when 1 (every method but the LSTM with ``start="data"``), else
+        ``(start_samples, n_states)``, which become the rollout's first samples."""
+        return 1
+
     @classmethod
     def options_for(cls, problem: str | None = None, quick: bool = False, **overrides: Any) -> Any:
         """The seed papers' options for ``problem`` (defaults where they give none), optionally
@@ -247,7 +254,8 @@ class Trainer(ABC):
         *,
         params: Mapping[str, float] | None = None,
     ) -> np.ndarray:
-        """Roll the trained model out from ``x0`` (``(n_states,)``) over the times ``t``
+        """Roll the trained model out from ``x0`` (``(n_states,)``; ``(k, n_states)``, the
+        first k states, where :attr:`start_samples` is k > 1) over the times ``t``
         (``(n,)`` [s]); ``u`` holds the known inputs at ``t`` (``(n, n_inputs)``) or is a callable
         of t (default: the system's own inputs). ``params`` gives the parameter inputs μ (default:
         those of the first training trajectory). Returns ``(n, n_states)``; raises
@@ -286,5 +294,8 @@ class Trainer(ABC):
     def _check_predict_args(self, t: object, x0: object) -> tuple[np.ndarray, np.ndarray]:
         self._require_fitted()
         t = v.increasing("t", t)
-        x0 = v.finite_array("x0", x0, shape=(self.system.n_states,))
+        k, n = self.start_samples, self.system.n_states
+        x0 = v.finite_array("x0", x0, shape=(n,) if k == 1 else (k, n))
+        if k > 1 and t.size < k:
+            raise ValueError(f"t has {t.size} times; a rollout of {self.name} starts from {k}")
         return t, x0

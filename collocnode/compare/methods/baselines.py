@@ -4,7 +4,9 @@
   by a stacked LSTM whose last hidden state is mapped to the next state by an affine head; states
   are min–max scaled to [−1, 1] with the training data's range. Prediction is autoregressive.
   Windows that would reach before the first sample repeat the first sample, in training and in
-  prediction alike, so a rollout needs nothing but the initial state.
+  prediction alike, so a rollout needs nothing but the initial state (``start="padded"``). With
+  ``start="data"``, as the authors' code of both papers does, the training windows are the full
+  ones only and a rollout starts from the first ``window`` true states.
 * FCNN: a tanh MLP from time to state, ``x(t) = N(t)`` (plus μ) — the FCNN of both papers' code,
   which fits one trajectory as a function of time and so ignores the initial state of a rollout
   (it is the papers' strawman; time enters scaled to [0, 1] over the training window).
@@ -68,6 +70,11 @@ class LSTMOptions(GradientOptions):
         window: past states per prediction (the reference code's 16).
         dtype: float32, as the authors' code of both papers trains its LSTM.
         blowup: a rollout whose state exceeds this magnitude counts as diverged.
+        start: how the first windows are filled. "padded": by repeating the first sample, in
+            training and rollout, so that a rollout starts from the initial state alone;
+            "data" (the authors' code): training uses the windows that lie inside the data,
+            and a rollout starts from the first ``window`` true states (``predict``'s ``x0``
+            is ``(window, n_states)``).
     """
 
     epochs: int = 300
@@ -75,12 +82,14 @@ class LSTMOptions(GradientOptions):
     layers: int = 2
     window: int = 16
     blowup: float = 1e8
+    start: str = "padded"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         v.positive_int("layers", self.layers)
         v.positive_int("window", self.window)
         v.positive_float("blowup", self.blowup)
+        v.choice("start", self.start, ("padded", "data"))
 
 
 class _LSTMNet(nn.Module):
@@ -115,10 +124,16 @@ class LSTM(_Common):
         lo, hi = allx.min(0), allx.max(0)
         span = np.where(hi - lo > 1e-12 * (1.0 + np.abs(hi)), hi - lo, 1.0)
         self._lo, self._span = lo, span
+        first = self.start_samples - 1  # the last sample of the first window
         seqs, nexts = [], []
-        for tr, mu in zip(trajs, self.train_params, strict=True):
+        for k, (tr, mu) in enumerate(zip(trajs, self.train_params, strict=True)):
+            if o.start == "data" and tr.n_samples <= o.window:
+                raise ValueError(
+                    f"train[{k}] has {tr.n_samples} samples; the LSTM with start='data' and "
+                    f"window={o.window} needs more than {o.window}"
+                )
             f = self._frames(tr.x, tr.u[:, : system.n_inputs], mu)
-            for i in range(tr.n_samples - 1):
+            for i in range(first, tr.n_samples - 1):
                 seqs.append(self._window_at(f, i))
                 nexts.append(self._scale(tr.x[i + 1]))
         torch.manual_seed(o.seed)
@@ -127,6 +142,10 @@ class LSTM(_Common):
         self.net = _LSTMNet(n_in, o.hidden[0], o.layers, head, o.seed, self.dtype, self.device)
         self._S, self._Y = self._tensor(np.asarray(seqs)), self._tensor(np.asarray(nexts))
         return self._S.shape[0]
+
+    @property
+    def start_samples(self) -> int:
+        return self.options.window if self.options.start == "data" else 1
 
     def _scale(self, x: np.ndarray) -> np.ndarray:
         return 2.0 * (np.asarray(x) - self._lo) / self._span - 1.0
@@ -165,12 +184,14 @@ class LSTM(_Common):
         )
         us = sig(self._tensor(t)).cpu().numpy()
         mu = self._mu_np(params)
+        start = np.atleast_2d(x0)  # the rollout's first samples: (start_samples, n_states)
+        k = start.shape[0]
         x = np.empty((t.size, sysm.n_states))
-        x[0] = x0
+        x[:k] = start
         frames = np.empty((t.size, sysm.n_states + sysm.n_inputs + mu.size))
-        frames[0] = self._frames(x0[None], us[:1], mu)[0]
+        frames[:k] = self._frames(start, us[:k], mu)
         with torch.no_grad():
-            for i in range(t.size - 1):
+            for i in range(k - 1, t.size - 1):
                 seq = self._tensor(self._window_at(frames[: i + 1], i))[None]
                 x[i + 1] = self._unscale(self.net(seq)[0].cpu().numpy())
                 frames[i + 1] = self._frames(x[i + 1][None], us[i + 1 : i + 2], mu)[0]

@@ -119,13 +119,15 @@ def evaluate(
     columns: Any = None,
     subsets: dict[str, list[int]] | None = None,
 ) -> RolloutMetrics:
-    """Roll ``trainer`` out from ``full.x[0]`` over ``full.t`` (with the data's inputs) and score
-    it against ``full`` on the training window (first ``n_train`` samples) and after it, over
-    ``columns`` (default: all states) and, in ``extra``, over each named column subset."""
+    """Roll ``trainer`` out from ``full.x[0]`` (its first ``trainer.start_samples`` states)
+    over ``full.t`` (with the data's inputs) and score it against ``full`` on the training
+    window (first ``n_train`` samples) and after it, over ``columns`` (default: all states)
+    and, in ``extra``, over each named column subset."""
     start = time.perf_counter()
     u = full.u if full.u.shape[1] else None
     try:
-        pred = trainer.predict(full.t, full.x[0], u)
+        k = getattr(trainer, "start_samples", 1)  # Trainer's; a duck-typed model starts from x0
+        pred = trainer.predict(full.t, full.x[0] if k == 1 else full.x[:k], u)
     except DivergenceError as exc:
         return RolloutMetrics(
             status=MethodStatus.DIVERGED,
