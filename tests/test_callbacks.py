@@ -155,6 +155,22 @@ def test_one_early_stopping_object_serves_a_trainer_and_a_collocation_solve():
     assert all(math.isfinite(e) for _, e in stop.history)
 
 
+def test_early_stopping_rolls_out_an_lstm_from_the_validation_data_it_starts_from():
+    pytest.importorskip("torch")
+    from collocnode.compare.methods.registry import make_trainer
+
+    val = truth(7.0)
+    stop = EarlyStopping(val, every=1, patience=100)
+    trainer = make_trainer("lstm", epochs=2, hidden=(8,), window=4, start="data", device="cpu")
+    assert trainer.fit(VDP, VDP.generate(n_steps=40, n_train=40).train, callback=stop).status == (
+        "success"
+    )
+    assert [i for i, _ in stop.history] == [1, 2]
+    pred = trainer.predict(val.t, val.x[:4])
+    if stop.best_iteration == 2:  # the trainer kept its last epoch: the same error
+        assert stop.best_error == pytest.approx(float(np.mean((pred - val.x) ** 2)), rel=1e-9)
+
+
 def test_early_stopping_refuses_a_validation_trajectory_with_another_state_count():
     t = np.linspace(0.0, 1.0, 11)
     three = Trajectory(t, np.zeros((11, 3)))

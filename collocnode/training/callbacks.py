@@ -288,8 +288,9 @@ class EarlyStopping:
         fails or leaves the finite range)."""
         val = self.validation
         u = val.u if val.u.shape[1] else None
+        k = getattr(state, "start_samples", 1)  # a trainer's rollout may start from k states
         try:
-            pred = np.asarray(state.predict(val.t, val.x[0], u), dtype=float)
+            pred = np.asarray(state.predict(val.t, val.x[0] if k == 1 else val.x[:k], u), float)
         except (SimulationError, FloatingPointError):  # FloatingPointError: torch rollouts
             return math.inf
         err = float(np.mean((pred - val.x) ** 2))

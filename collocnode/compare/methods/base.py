@@ -110,8 +110,14 @@ class Progress:
         u: np.ndarray | Callable[[Any], Any] | None = None,
     ) -> np.ndarray:
         """The trainer's rollout at this epoch's weights (:meth:`Trainer.predict`): ``t``
-        (n,) [s], ``x0`` (n_states,), inputs ``u`` at ``t``; returns (n, n_states)."""
+        (n,) [s], ``x0`` (n_states,) or its first :attr:`start_samples` states, inputs ``u`` at
+        ``t``; returns (n, n_states)."""
         return self._access().trainer.predict(t, x0, u)
+
+    @property
+    def start_samples(self) -> int:
+        """How many leading states ``predict`` starts from (:attr:`Trainer.start_samples`)."""
+        return self._access().trainer.start_samples
 
 
 @dataclass
