@@ -70,6 +70,13 @@ class StoredRun:
         return self.meta.get("load_at_start")
 
     @property
+    def device(self) -> str:
+        """The device its PyTorch methods trained on: ``compare.json``'s ``meta.device``
+        ("cpu" where the file records none)."""
+        device = self.meta.get("device")
+        return device if isinstance(device, str) and device else "cpu"
+
+    @property
     def seed(self) -> int | None:
         """The run's seed: ``compare.json``'s ``meta.seed``, ``result.json``'s
         ``settings.seed`` (None where the file records none)."""
@@ -283,65 +290,91 @@ def _compare_lines(
     methods = [m for m in table.methods if m in row.published or m in row.train_time_s]
     for run in stored if table.others else ():
         methods += [r["method"] for r in run.data.get("rows", ()) if r.get("method") not in methods]
-    metric = row.metric or table.metric
     lines = []
     for k, method in enumerate(methods):
         first = k == 0
-        label = row.system if first else ""
         note = (row.note or "yes") if first else ""
-        paper = row.published.get(method)
-        paper_time = _as_printed(row.train_time_s.get(method))
-        found = [(run, r) for run in stored if (r := run.method_row(method)) is not None]
-        _one_per_seed([run for run, _ in found], f"{method} row")
         if first and len({_without_seed(run.command) for run in stored}) > 1:
             note += "; its seeds ran with different commands (the runs below)"
-        authors = [_authors_cell(row, method, runs)] if _has_authors(table) else []
-        if not found:
-            why = "no stored run" if not stored else "not in the run"
+        found = [(run, r) for run in stored if (r := run.method_row(method)) is not None]
+        # a method trained on several devices gets a line per device, the CPU's first
+        devices = sorted({run.device for run, _ in found}, key=lambda d: (d != "cpu", d))
+        for j, device in enumerate(devices or ["cpu"]):
+            on_device = [(run, r) for run, r in found if run.device == device]
+            _one_per_seed([run for run, _ in on_device], f"{method} row")
             lines.append(
-                [
-                    label,
+                _method_line(
+                    table,
+                    row,
                     method,
-                    _sci(paper),
-                    why,
-                    "–",
-                    "–",
-                    *authors,
-                    "–",
-                    *("–" for _ in table.columns),
-                    paper_time,
-                    "–",
-                    *(["–"] if table.time_ratio else []),
-                    "–",
-                    note,
-                ]
+                    on_device,
+                    label=row.system if first and j == 0 else "",
+                    name=method if device == "cpu" else f"{method} on {device}",
+                    authors=_authors_cell(row, method, runs) if j == 0 else "–",
+                    note=note if j == 0 else "",
+                    empty="no stored run" if not stored else "not in the run",
+                )
             )
-            continue
-        rows = [r for _, r in found]
-        ours = Spread.of([r.get(metric) for r in rows])
-        times = Spread.of([r.get("train_time_s") for r in rows])
-        lines.append(
-            [
-                label,
-                method,
-                _sci(paper),
-                _scored(rows, metric),
-                _ratio_spread(ours, paper),
-                _seeds_cell([run for run, _ in found]),
-                *authors,
-                _scored(rows, metric.replace("full", "test")) if ours.values else "–",
-                *(
-                    Spread.of([_path(r, path) for r in rows]).text(_num)
-                    for _, path in table.columns
-                ),
-                paper_time,
-                times.text(_seconds),
-                *([_time_ratio(times, row.train_time_s.get(method))] if table.time_ratio else []),
-                _statuses([str(r.get("status", "?")) for r in rows]),
-                note,
-            ]
-        )
     return lines
+
+
+def _method_line(
+    table: Table,
+    row: Row,
+    method: str,
+    found: Sequence[tuple[StoredRun, Mapping[str, Any]]],
+    *,
+    label: str,
+    name: str,
+    authors: str,
+    note: str,
+    empty: str,
+) -> list[str]:
+    """One line of a compare table: ``method``'s ``(run, row)`` pairs ``found`` over the seeds
+    against the paper's figures; ``empty`` says why a method without runs has none."""
+    metric = row.metric or table.metric
+    paper = row.published.get(method)
+    paper_time = _as_printed(row.train_time_s.get(method))
+    authors_cells = [authors] if _has_authors(table) else []
+    time_ratio_cells = ["–"] if table.time_ratio else []
+    if not found:
+        return [
+            label,
+            name,
+            _sci(paper),
+            empty,
+            "–",
+            "–",
+            *authors_cells,
+            "–",
+            *("–" for _ in table.columns),
+            paper_time,
+            "–",
+            *time_ratio_cells,
+            "–",
+            note,
+        ]
+    rows = [r for _, r in found]
+    ours = Spread.of([r.get(metric) for r in rows])
+    times = Spread.of([r.get("train_time_s") for r in rows])
+    if table.time_ratio:
+        time_ratio_cells = [_time_ratio(times, row.train_time_s.get(method))]
+    return [
+        label,
+        name,
+        _sci(paper),
+        _scored(rows, metric),
+        _ratio_spread(ours, paper),
+        _seeds_cell([run for run, _ in found]),
+        *authors_cells,
+        _scored(rows, metric.replace("full", "test")) if ours.values else "–",
+        *(Spread.of([_path(r, path) for r in rows]).text(_num) for _, path in table.columns),
+        paper_time,
+        times.text(_seconds),
+        *time_ratio_cells,
+        _statuses([str(r.get("status", "?")) for r in rows]),
+        note,
+    ]
 
 
 def _path(data: Mapping[str, Any], dotted: str) -> Any:
@@ -513,7 +546,7 @@ def _without_seed(command: str | None) -> str | None:
 
 def _run_line(name: str, seeds: str, group: Sequence[StoredRun]) -> str:
     first = group[0]
-    created = [r.created for r in group if r.created]
+    created = sorted(r.created for r in group if r.created)  # ISO 8601: sorts by time
     loads = Spread.of([r.load for r in group])
     when = f", {created[0]}" if created else ""
     when += f" to {created[-1]}" if len(created) > 1 else ""

@@ -419,6 +419,36 @@ def test_one_seed_may_hold_methods_run_apart_and_mixed_commands_are_said(tmp_pat
     assert "--device cuda" in text
 
 
+def test_a_method_run_on_several_devices_gets_a_line_per_device(tmp_path):
+    for seed in (0, 1):
+        for device, full in (("cpu", 1e-3 * (seed + 1)), ("cuda", 4e-3)):
+            folder = tmp_path / "run-a" / f"seed{seed}-{device}"
+            folder.mkdir(parents=True)
+            command = f"python scripts/compare.py x --device {device} --seed {seed}"
+            created = f"2026-11-2{7 - seed}T08:00:00"  # seed 1 ran first
+            meta = {"command": command, "seed": seed, "device": device, "created": created}
+            row = {"method": "mbdnode", "status": "success", "full_mse": full}
+            (folder / "compare.json").write_text(json.dumps({"meta": meta, "rows": [row]}))
+    text = render_table(TABLE, tmp_path)
+    cells = _lines(text)
+    # the same seed on two devices is not a duplicate; the CPU's line comes first
+    assert cells[("system A", "mbdnode")][3:6] == [
+        "1.5e-3 (1.0e-3–2.0e-3)",
+        "0.75 (0.5–1), within noise",
+        "0, 1",
+    ]
+    assert cells[("system A", "mbdnode on cuda")][3:6] == [
+        "4.0e-3 (4.0e-3–4.0e-3)",
+        "2 (2–2)",
+        "0, 1",
+    ]
+    names = [c[1] for c in cells.values()]
+    assert names.index("mbdnode") + 1 == names.index("mbdnode on cuda")
+    # each device's runs are listed once, their dates from the first to the last
+    assert text.count("--device cuda --seed 0") == 1
+    assert "2026-11-26T08:00:00 to 2026-11-27T08:00:00" in text
+
+
 def test_the_speed_table_reads_the_epoch_benchmark(tmp_path):
     from collocnode.reproduction.published import EPOCH_TIME
 
