@@ -101,6 +101,8 @@ compare_seeds fnode-table13-tmsd-fnode-fd tmsd --methods fnode --set fnode.targe
 compare_fnode fnode-table13-double_pendulum double_pendulum $NO_LSTM --preset mbdnode
 compare_lstm fnode-table13-double_pendulum-lstm double_pendulum --preset mbdnode
 compare_fnode fnode-table13-cart_pole cart_pole $ALL --preset fnode_code
+# ... its LSTM on its own, for another device (the row above trains it on the CPU with the rest)
+compare_lstm fnode-table13-cart_pole-lstm cart_pole --preset fnode_code
 compare_fnode fnode-table13-slider_crank slider_crank $NO_LSTM --preset fnode_bb
 compare_lstm fnode-table13-slider_crank-lstm slider_crank --preset fnode_bb
 # FNODE Fig. 2: the single mass-spring over 30 s, rolled out by RK4 and by leapfrog (FNODE_LF)
