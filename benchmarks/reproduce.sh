@@ -12,12 +12,20 @@ mkdir -p "$out"
 SELECTED="$*"
 SEEDS=${SEEDS:-0 1 2}
 
+# A run that fails (a solve stopped short of convergence, a failed method) is a result too:
+# the runs after it, the next seed's included, still run, and the script exits 1 at the end
+# naming the runs that failed.
+FAILED=()
 run() {
-  local name=$1
+  local name=$1 rc=0
   shift
   if [ -z "$SELECTED" ] || [[ " $SELECTED " == *" $name "* ]]; then
     echo "== $name: $*"
-    "$@"
+    "$@" || rc=$?
+    if [ "$rc" != 0 ]; then
+      echo "== $name: exit $rc"
+      FAILED+=("$name (exit $rc)")
+    fi
   fi
 }
 
@@ -329,3 +337,7 @@ run mnn-table2-gpu python benchmarks/mnn_solver_timing.py --device cuda --iterat
   --repeats 1 --json "$out/mnn-table2-gpu/solver_timing.json"
 run mnn-table2-cpu python benchmarks/mnn_solver_timing.py --device cpu --threads 1 --iterations 100 \
   --repeats 3 --json "$out/mnn-table2-cpu/solver_timing.json"
+if [ ${#FAILED[@]} -gt 0 ]; then
+  printf '== did not succeed: %s\n' "${FAILED[@]}"
+  exit 1
+fi
