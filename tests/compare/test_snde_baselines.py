@@ -4,6 +4,7 @@ and the tangent projection operator (TPO)."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -155,6 +156,27 @@ def test_an_anode_without_augmented_outputs_is_the_plain_node(problem, solver, t
     anode.set_weights({"f_augmented": w})
     t, x0 = split.full.t, split.full.x[0]
     np.testing.assert_allclose(anode.predict(t, x0), node.predict(t, x0), rtol=tol, atol=tol)
+
+
+def test_the_augmented_states_enter_the_loss_against_zero_when_asked():
+    system = problems.get("two_body")
+    anode, _ = _fitted("anode", system, augment=2, shooting=5)
+    idx = torch.arange(len(anode._chunks))
+    apart = anode._loss(idx).item()
+    anode.options = replace(anode.options, augmented_loss=True)
+    with_augmented = anode._loss(idx).item()
+    assert with_augmented > apart  # the trained a(t) is not zero along the chunks
+    # with a' = 0 the augmented states stay at their zero start: nothing is added
+    spec = anode.blocks()["f_augmented"]
+    w = anode.get_weights()["f_augmented"].copy()
+    last = _layers(spec.sizes, w)[-1]
+    last[0][-2:], last[1][-2:] = 0.0, 0.0
+    anode.set_weights({"f_augmented": w})
+    zeroed = anode._loss(idx).item()
+    anode.options = replace(anode.options, augmented_loss=False)
+    assert zeroed == pytest.approx(anode._loss(idx).item(), rel=1e-12)
+    with pytest.raises(TypeError, match="augmented_loss must be a bool, got 1"):
+        NODEOptions(augmented_loss=1)
 
 
 # --- SANODE -------------------------------------------------------------------------------------

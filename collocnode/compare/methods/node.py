@@ -61,6 +61,9 @@ class NODEOptions(FieldOptions):
         blowup: a rollout whose state exceeds this magnitude counts as diverged.
         augment: augmented states (ANODE; 0: none). They start at 0, the network reads them
             after the model state and outputs their derivatives after its own outputs.
+        augmented_loss: with ``augment``, also count the augmented states' squares in the
+            loss, that is, fit them to zero, as the SNDE code does by padding the data with
+            zeros; False: the loss is over the model state only.
     """
 
     epochs: int = 300
@@ -75,11 +78,14 @@ class NODEOptions(FieldOptions):
     lr_min: float | None = None
     blowup: float = 1e8
     augment: int = 0
+    augmented_loss: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
         v.choice("solver", self.solver, SOLVERS)
         object.__setattr__(self, "augment", v.nonnegative_int("augment", self.augment))
+        if not isinstance(self.augmented_loss, bool):
+            raise TypeError(f"augmented_loss must be a bool, got {self.augmented_loss!r}")
         for name in ("rtol", "atol", "predict_rtol", "predict_atol", "blowup"):
             v.positive_float(name, getattr(self, name))
         if not isinstance(self.adjoint, bool):
@@ -217,7 +223,10 @@ class NODE(FieldTrainer):
                 "ref": self._stack_refs(members),
             }
             pred = self._solve(self._augmented(data[0]), t_rel, ctx, o.rtol, o.atol)
-            err = pred[1:, :, : data.shape[-1]] - data[1:]  # the real state only
+            if o.augmented_loss:  # the augmented states against 0 (the SNDE code's padding)
+                err = pred[1:] - self._augmented(data[1:])
+            else:  # the real state only
+                err = pred[1:, :, : data.shape[-1]] - data[1:]
             part = (err * err).sum(dim=-1).mean(dim=0).sum()  # mean over predicted samples
             total = part if total is None else total + part
         return total / idx.numel()
