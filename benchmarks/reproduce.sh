@@ -292,6 +292,11 @@ run snde-table3 python benchmarks/snde_stable_time.py --systems two_body,rigid_b
 run snde-baselines-rigid_body python benchmarks/snde_stable_time.py --systems rigid_body \
   --models node,anode,snode,sanode,tpo --trials 10 --epochs rigid_body=500 --batch-size 64 \
   --horizon 400 --threads 1 --out "$out/snde-baselines-rigid_body"
+# ... and where the SANODE's drift off the sphere comes from (its figures in docs/results.md)
+run snde-sanode-drift python benchmarks/sanode_drift.py \
+  --json "$out/snde-sanode-drift/sanode_drift.json"
+run snde-sanode-drift-augmented-loss python benchmarks/sanode_drift.py --augmented-loss \
+  --json "$out/snde-sanode-drift-augmented-loss/sanode_drift.json"
 # SNDE Table 3 at the paper's protocol: one chunk per update (batch size 1), 1000 epochs on every
 # system, 100 test trials, three model pairs; dopri5 where the paper has Tsit5 (torchdiffeq has
 # no Tsit5). docs/results.md estimates its cost

@@ -1,0 +1,161 @@
+#!/usr/bin/env python
+"""Where the SANODE's drift off the rigid body's sphere comes from (SNDE Fig. 2 and 8 draw the
+SANODE on the sphere, beside the SNODE).
+
+Trains the SANODE of ``snde_stable_time.py --models sanode`` on the rigid body (the same data,
+options and seed; 500 epochs in batches of 64, as the stored run ``snde-baselines-rigid_body``),
+rolls it out from the first ``--trials`` test states of that run over ``--horizon`` seconds, and
+reports at a few times of each rollout:
+
+* the drift ``g(u) − g(u0)`` of the constraint the SNDE stabilizes (the Casimir),
+* the learned field's component across the constraint's level set, ``G f_θ``: the SNDE
+  right-hand side is ``u' = f_θ − γ G⁺ (g − g0)`` (SNDE eq. 12), so ``f_θ = u' + γ G⁺ (g − g0)``,
+* ``G f_θ / γ``, the drift at which the stabilization balances that component (``d(g − g0)/dt
+  = G f_θ − γ (g − g0)``),
+* the kinetic energy ``H = Σ u_i² / (2 I_i)`` of the rollout and of the truth,
+
+and, at the end of each rollout, the state and the speed ``|u'|``.
+
+    python benchmarks/sanode_drift.py [--epochs 500] [--batch-size 64] [--trials 3]
+        [--horizon 400] [--augmented-loss] [--json FILE]
+
+``--augmented-loss`` trains the SANODE with its augmented states fitted to zero in the loss
+(``NODEOptions.augmented_loss``), as the SNDE code's loss does with its zero-padded data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import snde_stable_time as sst
+
+TIMES = (0.0, 5.0, 15.0, 25.0, 50.0, 100.0, 200.0, 400.0)
+
+
+def along(trainer: Any, system: Any, t: np.ndarray, truth: np.ndarray) -> dict[str, np.ndarray]:
+    """The rollout from ``truth[0]`` over ``t`` (``x``, ``dx``: its right-hand side), the
+    drift ``g − g0`` of the first constraint, ``G f_θ`` of the module docstring, and the
+    kinetic energy of the rollout and of the truth; each ``(n,)`` but ``x``, ``dx``
+    ``(n, n_states)``."""
+    from collocnode.compare.methods.snde import constraint_functions, stabilization
+
+    funcs = constraint_functions(system)
+    x, dx = trainer.predict_with_derivatives(t, truth[0])
+    refs = np.broadcast_to(funcs[0](truth[:1], t[:1]), (t.size, funcs[0](x[:1], t[:1]).shape[1]))
+    gamma = trainer.options.gamma
+    field = dx + gamma * stabilization(funcs, x, t, refs, trainer.options.stabilizer)
+    inertia = system.inertia
+    return {
+        "x": x,
+        "dx": dx,
+        "drift": (funcs[0](x, t) - refs)[:, 0],
+        "G_f": np.einsum("kmn,kn->km", funcs[1](x, t), field)[:, 0],
+        "energy": 0.5 * (x * x / inertia).sum(axis=1),
+        "energy_true": 0.5 * (truth * truth / inertia).sum(axis=1),
+    }
+
+
+def analyse(trainer: Any, system: Any, t: np.ndarray, truth: np.ndarray) -> dict[str, Any]:
+    """The figures of :func:`along` at ``TIMES``, the state and speed at the end."""
+    a = along(trainer, system, t, truth)
+    gamma = trainer.options.gamma
+    rows = []
+    for when in TIMES:
+        if when > t[-1]:
+            break
+        k = int(np.argmin(np.abs(t - when)))
+        rows.append(
+            {
+                "t": float(t[k]),
+                "drift": float(a["drift"][k]),
+                "G_f": float(a["G_f"][k]),
+                "G_f_over_gamma": float(a["G_f"][k] / gamma),
+                "energy": float(a["energy"][k]),
+                "energy_true": float(a["energy_true"][k]),
+            }
+        )
+    return {
+        "times": rows,
+        "state_end": a["x"][-1].tolist(),
+        "speed_end": float(np.linalg.norm(a["dx"][-1])),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--epochs", type=int, default=500)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--trials", type=int, default=3)
+    p.add_argument("--horizon", type=float, default=400.0)
+    p.add_argument(
+        "--augmented-loss",
+        action="store_true",
+        help="fit the augmented states to zero in the loss, as the SNDE code does",
+    )
+    p.add_argument("--json", type=Path, default=None, help="write the figures here")
+    args = p.parse_args(argv)
+
+    import torch
+
+    from collocnode import problems
+
+    torch.set_num_threads(1)
+    cfg = sst.Config(
+        systems=("rigid_body",),
+        trials=args.trials,
+        epochs=(("rigid_body", args.epochs),),
+        batch_size=args.batch_size,
+        horizon=args.horizon,
+        models=("sanode",),
+    )
+    system = problems.get("rigid_body")
+    # the data and test states of snde_stable_time.run_system, seed 0
+    data = sst.training_data(system, cfg.n_train, np.random.default_rng([0, 0]))
+    t, truths = sst.test_trials(system, cfg.trials, cfg.horizon, np.random.default_rng([0, 1]))
+    from collocnode.compare import make_trainer
+
+    # the SANODE of snde_stable_time.make_models, with the loss asked for
+    trainer = make_trainer(
+        "sanode",
+        problem="rigid_body",
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        activation=cfg.activation,
+        device="cpu",
+        seed=0,
+        augmented_loss=args.augmented_loss,
+    )
+    fit = trainer.fit(system, data)
+    print(f"SANODE: {fit.status}, {fit.message}, {fit.train_time_s:.0f} s", flush=True)
+    out = {
+        "command": " ".join(["python", "benchmarks/sanode_drift.py", *(argv or sys.argv[1:])]),
+        "gamma": trainer.options.gamma,
+        "augment": trainer.options.augment,
+        "augmented_loss": trainer.options.augmented_loss,
+        "train_time_s": fit.train_time_s,
+        "trials": [analyse(trainer, system, t, truth) for truth in truths],
+    }
+    for k, trial in enumerate(out["trials"]):
+        print(
+            f"trial {k}: state at the end {np.round(trial['state_end'], 6).tolist()}, "
+            f"speed {trial['speed_end']:.2g}"
+        )
+        print("  t [s]   g - g0     G f_θ    G f_θ / γ   H       H (truth)")
+        for r in trial["times"]:
+            print(
+                f"  {r['t']:5.0f}  {r['drift']:9.3g}  {r['G_f']:8.3g}  {r['G_f_over_gamma']:9.3g}"
+                f"  {r['energy']:6.3f}  {r['energy_true']:6.3f}"
+            )
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
