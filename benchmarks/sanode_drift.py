@@ -46,7 +46,8 @@ def along(trainer: Any, system: Any, t: np.ndarray, truth: np.ndarray) -> dict[s
 
     funcs = constraint_functions(system)
     x, dx = trainer.predict_with_derivatives(t, truth[0])
-    refs = np.broadcast_to(funcs[0](truth[:1], t[:1]), (t.size, funcs[0](x[:1], t[:1]).shape[1]))
+    ref = funcs[0](truth[:1], t[:1])  # (1, n_constraints): the constraints at the start
+    refs = np.broadcast_to(ref, (t.size, ref.shape[1]))
     gamma = trainer.options.gamma
     field = dx + gamma * stabilization(funcs, x, t, refs, trainer.options.stabilizer)
     inertia = system.inertia

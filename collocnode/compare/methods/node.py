@@ -84,12 +84,11 @@ class NODEOptions(FieldOptions):
         super().__post_init__()
         v.choice("solver", self.solver, SOLVERS)
         object.__setattr__(self, "augment", v.nonnegative_int("augment", self.augment))
-        if not isinstance(self.augmented_loss, bool):
-            raise TypeError(f"augmented_loss must be a bool, got {self.augmented_loss!r}")
         for name in ("rtol", "atol", "predict_rtol", "predict_atol", "blowup"):
             v.positive_float(name, getattr(self, name))
-        if not isinstance(self.adjoint, bool):
-            raise TypeError(f"adjoint must be a bool, got {self.adjoint!r}")
+        for name in ("adjoint", "augmented_loss"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
         if self.shooting is not None:
             v.positive_int("shooting", self.shooting)
         if self.lr_min is not None:
@@ -223,10 +222,9 @@ class NODE(FieldTrainer):
                 "ref": self._stack_refs(members),
             }
             pred = self._solve(self._augmented(data[0]), t_rel, ctx, o.rtol, o.atol)
-            if o.augmented_loss:  # the augmented states against 0 (the SNDE code's padding)
-                err = pred[1:] - self._augmented(data[1:])
-            else:  # the real state only
-                err = pred[1:, :, : data.shape[-1]] - data[1:]
+            # the real state, or with the augmented states against 0 (the SNDE code's padding)
+            target = self._augmented(data[1:]) if o.augmented_loss else data[1:]
+            err = pred[1:, :, : target.shape[-1]] - target
             part = (err * err).sum(dim=-1).mean(dim=0).sum()  # mean over predicted samples
             total = part if total is None else total + part
         return total / idx.numel()
