@@ -120,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     t, truths = sst.test_trials(system, cfg.trials, cfg.horizon, np.random.default_rng([0, 1]))
     from collocnode.compare import make_trainer
 
-    # the SANODE of snde_stable_time.make_models, with the loss asked for
+    # the SANODE of snde_stable_time.make_models, with the loss asked for (make_models's own
+    # fits the augmented states to zero, as --augmented-loss does)
     trainer = make_trainer(
         "sanode",
         problem="rigid_body",

@@ -166,9 +166,9 @@ def test_trials(
 def make_models(system: str, cfg: Config, seed: int) -> dict[str, Any]:
     """The trainers of ``cfg.models`` by label: the SNODE with the paper's options for
     ``system``; a plain NODE with the same options (network, data handling, optimiser, schedule,
-    solver) except the stabilization; an ANODE as that NODE with Table 4's augmented dimensions;
-    a SANODE as the SNODE with them; a TPO as the SNODE with the tangent projection instead of
-    the stabilization (γ = 0)."""
+    solver) except the stabilization; an ANODE as that NODE with Table 4's augmented dimensions
+    and the SNDE code's loss, which fits them to zero; a SANODE as the SNODE with them; a TPO
+    as the SNODE with the tangent projection instead of the stabilization (γ = 0)."""
     from collocnode.compare import make_trainer
     from collocnode.compare.methods.node import NODEOptions
 
@@ -181,7 +181,8 @@ def make_models(system: str, cfg: Config, seed: int) -> dict[str, Any]:
     }
     snode = make_trainer("snde", problem=system, **common)
     shared = {f.name: getattr(snode.options, f.name) for f in fields(NODEOptions)}
-    shared.pop("augment")  # the ANODE's comes from its Table 4 settings
+    for name in ("augment", "augmented_loss"):
+        shared.pop(name)  # the ANODE's come from its Table 4 settings and the SNDE code's loss
     build = {
         "node": lambda: make_trainer("node", **shared),
         "snode": lambda: snode,

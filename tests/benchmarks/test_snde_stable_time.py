@@ -130,14 +130,16 @@ def test_the_other_baselines_share_the_snodes_options():
     models = st.make_models("two_body", cfg, seed=2)
     assert list(models) == ["NODE", "SNODE", "ANODE", "SANODE", "TPO"]
     node, snode = models["NODE"], models["SNODE"]
+    # the (S)ANODE: two augmented states (Table 4), fitted to zero in the loss (the SNDE code)
+    augmented = {"augment": 2, "augmented_loss": True}
     for f in NODEOptions.__dataclass_fields__:
-        want = 2 if f == "augment" else getattr(node.options, f)
+        want = augmented.get(f, getattr(node.options, f))
         assert getattr(models["ANODE"].options, f) == want, f
     assert (models["ANODE"].name, node.options.augment) == ("anode", 0)
+    assert not node.options.augmented_loss and not snode.options.augmented_loss
     for f in snode.options.__dataclass_fields__:
-        assert getattr(models["SANODE"].options, f) == (
-            2 if f == "augment" else getattr(snode.options, f)
-        ), f
+        want = augmented.get(f, getattr(snode.options, f))
+        assert getattr(models["SANODE"].options, f) == want, f
         if f not in ("gamma", "projection"):
             assert getattr(models["TPO"].options, f) == getattr(snode.options, f), f
     assert (models["TPO"].options.gamma, models["TPO"].options.projection) == (0.0, "tangent")

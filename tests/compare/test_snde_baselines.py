@@ -70,6 +70,10 @@ def test_the_registry_lists_the_new_baselines_with_their_settings():
         assert make_trainer("node", problem).options.augment == 0
     assert make_trainer("anode", "two_body").options.shooting == 3
     assert make_trainer("anode").options.augment == 1
+    # the SNDE code's loss fits the augmented states to zero; without a problem, the plain loss
+    assert make_trainer("anode", "rigid_body").options.augmented_loss
+    assert make_trainer("sanode", "rigid_body").options.augmented_loss
+    assert not make_trainer("anode").options.augmented_loss
     tpo = make_trainer("tpo", "rigid_body").options
     assert tpo.projection == "tangent" and tpo.gamma == 0.0 and tpo.hidden == (64, 64)
     vdp = problems.get("vdp")

@@ -360,7 +360,9 @@ class SANODEOptions(SNDEOptions):
     augment: int = 1
 
 
-# SNDE paper Table 4: augmented dimensions of the (S)ANODE
+# SNDE paper Table 4: augmented dimensions of the (S)ANODE. The SNDE code pads the data with zeros
+# for them, so its loss fits the augmented states to zero too (``augmented_loss``); without that
+# the SANODE drifts off the rigid body's sphere (benchmarks/sanode_drift.py).
 _AUGMENT = {"two_body": 2, "rigid_body": 2, "dcdc": 1}
 
 
@@ -369,7 +371,10 @@ class SANODE(SNDE):
 
     name = "sanode"
     options_class = SANODEOptions
-    PAPER = {name: {**SNDE.PAPER[name], "augment": k} for name, k in _AUGMENT.items()}
+    PAPER = {
+        name: {**SNDE.PAPER[name], "augment": k, "augmented_loss": True}
+        for name, k in _AUGMENT.items()
+    }
 
 
 @dataclass(frozen=True)
@@ -396,6 +401,7 @@ class ANODE(NODE):
             **_SNDE_BASELINE,
             **{key: value for key, value in SNDE.PAPER[name].items() if key != "gamma"},
             "augment": k,
+            "augmented_loss": True,
         }
         for name, k in _AUGMENT.items()
     }
