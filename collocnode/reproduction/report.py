@@ -38,14 +38,28 @@ RESULT_FILES = (
 )
 # the subfolders of a run folder that hold its repetitions with other seeds
 SEED_FOLDERS = "seed*"
+# a seed's methods trained on a device of their own (``seed1-cuda/``): benchmarks/reproduce.sh
+# runs them, a row's LSTM, with the entry ``<name>-lstm``
+DEVICE_FOLDER = re.compile(r"seed\d+-\w+")
+DEVICE_ENTRY_SUFFIX = "-lstm"
 
 
 @dataclass(frozen=True)
 class StoredRun:
-    """One run's JSON file: ``data`` as loaded, ``name`` its folder."""
+    """One run's JSON file: ``data`` as loaded, ``name`` its run folder, ``folder`` the
+    subfolder holding it (``"seed1"``, ``"seed1-cuda"``; ``""`` at the top)."""
 
     name: str
     data: Mapping[str, Any]
+    folder: str = ""
+
+    @property
+    def entry(self) -> str:
+        """The entry of benchmarks/reproduce.sh that reruns it: the run's name, or
+        ``<name>-lstm`` for a run in a device's folder."""
+        return (
+            self.name + DEVICE_ENTRY_SUFFIX if DEVICE_FOLDER.fullmatch(self.folder) else self.name
+        )
 
     @property
     def meta(self) -> Mapping[str, Any]:
@@ -99,7 +113,7 @@ class StoredRun:
         return None
 
 
-def _load_file(folder: Path, name: str) -> StoredRun | None:
+def _load_file(folder: Path, name: str, subfolder: str = "") -> StoredRun | None:
     for filename in RESULT_FILES:
         path = folder / filename
         if path.is_file():
@@ -109,7 +123,7 @@ def _load_file(folder: Path, name: str) -> StoredRun | None:
                 raise ValueError(f"{path} is not valid JSON: {exc}") from None
             if not isinstance(data, dict):
                 raise ValueError(f"{path} must hold a JSON object, got {type(data).__name__}")
-            return StoredRun(name, data)
+            return StoredRun(name, data, subfolder)
     return None
 
 
@@ -120,7 +134,11 @@ def load_runs(root: Path, name: str) -> list[StoredRun]:
     ValueError naming it."""
     folder = Path(root) / name
     folders = [folder, *sorted(p for p in folder.glob(SEED_FOLDERS) if p.is_dir())]
-    runs = [run for f in folders if (run := _load_file(f, name)) is not None]
+    runs = [
+        run
+        for f in folders
+        if (run := _load_file(f, name, "" if f == folder else f.name)) is not None
+    ]
     return sorted(runs, key=lambda run: (run.seed is None, run.seed or 0))
 
 
@@ -697,15 +715,15 @@ def _runs_list(names: Sequence[str], runs: Runs) -> list[str]:
         if not stored:
             out.append(f"- `{name}`: not stored.")
             continue
-        groups: dict[str | None, list[StoredRun]] = {}
+        groups: dict[tuple[str, str | None], list[StoredRun]] = {}
         for run in stored:
-            groups.setdefault(_without_seed(run.command), []).append(run)
-        for group in groups.values():
+            groups.setdefault((run.entry, _without_seed(run.command)), []).append(run)
+        for (entry, _), group in groups.items():
             seeds = ""
             if len(stored) > 1:
                 listed = ", ".join(str(r.seed) for r in group)
                 seeds = f" (seed {listed})" if len(group) == 1 else f" (seeds {listed})"
-            out.append(_run_line(name, seeds, group))
+            out.append(_run_line(entry, seeds, group))
     return out
 
 

@@ -444,9 +444,12 @@ def test_a_method_run_on_several_devices_gets_a_line_per_device(tmp_path):
     ]
     names = [c[1] for c in cells.values()]
     assert names.index("mbdnode") + 1 == names.index("mbdnode on cuda")
-    # each device's runs are listed once, their dates from the first to the last
+    # each device's runs are listed once, their dates from the first to the last, under the
+    # entry of benchmarks/reproduce.sh that reruns them
     assert text.count("--device cuda --seed 0") == 1
     assert "2026-11-26T08:00:00 to 2026-11-27T08:00:00" in text
+    assert "- `run-a-lstm` (seeds 0, 1): `python scripts/compare.py x --device cuda" in text
+    assert "- `run-a` (" not in text
 
 
 def test_the_speed_table_reads_the_epoch_benchmark(tmp_path):
