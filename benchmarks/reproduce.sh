@@ -254,6 +254,11 @@ compare_seeds mbdnode-table4-cart_pole-lstm-torch-init cart_pole --preset mbdnod
 # rolled out from the first 16 true states
 compare_seeds mbdnode-table4-cart_pole-lstm-data-start cart_pole --preset mbdnode --methods lstm \
   --set lstm.epochs=400 --set lstm.lr=5e-4 --set lstm.layers=3 --set lstm.start=data
+# ... and which half of that start matters: the LSTM trained both ways, each rolled out both ways
+for seed in $SEEDS; do
+  run mbdnode-table4-cart_pole-lstm-start python benchmarks/lstm_start.py --seed "$seed" \
+    --json "$out/mbdnode-table4-cart_pole-lstm-start/seed$seed/lstm_start.json"
+done
 run warmstart python benchmarks/warmstart_vdp.py --seeds 20 --noise 0 0.1 --metis
 run refinement python benchmarks/refinement.py --tol 1e-6 --seeds 3
 run vdp-parametric-floor python benchmarks/vdp_parametric_floor.py --noise 0.1 --seeds 100 \
