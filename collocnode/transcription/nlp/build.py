@@ -41,13 +41,15 @@ SHORTEST_REFUSED_BUILD_S = 10.0
 
 # The work of one KKT factorization of an exact-Hessian NLP, nodes x n_states x n_params² (the
 # node-by-parameter border folded into the dense parameter block), past which the exact Hessian
-# stopped paying, and the seconds per IPOPT iteration per unit of it. Measured by
+# stopped paying, and the range of seconds per IPOPT iteration per unit of it. Measured by
 # benchmarks/width_crossover.py on Van der Pol (2 cores at load 4-5; docs/performance.md, "Width
 # and trajectory count"): 0.2-1.5e-8 s per unit from 1e6 to 4.4e8; at 8.8e7 (480 nodes, 302
 # weights) the exact Hessian took 65 s to its optimum and IPOPT's L-BFGS was within 1.3 % of it
-# after 38 s; at 1e7 the exact Hessian won by about 3x, at 4.4e8 L-BFGS by more than 2x.
+# after 38 s; at 1e7 the exact Hessian won by about 3x, at 4.4e8 L-BFGS by more than 2x. The
+# stored slider-crank runs of FNODE Table 13 (4497 nodes x 2 states x 369 weights = 1.2e9, one
+# core) took 1.5-2.2e-9 s per unit, training time over iterations: the lower end.
 FACTORIZATION_WORK_LIMIT = 1e8
-S_PER_FACTORIZATION_WORK = 1e-8
+S_PER_FACTORIZATION_WORK = (1.5e-9, 1.5e-8)
 # ... and only with this many parameters or more: where the work comes from many nodes and few
 # weights, the limited-memory Hessian's iteration costs as much as the exact one's and it needs
 # more of them (the quarter vehicle's strategy W, 12,500 nodes x 4 states x 92 weights = 4.2e8:
@@ -62,8 +64,8 @@ class FactorizationCostWarning(UserWarning):
     """An exact-Hessian collocation NLP whose IPOPT iterations are estimated to be slow: its
     work nodes x n_states x n_params² (the node-by-parameter border that every KKT factorization
     folds into the dense parameter block) passes :data:`FACTORIZATION_WORK_LIMIT`. Its one-line
-    message names the nodes, states and parameters, the estimated seconds per iteration
-    (:data:`S_PER_FACTORIZATION_WORK` per unit) and what to try instead
+    message names the nodes, states and parameters, the range of seconds per iteration
+    measured so far (:data:`S_PER_FACTORIZATION_WORK` per unit) and what to try instead
     (``hessian="limited-memory"``, consensus ADMM over blocks of trajectories on parallel
     workers, fewer nodes or a narrower network). The solve goes ahead unchanged; silence it
     with ``warnings.simplefilter("ignore", FactorizationCostWarning)``. Measured in
@@ -90,12 +92,13 @@ def check_factorization(
     if work <= FACTORIZATION_WORK_LIMIT or dop.n_nlp_params < MIN_WARNED_PARAMS:
         return
     nodes = sum(m.n_collocation for m in meshes)
+    low, high = S_PER_FACTORIZATION_WORK
     several = len(meshes) > 1
     admm = "ConsensusADMM over blocks of trajectories on one worker each, " if several else ""
     warnings.warn(
         f"the exact-Hessian NLP has {nodes} collocation nodes x {dop.node_width} states x "
         f"{dop.n_nlp_params} parameters² = {work:.3g} (above {FACTORIZATION_WORK_LIMIT:.3g}), "
-        f"about {S_PER_FACTORIZATION_WORK * work:.2g} s per IPOPT iteration; try "
+        f"about {low * work:.2g}-{high * work:.2g} s per IPOPT iteration; try "
         f'RadauIIA(hessian="limited-memory") with a looser tol or an iteration limit, '
         f"{admm}fewer nodes or a narrower network",
         FactorizationCostWarning,
