@@ -90,9 +90,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     import torch
 
+    from collocnode.tools.machine import describe, load_average
+
     torch.set_num_threads(args.threads)
     result = {
         "command": " ".join(["python", "benchmarks/lstm_start.py", *(argv or sys.argv[1:])]),
+        "machine": describe(),
+        "load_at_start": load_average(),
         "problem": args.problem,
         "preset": args.preset,
         "options": {"epochs": args.epochs, "lr": args.lr, "layers": args.layers},
