@@ -20,12 +20,13 @@ table is the two stored rows again; the off-diagonal cells change one half alone
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+from collocnode.tools.io import write_json
 
 STARTS = ("padded", "data")
 SCORES = ("train_mse", "test_mse", "full_mse")
@@ -104,8 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         "trained": run_seed(args, args.seed),
     }
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=1))
+        write_json(args.json, result)
     return 0
 
 

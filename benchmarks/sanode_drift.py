@@ -26,13 +26,14 @@ and, at the end of each rollout, the state and the speed ``|u'|``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import snde_stable_time as sst
+
+from collocnode.tools.io import write_json
 
 TIMES = (0.0, 5.0, 15.0, 25.0, 50.0, 100.0, 200.0, 400.0)
 
@@ -154,8 +155,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"  {r['energy']:6.3f}  {r['energy_true']:6.3f}"
             )
     if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(out, indent=1))
+        write_json(args.json, out)
     return 0
 
 
