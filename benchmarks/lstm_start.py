@@ -45,22 +45,26 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def lstm_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The LSTM settings of the row (``--set lstm.KEY=VALUE`` of scripts/compare.py)."""
+    return {"epochs": args.epochs, "lr": args.lr, "layers": args.layers}
+
+
 def run_seed(args: argparse.Namespace, seed: int) -> dict[str, Any]:
     """Both trainings of one seed and their four rollouts: ``{train_start: {"status",
     "train_time_s", "rollouts": {rollout_start: {"train_mse", "test_mse", "full_mse",
     "diverged"}}}}``."""
     from collocnode.compare import make_trainer
-    from collocnode.compare.run.config import CompareConfig
+    from collocnode.compare.run import CompareConfig
     from collocnode.compare.run.scenarios import StateRollout
 
-    options = {"epochs": args.epochs, "lr": args.lr, "layers": args.layers}
     cfg = CompareConfig(
         args.problem,
         ("lstm",),
         preset=args.preset,
         device="cpu",
         seed=seed,
-        options={"lstm": options},
+        options={"lstm": lstm_options(args)},
     )
     data = cfg.load()  # the data of scripts/compare.py with the same problem, preset and seed
     evaluation = StateRollout(data.system, data.split)
@@ -100,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         "load_at_start": load_average(),
         "problem": args.problem,
         "preset": args.preset,
-        "options": {"epochs": args.epochs, "lr": args.lr, "layers": args.layers},
+        "options": lstm_options(args),
         "seed": args.seed,
         "trained": run_seed(args, args.seed),
     }

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -119,20 +120,10 @@ def main(argv: list[str] | None = None) -> int:
     # the data and test states of snde_stable_time.run_system, seed 0
     data = sst.training_data(system, cfg.n_train, np.random.default_rng([0, 0]))
     t, truths = sst.test_trials(system, cfg.trials, cfg.horizon, np.random.default_rng([0, 1]))
-    from collocnode.compare import make_trainer
-
-    # the SANODE of snde_stable_time.make_models, with the loss asked for (make_models's own
-    # fits the augmented states to zero, as --augmented-loss does)
-    trainer = make_trainer(
-        "sanode",
-        problem="rigid_body",
-        epochs=args.epochs,
-        batch_size=args.batch_size,
-        activation=cfg.activation,
-        device="cpu",
-        seed=0,
-        augmented_loss=args.augmented_loss,
-    )
+    # the SANODE of snde_stable_time.make_models, with the loss asked for (its own fits the
+    # augmented states to zero, as --augmented-loss does)
+    trainer = sst.make_models("rigid_body", cfg, seed=0)["SANODE"]
+    trainer.options = replace(trainer.options, augmented_loss=args.augmented_loss)
     fit = trainer.fit(system, data)
     print(f"SANODE: {fit.status}, {fit.message}, {fit.train_time_s:.0f} s", flush=True)
     out = {
