@@ -297,6 +297,11 @@ run snde-table3 python benchmarks/snde_stable_time.py --systems two_body,rigid_b
 run snde-baselines-rigid_body python benchmarks/snde_stable_time.py --systems rigid_body \
   --models node,anode,snode,sanode,tpo --trials 10 --epochs rigid_body=500 --batch-size 64 \
   --horizon 400 --threads 1 --out "$out/snde-baselines-rigid_body"
+# ... and the two-body problem's (Fig. 2, top row) over the paper's 200 s trials: no TPO, whose
+# projection is onto the rigid body's sphere
+run snde-baselines-two_body python benchmarks/snde_stable_time.py --systems two_body \
+  --models node,anode,snode,sanode --trials 10 --epochs two_body=1000 --batch-size 64 \
+  --threads 1 --out "$out/snde-baselines-two_body"
 # ... and where the SANODE's drift off the sphere comes from (its figures in docs/results.md)
 run snde-sanode-drift python benchmarks/sanode_drift.py \
   --json "$out/snde-sanode-drift/sanode_drift.json"

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..tools.io import atomic_write_text
-from .published import SNDE_RIGID_BODY_CLAIMS, TABLES, Row, Table
+from .published import TABLES, Row, Table
 
 RESULT_FILES = (
     "compare.json",
@@ -490,13 +490,13 @@ def _stable_time_lines(row: Row, stored: Sequence[StoredRun]) -> list[str]:
 def _stable_time_model_lines(
     table: Table, row: Row, stored: Sequence[StoredRun]
 ) -> list[list[str]]:
-    """One line per model of ``table.methods``: what the paper shows, then ours over the trials
-    of the stored run (stable time, divergences, time to E ≥ 1, E and the constraint drift at
-    the end, training)."""
+    """One line per model of ``table.methods`` that the row's ``claims`` name: what the paper
+    shows, then ours over the trials of the stored run (stable time, divergences, time to
+    E ≥ 1, E and the constraint drift at the end, training)."""
     run, result = _stable_time_result(row, stored)
     lines = []
-    for label in table.methods:
-        claim = SNDE_RIGID_BODY_CLAIMS.get(label, "–")
+    for label in (m for m in table.methods if m in row.claims):
+        claim = row.claims[label]
         summary = result["summary"].get(label) if result else None
         if summary is None:
             why = "no stored run" if run is None else "not in the run"

@@ -213,12 +213,17 @@ def test_a_stable_time_models_table_has_a_line_per_model(tmp_path):
     (folder / "stable_time.json").write_text(
         json.dumps({"command": "python benchmarks/snde_stable_time.py", "results": [result]})
     )
+    table = render_table(SNDE_BASELINES, tmp_path).splitlines()
     rows = {
         line.split("|")[2].strip(): [c.strip() for c in line.strip().strip("|").split("|")]
-        for line in render_table(SNDE_BASELINES, tmp_path).splitlines()
+        for line in table
         if line.startswith("| rigid_body")
     }
     assert list(rows) == ["NODE", "ANODE", "SNODE", "SANODE", "TPO"]
+    # the two-body row has no tangent projection (a sphere's) and here no stored run
+    two_body = [line.split("|")[2:5] for line in table if line.startswith("| two_body")]
+    assert [m.strip() for m, _, _ in two_body] == ["NODE", "ANODE", "SNODE", "SANODE"]
+    assert {why.strip() for _, _, why in two_body} == {"no stored run"}
     assert rows["TPO"][3:] == [
         "400.0",
         "2 / 10",
