@@ -324,6 +324,19 @@ def test_a_term_that_is_not_finite_on_the_inputs_is_named(trained):
             discover(trained, "interaction", SparseRegression(lib))
 
 
+def test_a_library_whose_functions_want_more_inputs_says_why_it_has_no_terms(trained):
+    # the block has 2 inputs; a default argument makes each function ask for 3
+    lib = ps.CustomLibrary(
+        [lambda a, b, k=k: a * b**k for k in (1, 2)], [lambda a, b: f"{a} {b}"] * 2
+    )
+    with pytest.raises(
+        DiscoveryError,
+        match=r"no terms for the 2 inputs of block 'interaction': its functions take 3 "
+        r"positional arguments.*bind such constants with a closure",
+    ):
+        discover(trained, "interaction", SparseRegression(lib))
+
+
 def test_a_term_without_a_casadi_form_is_named(trained):
     lib = ps.CustomLibrary([lambda a: np.where(a > 1.0, a, 0.0)], [lambda a: f"cut({a})"])
     with pytest.raises(DiscoveryError, match="no CasADi form"):

@@ -88,6 +88,24 @@ class _Subset:
         return np.asarray(self.library.transform(z), dtype=float)[:, self.columns]
 
 
+def _arity_hint(library: Any, n_in: int) -> str:
+    """Why a pysindy CustomLibrary gave no terms, where its functions ask for more inputs than
+    there are: it applies each function to every combination of as many inputs as the function
+    has positional arguments, those with defaults (``lambda x, k=k: ...``) included."""
+    wide = [
+        code.co_argcount
+        for f in getattr(library, "functions", None) or ()
+        if (code := getattr(f, "__code__", None)) is not None and code.co_argcount > n_in
+    ]
+    if not wide:
+        return ""
+    return (
+        f": its functions take {max(wide)} positional arguments, and pysindy's CustomLibrary "
+        "applies each function to every combination of that many inputs (arguments with "
+        "defaults, such as lambda x, k=k: ..., count too; bind such constants with a closure)"
+    )
+
+
 def fit_terms(library: Any, inputs: np.ndarray, input_names: tuple[str, ...], owner: str) -> Terms:
     """``library`` fitted to the inputs (n, n_in) of ``owner`` (a label for messages), with its
     terms' names and CasADi function, checked.
@@ -126,7 +144,9 @@ def fit_terms(library: Any, inputs: np.ndarray, input_names: tuple[str, ...], ow
             f"inputs of {owner}"
         )
     if not names:
-        raise DiscoveryError(f"the library has no terms for the inputs of {owner}")
+        raise DiscoveryError(
+            f"the library has no terms for the {n_in} inputs of {owner}{_arity_hint(lib, n_in)}"
+        )
     for k, name in enumerate(names):
         bad = ~np.isfinite(theta[:, k])
         if bad.any():
