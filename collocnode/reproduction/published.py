@@ -31,6 +31,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import TypeVar
+
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -118,11 +121,7 @@ class Table:
     time_ratio: bool = False
 
 
-def _frozen(**values: float) -> Mapping[str, float]:
-    return MappingProxyType(dict(values))
-
-
-def _frozen_text(**values: str) -> Mapping[str, str]:
+def _frozen(**values: V) -> Mapping[str, V]:
     return MappingProxyType(dict(values))
 
 
@@ -573,14 +572,14 @@ SNDE_TABLE3 = Table(
 
 # What SNDE Fig. 2 and 8 show for each model, per system; the paper prints no number for them
 # but Table 3's NODE stable times and the TPO's and SNODE's constraint errors on the rigid body
-_SNDE_TWO_BODY_CLAIMS = _frozen_text(
+_SNDE_TWO_BODY_CLAIMS = _frozen(
     NODE="diverges exponentially from the orbit (Fig. 2); stable time 121.7 s (52–182.8) in "
     "Table 3",
     ANODE="stable over multiple orbits (Fig. 2)",
     SNODE="stable, accurate over multiple orbits (Fig. 2)",
     SANODE="as the SNODE (Fig. 2)",
 )
-_SNDE_RIGID_BODY_CLAIMS = _frozen_text(
+_SNDE_RIGID_BODY_CLAIMS = _frozen(
     NODE="drifts off the sphere, then diverges (Fig. 2)",
     ANODE="unstable (Fig. 2)",
     SNODE="on the sphere, accurate over a long horizon (Fig. 2); constraint error ~1e-4 (Fig. 8)",
