@@ -522,8 +522,12 @@ def _stable_time_model_lines(
     return lines
 
 
+def _significant(x: float | None, digits: int) -> str:
+    return "–" if x is None else f"{x:.{digits}g}"
+
+
 def _three(x: float | None) -> str:
-    return "–" if x is None else f"{x:.3g}"
+    return _significant(x, 3)
 
 
 def _two_places(x: float | None) -> str:
@@ -654,10 +658,11 @@ def _parameter_lines(table: Table, row: Row, run: StoredRun | None) -> list[list
                 why = "no stored run" if run is None else "not in the run"
                 ours = [why, "–", "–"]
             else:
+                # four digits: ours lie within 1e-3 of 1 and 2, where two would print 1 and 2
                 ours = [
                     _num(scores.get("force_mse")),
-                    _num(scores.get("cosine_similarity")),
-                    _num(scores.get("mass_ratio")),
+                    _significant(scores.get("cosine_similarity"), 4),
+                    _significant(scores.get("mass_ratio"), 4),
                 ]
             time_s = None if r is None else r.get("train_time_s")
             first = not lines

@@ -589,6 +589,18 @@ def test_a_parameters_row_reads_the_benchmark_file(tmp_path):
     assert rows[3][7] == "2"
 
 
+def test_a_parameters_row_tells_a_mass_ratio_near_the_truth_from_the_truth(tmp_path):
+    from collocnode.reproduction.published import MNN_PHYSICAL
+
+    near = {"force_mse": 1.2e-4, "cosine_similarity": 0.99981, "mass_ratio": 2.0031}
+    (tmp_path / "mnn-two-body").mkdir()
+    (tmp_path / "mnn-two-body" / "two_body.json").write_text(
+        json.dumps({"methods": {"mnn": {"train_time_s": 1.0, **near}}})
+    )
+    rows = _cells(render_table(MNN_PHYSICAL, tmp_path))
+    assert rows[1][5:8] == ["1.2e-4", "0.9998", "2.003"]
+
+
 def test_a_solver_timing_row_reads_the_benchmark_file(tmp_path):
     from collocnode.reproduction.published import MNN_TABLE2
 
