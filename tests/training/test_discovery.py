@@ -325,16 +325,38 @@ def test_a_term_that_is_not_finite_on_the_inputs_is_named(trained):
 
 
 def test_a_library_whose_functions_want_more_inputs_says_why_it_has_no_terms(trained):
-    # the block has 2 inputs; a default argument makes each function ask for 3
-    lib = ps.CustomLibrary(
-        [lambda a, b, k=k: a * b**k for k in (1, 2)], [lambda a, b: f"{a} {b}"] * 2
-    )
+    # the block has 2 inputs; each function asks for 3 distinct ones
+    lib = ps.CustomLibrary([lambda a, b, c: a * b * c], [lambda a, b, c: f"{a} {b} {c}"])
     with pytest.raises(
         DiscoveryError,
-        match=r"no terms for the 2 inputs of block 'interaction': its functions take 3 "
-        r"positional arguments.*bind such constants with a closure",
+        match=r"no terms for the 2 inputs of block 'interaction': its functions take up to 3 "
+        r"positional arguments",
     ):
         discover(trained, "interaction", SparseRegression(lib))
+
+
+@pytest.mark.parametrize(
+    "make_library",
+    [
+        # too wide for the block's 2 inputs: pysindy would give no terms at all
+        lambda: ps.CustomLibrary([lambda a, b, k=2: a * b**k], [lambda a, b: f"{a} {b}^2"]),
+        # as wide as the inputs: pysindy would silently fill k with the second input (a**b)
+        lambda: ps.CustomLibrary([lambda a, k=2: a**k], [lambda a: f"{a}^2"]),
+        # inside a sum of libraries, and in a name function
+        lambda: (
+            ps.PolynomialLibrary(degree=1)
+            + ps.CustomLibrary([lambda a: np.sin(a)], [lambda a, suffix="": f"sin({a}){suffix}"])
+        ),
+    ],
+    ids=["too-wide", "silently-filled", "in-a-sum"],
+)
+def test_a_custom_function_with_a_default_argument_is_refused(trained, make_library):
+    with pytest.raises(
+        DiscoveryError,
+        match=r"CustomLibrary (functions|function_names)\[0\] of the library for block "
+        r"'interaction' has positional arguments with defaults \((k|suffix)\).*closure",
+    ):
+        discover(trained, "interaction", SparseRegression(make_library()))
 
 
 def test_a_term_without_a_casadi_form_is_named(trained):

@@ -88,21 +88,51 @@ class _Subset:
         return np.asarray(self.library.transform(z), dtype=float)[:, self.columns]
 
 
+def _custom_functions(library: Any) -> list[tuple[str, Any]]:
+    """The functions of every pysindy CustomLibrary in ``library`` (its sums, products and
+    generalized libraries walked through ``libraries``), each with a label for messages."""
+    found: list[tuple[str, Any]] = []
+    for kind in ("functions", "function_names"):
+        for k, f in enumerate(getattr(library, kind, None) or ()):
+            found.append((f"{kind}[{k}]", f))
+    for sub in getattr(library, "libraries", None) or ():
+        found.extend(_custom_functions(sub))
+    return found
+
+
+def _refuse_default_arguments(library: Any, owner: str) -> None:
+    """A CustomLibrary function with a default argument (``lambda x, k=k: x**k``) never sees
+    its default: pysindy counts every positional argument (``__code__.co_argcount``) and fills
+    each with an input, so such a term silently becomes another function of the inputs, or
+    disappears when there are fewer inputs than arguments."""
+    for label, f in _custom_functions(library):
+        code, defaults = getattr(f, "__code__", None), getattr(f, "__defaults__", None)
+        if code is None or not defaults:
+            continue
+        params = code.co_varnames[code.co_argcount - len(defaults) : code.co_argcount]
+        raise DiscoveryError(
+            f"CustomLibrary {label} of the library for {owner} has positional arguments with "
+            f"defaults ({', '.join(params)}): pysindy fills every positional argument with an "
+            f"input, so a default is never used; bind such constants with a closure "
+            f"(def power(k): return lambda x: x**k)"
+        )
+
+
 def _arity_hint(library: Any, n_in: int) -> str:
     """Why a pysindy CustomLibrary gave no terms, where its functions ask for more inputs than
     there are: it applies each function to every combination of as many inputs as the function
-    has positional arguments, those with defaults (``lambda x, k=k: ...``) included."""
+    has positional arguments."""
     wide = [
         code.co_argcount
-        for f in getattr(library, "functions", None) or ()
+        for _, f in _custom_functions(library)
         if (code := getattr(f, "__code__", None)) is not None and code.co_argcount > n_in
     ]
     if not wide:
         return ""
     return (
-        f": its functions take {max(wide)} positional arguments, and pysindy's CustomLibrary "
-        "applies each function to every combination of that many inputs (arguments with "
-        "defaults, such as lambda x, k=k: ..., count too; bind such constants with a closure)"
+        f": its functions take up to {max(wide)} positional arguments, and pysindy's "
+        "CustomLibrary applies each function to every combination of that many distinct inputs "
+        "(interaction_only=True, its default)"
     )
 
 
@@ -111,8 +141,9 @@ def fit_terms(library: Any, inputs: np.ndarray, input_names: tuple[str, ...], ow
     terms' names and CasADi function, checked.
 
     Raises:
-        DiscoveryError: the library was fitted to another number of inputs, does not apply to
-            these inputs, or a term is not finite on them or has no CasADi form that agrees.
+        DiscoveryError: the library was fitted to another number of inputs, a CustomLibrary
+            function has default arguments, the library does not apply to these inputs, or a
+            term is not finite on them or has no CasADi form that agrees.
     """
     if not is_library(library):
         raise TypeError(
@@ -126,6 +157,7 @@ def fit_terms(library: Any, inputs: np.ndarray, input_names: tuple[str, ...], ow
             f"the library was fitted to {fitted_width} inputs, but {owner} has {n_in} "
             f"({', '.join(input_names)})"
         )
+    _refuse_default_arguments(library, owner)
     lib = copy.deepcopy(library)  # never refit the caller's object
     try:
         lib.fit(inputs)
