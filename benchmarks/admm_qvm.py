@@ -52,7 +52,7 @@ from collocnode import ConsensusADMM, RadauIIA, problems, solve
 from collocnode.experiments.qvm import QVMOptions, evaluate
 from collocnode.problems.road import ISO8608Road
 from collocnode.recipes.qvm import HORIZON_S, hybrid_model
-from collocnode.tools.machine import describe, peak_memory_mb
+from collocnode.tools.machine import peak_memory_mb, run_record
 from collocnode.tools.options import replace_flat
 from collocnode.training.warmstart import fit_initial_guess
 
@@ -254,7 +254,11 @@ def main() -> None:
     args.repeats = args.repeats or (3 if args.kind == "windows" else 1)
     workers = args.workers or ("1,2" if args.kind == "windows" else "2")
     counts = sorted({int(w) for w in workers.split(",")} - {0})
-    report: dict[str, Any] = {"machine": describe(), "args": vars(args), "repeats": []}
+    report: dict[str, Any] = {
+        **run_record("benchmarks/admm_qvm.py"),
+        "args": vars(args),
+        "repeats": [],
+    }
 
     def save() -> None:
         if args.json:

@@ -8,9 +8,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import shlex
 import subprocess
-import sys
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -77,12 +75,8 @@ def start_record(
     commit of the authors' ``folder``, and the runs of an earlier call into ``out_file`` that
     are not in ``wanted`` ((method, test case) pairs); the commands, machines and start times of
     both calls are kept."""
-    args = argv if argv is not None else sys.argv[1:]
     record = {
-        "command": f"python benchmarks/{script} " + " ".join(shlex.quote(a) for a in args),
-        "machine": machine.describe(),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "load_at_start": machine.load_average(),
+        **machine.run_record(f"benchmarks/{script}", argv),
         "code_commit": commit(folder),
         "runs": [],
     }

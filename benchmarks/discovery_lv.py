@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import shlex
 import statistics
 import sys
 import time
@@ -172,10 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     seeds = [int(s) for s in args.seeds.split(",")]
     lambdas = [float(x) for x in args.lambdas.split(",")]
     record = {
-        "command": "python benchmarks/discovery_lv.py " + shlex.join(argv or sys.argv[1:]),
-        "machine": machine.describe(),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "load_at_start": machine.load_average(),
+        **machine.run_record("benchmarks/discovery_lv.py", argv),
         "config": {"seeds": seeds, "repeats": args.repeats, "lambdas": lambdas},
         "runs": [],
     }

@@ -355,10 +355,7 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(args.threads)
     record: dict[str, Any] = {
-        "command": "python benchmarks/epoch_time.py " + " ".join(argv or sys.argv[1:]),
-        "machine": machine.describe(),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "load_at_start": machine.load_average(),
+        **machine.run_record("benchmarks/epoch_time.py", argv),
         "torch": torch.__version__,
         "code_commits": {k: authors_runs.commit(v) for k, v in folders.items()},
         "epochs": args.epochs,

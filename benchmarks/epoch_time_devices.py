@@ -57,9 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
     out = {
-        "command": "python benchmarks/epoch_time_devices.py "
-        + " ".join(sys.argv[1:] if argv is None else argv),
-        "machine": machine.describe(gpu),
+        **machine.run_record("benchmarks/epoch_time_devices.py", argv, gpu),
         "torch": torch.__version__,
         "results": [],
     }

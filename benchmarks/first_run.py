@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from collocnode.tools.io import write_json
-from collocnode.tools.machine import describe, load_average
+from collocnode.tools.machine import load_average, run_record
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -107,8 +107,7 @@ def main() -> None:
     ap.add_argument("--json", default=None, help="also write the figures to this file")
     args = ap.parse_args()
     report: dict[str, Any] = {
-        "machine": describe(),
-        "load_at_start": load_average(),
+        **run_record("benchmarks/first_run.py"),
         "cold_cache": args.cold_cache,
         "cases": {},
     }

@@ -95,13 +95,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     import torch
 
-    from collocnode.tools.machine import describe, load_average
+    from collocnode.tools.machine import run_record
 
     torch.set_num_threads(args.threads)
     result = {
-        "command": " ".join(["python", "benchmarks/lstm_start.py", *(argv or sys.argv[1:])]),
-        "machine": describe(),
-        "load_at_start": load_average(),
+        **run_record("benchmarks/lstm_start.py", argv),
         "problem": args.problem,
         "preset": args.preset,
         "options": lstm_options(args),

@@ -43,7 +43,6 @@ radius 2; [-25, 25] x [-30, 30] x [0, 55] for Lorenz) and along the training tra
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import time
 import warnings
@@ -390,10 +389,7 @@ def main(argv: list[str] | None = None) -> int:
         if m not in METHODS:
             ap.error(f"unknown method {m!r}; valid: {', '.join(METHODS)}")
     record = {
-        "command": "python benchmarks/mnn_discovery.py " + shlex.join(argv or sys.argv[1:]),
-        "machine": machine.describe(),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "load_at_start": machine.load_average(),
+        **machine.run_record("benchmarks/mnn_discovery.py", argv),
         "quick": args.quick,
         "systems": {},
     }

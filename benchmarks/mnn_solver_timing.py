@@ -27,9 +27,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import os
-import platform
-import shlex
 import statistics
 import sys
 import time
@@ -41,21 +38,21 @@ import torch
 
 try:
     from collocnode.compare.methods.mnn_solver import solve_ode
-    from collocnode.tools.machine import describe, load_average
+    from collocnode.tools.machine import run_record
 except ImportError:  # a GPU machine with torch but without collocnode's CasADi core
-    _path = Path(__file__).resolve().parents[1] / "collocnode" / "compare" / "mnn_solver.py"
-    _spec = importlib.util.spec_from_file_location("mnn_solver", _path)
-    _module = importlib.util.module_from_spec(_spec)
-    sys.modules[_spec.name] = _module  # its dataclasses look their module up
-    _spec.loader.exec_module(_module)
-    solve_ode = _module.solve_ode
 
-    def describe(gpu: str | None = None) -> str:
-        text = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
-        return f"{text}, GPU {gpu}" if gpu else text
+    def _module_at(relative: str) -> Any:
+        """A module of this repository that needs only torch and the standard library, loaded
+        from its file (importing it through the package would import CasADi)."""
+        path = Path(__file__).resolve().parents[1] / relative
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # its dataclasses look their module up
+        spec.loader.exec_module(module)
+        return module
 
-    def load_average() -> float | None:
-        return round(os.getloadavg()[0], 2)
+    solve_ode = _module_at("collocnode/compare/methods/mnn_solver.py").solve_ode
+    run_record = _module_at("collocnode/tools/machine.py").run_record
 
 
 H = 0.1
@@ -139,10 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     device = torch.device(args.device)
     gpu = torch.cuda.get_device_name(device) if device.type == "cuda" else None
     record = {
-        "command": "python benchmarks/mnn_solver_timing.py " + shlex.join(argv or sys.argv[1:]),
-        "machine": describe(gpu),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "load_at_start": load_average(),
+        **run_record("benchmarks/mnn_solver_timing.py", argv, gpu),
         "config": {
             "h": H,
             "noise": NOISE,

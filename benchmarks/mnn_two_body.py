@@ -33,7 +33,6 @@ evaluated at the true separations.
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import time
 import warnings
@@ -297,10 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     steps = min(args.steps, 401) if args.quick else args.steps
     data, period = trajectory(steps)
     record = {
-        "command": "python benchmarks/mnn_two_body.py " + shlex.join(argv or sys.argv[1:]),
-        "machine": machine.describe(),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "load_at_start": machine.load_average(),
+        **machine.run_record("benchmarks/mnn_two_body.py", argv),
         "quick": args.quick,
         "config": {
             "masses": [M1, M2],

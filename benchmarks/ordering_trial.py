@@ -28,7 +28,7 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
-from collocnode.tools.machine import describe, load_average
+from collocnode.tools.machine import run_record
 from collocnode.tools.options import build, replace_flat
 
 ORDERINGS = ("auto", "metis", "trial")
@@ -123,8 +123,7 @@ def main(argv: list[str] | None = None) -> None:
         if c not in CASES:
             ap.error(f"--cases: one of {', '.join(CASES)}, got {c!r}")
     report: dict[str, Any] = {
-        "machine": describe(),
-        "load_at_start": load_average(),
+        **run_record("benchmarks/ordering_trial.py", argv),
         "settings": vars(args),
         "cases": {},
     }

@@ -28,7 +28,7 @@ import numpy as np
 from collocnode.experiments.qvm import QVMOptions, evaluate, generate
 from collocnode.recipes.qvm import QVMRecipe, hybrid_model
 from collocnode.tools.io import write_json
-from collocnode.tools.machine import describe, load_average
+from collocnode.tools.machine import load_average, run_record
 from collocnode.training.warmstart import fit_initial_guess
 
 
@@ -86,7 +86,7 @@ def main() -> None:
     args = ap.parse_args()
     system, split = generate(QVMOptions())
     run(system, split, args.strides[0], args.rtols[-1])  # warm-up: JIT cache, imports
-    report: dict[str, Any] = {"machine": describe(), "load_at_start": load_average(), "rows": []}
+    report: dict[str, Any] = {**run_record("benchmarks/qvm_regression.py"), "rows": []}
     for stride in args.strides:
         for rtol in args.rtols:
             rows = [run(system, split, stride, rtol) for _ in range(args.repeats)]

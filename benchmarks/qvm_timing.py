@@ -35,7 +35,7 @@ import time
 from typing import Any
 
 from collocnode.experiments.qvm import QVMOptions, evaluate, generate
-from collocnode.tools.machine import describe, load_average
+from collocnode.tools.machine import run_record
 from collocnode.tools.options import replace_flat
 
 PHASES = ("build", "ordering_trial", "ipopt", "callbacks", "warm_start", "simulate", "total")
@@ -164,8 +164,7 @@ def main(argv: list[str] | None = None) -> None:
         if f not in ("five", "four"):
             ap.error(f"--formulations: 'five' or 'four', got {f!r}")
     report: dict[str, Any] = {
-        "machine": describe(),
-        "load_at_start": load_average(),
+        **run_record("benchmarks/qvm_timing.py", argv),
         "settings": vars(args),
         "strategies": {},
     }

@@ -35,6 +35,7 @@ import numpy as np
 import snde_stable_time as sst
 
 from collocnode.tools.io import write_json
+from collocnode.tools.machine import run_record
 
 TIMES = (0.0, 5.0, 15.0, 25.0, 50.0, 100.0, 200.0, 400.0)
 
@@ -102,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--json", type=Path, default=None, help="write the figures here")
     args = p.parse_args(argv)
+    header = run_record("benchmarks/sanode_drift.py", argv)
 
     import torch
 
@@ -127,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     fit = trainer.fit(system, data)
     print(f"SANODE: {fit.status}, {fit.message}, {fit.train_time_s:.0f} s", flush=True)
     out = {
-        "command": " ".join(["python", "benchmarks/sanode_drift.py", *(argv or sys.argv[1:])]),
+        **header,
         "gamma": trainer.options.gamma,
         "augment": trainer.options.augment,
         "augmented_loss": trainer.options.augmented_loss,

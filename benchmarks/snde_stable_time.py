@@ -32,7 +32,6 @@ per method); ``--seeds`` trains several model pairs and pools their trials.
 from __future__ import annotations
 
 import argparse
-import shlex
 import statistics
 import sys
 import time
@@ -465,16 +464,18 @@ def run_all(cfg: Config) -> list[dict[str, Any]]:
         return list(pool.map(_run_logged, cfg.systems, [cfg] * len(cfg.systems)))
 
 
-def write(results: list[dict[str, Any]], cfg: Config, out: Path, wall_s: float) -> None:
-    """``stable_time.json`` (strict JSON: a non-finite number is null) and ``stable_time.md``."""
+def write(
+    results: list[dict[str, Any]], cfg: Config, out: Path, wall_s: float, header: dict[str, Any]
+) -> None:
+    """``stable_time.json`` (strict JSON: a non-finite number is null; ``header`` first, the
+    run's :func:`collocnode.tools.machine.run_record`) and ``stable_time.md``."""
     from collocnode.tools.io import write_json
 
     out.mkdir(parents=True, exist_ok=True)
     meta = {
-        "command": shlex.join(["python", "benchmarks/snde_stable_time.py", *sys.argv[1:]]),
+        **header,
         "config": asdict(cfg),
         "wall_time_s": wall_s,
-        "machine": machine.describe(),
         "paper_table3": PAPER_TABLE3,
         "results": results,
     }
@@ -484,13 +485,14 @@ def write(results: list[dict[str, Any]], cfg: Config, out: Path, wall_s: float) 
 
 def main(argv: list[str] | None = None) -> int:
     cfg, out = parse_args(argv)
+    header = machine.run_record("benchmarks/snde_stable_time.py", argv)
     start = time.perf_counter()
     results = run_all(cfg)
     wall = time.perf_counter() - start
     print(markdown(results, cfg))
     print(f"wall time {wall:.0f} s")
     if out is not None:
-        write(results, cfg, out, wall)
+        write(results, cfg, out, wall, header)
     return 0
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -183,12 +182,7 @@ def _run(
     from ..training.callbacks import PhaseProgress
 
     record = RunRecord(out.path, run_id, units_dir=out.folder)
-    record.update(
-        command=command_line("scripts/train_collocation.py", argv),
-        machine=machine.describe(),
-        load_at_start=machine.load_average(),
-        created=datetime.datetime.now().strftime("%Y-%m-%dT%H:%M:%S"),
-    )
+    record.update(**machine.run_record("scripts/train_collocation.py", argv))
     shown = None if args.quiet or args.no_progress else PhaseProgress()
     try:
         with watching(shown) if shown is not None else contextlib.nullcontext():

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import os
 import platform
+import shlex
 import sys
+import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 
 def _cpu_model() -> str:
@@ -38,6 +42,21 @@ def load_average() -> float | None:
         return round(os.getloadavg()[0], 2)
     except (AttributeError, OSError):
         return None
+
+
+def run_record(
+    script: str, argv: Sequence[str] | None = None, gpu: str | None = None
+) -> dict[str, Any]:
+    """The header of a benchmark's result file: ``command`` (``python <script>`` and its
+    arguments, ``argv`` or else this process's), ``machine`` (:func:`describe`), ``created``
+    (local time, ISO 8601 to the second) and ``load_at_start`` (:func:`load_average`)."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    return {
+        "command": shlex.join(["python", script, *args]),
+        "machine": describe(gpu),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "load_at_start": load_average(),
+    }
 
 
 def peak_memory_mb() -> float:
