@@ -575,8 +575,25 @@ def _run_line(name: str, seeds: str, group: Sequence[StoredRun]) -> str:
     if loads.values:
         when += f", load {loads.text(lambda x: f'{x:g}')} at start"
     return (
-        f"- `{name}`{seeds}: `{first.command or 'command not recorded'}` "
-        f"({first.machine or 'machine not recorded'}{when})"
+        f"- `{name}`{seeds}: `{first.command or 'command not recorded'}` ({_machines(group)}{when})"
+    )
+
+
+def _machines(group: Sequence[StoredRun]) -> str:
+    """The machine the runs ran on; where seeds ran on different machines, each with its
+    seeds (their times are then not from one machine)."""
+    seeds: dict[str, list[int]] = {}
+    for run in group:
+        seeds.setdefault(run.machine or "machine not recorded", []).extend(
+            [run.seed] if run.seed is not None else []
+        )
+    if len(seeds) == 1:
+        return next(iter(seeds))
+    return "; ".join(
+        f"{machine} (seed{'s' if len(ks) > 1 else ''} {', '.join(map(str, sorted(ks)))})"
+        if ks
+        else machine
+        for machine, ks in seeds.items()
     )
 
 

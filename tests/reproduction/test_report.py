@@ -401,6 +401,19 @@ def test_several_seeds_give_the_median_and_range_and_say_within_noise(tmp_path):
     assert "median (min–max) over them" in text
 
 
+def test_seeds_run_on_different_machines_name_each_machine_with_its_seeds(tmp_path):
+    rows = [{"method": "fnode", "status": "success", "full_mse": 1e-3, "train_time_s": 10.0}]
+    for seed in (0, 1, 2):
+        _seed(tmp_path, "run-a", seed, rows)
+    for seed in (1, 2):
+        compare = tmp_path / "run-a" / f"seed{seed}" / "compare.json"
+        data = json.loads(compare.read_text())
+        data["meta"]["machine"] = "another CPU"
+        compare.write_text(json.dumps(data))
+    text = render_table(TABLE, tmp_path)
+    assert "(CPU (seed 0); another CPU (seeds 1, 2), day 0 to day 2)" in text
+
+
 def test_two_stored_runs_of_one_seed_are_refused(tmp_path):
     row = [{"method": "fnode", "status": "success", "full_mse": 1e-3}]
     _seed(tmp_path, "run-a", 1, row, top=True)
