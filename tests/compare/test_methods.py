@@ -101,6 +101,30 @@ def test_the_lstm_started_from_data_trains_on_whole_windows_and_rolls_out_from_t
         make_trainer("lstm", start="history")
 
 
+def test_the_partitioned_lstm_learns_the_independent_coordinates_and_keeps_the_constraints():
+    system = problems.get("slider_crank")
+    split = system.generate(n_steps=40, n_train=30)
+    full, res = _fit("lstm", system, split.train)
+    part, res_part = _fit("lstm", system, split.train, partition=True)
+    assert res.status == res_part.status == "success"
+    # (theta1, theta1') and the inputs in, (theta1, theta1') out; every state without it
+    n_u = system.n_inputs
+    assert part._S.shape[-1] == 2 + n_u and full._S.shape[-1] == system.n_states + n_u
+    assert part.net.head(torch.zeros(1, 8)).shape == (1, 2)
+    t, x0 = split.full.t, split.full.x[0]
+    x = part.predict(t, x0)
+    assert x.shape == (t.size, system.n_states) and np.all(np.isfinite(x))
+    np.testing.assert_allclose(x[0], x0, atol=1e-9)
+    # the dependent coordinates come from the constraints, at every sample
+    n_q = system.n_coords
+    assert max(np.abs(system.phi(q)).max() for q in x[:, :n_q]) < 1e-8
+    assert np.abs(full.predict(t, x0)[:, :n_q][1:] - x[:, :n_q][1:]).max() > 1e-6
+    # a system without holonomic constraints is unchanged by it
+    vdp = problems.get("vdp").generate(n_steps=40, n_train=30)
+    plain, _ = _fit("lstm", problems.get("vdp"), vdp.train, partition=True)
+    assert plain._S.shape[-1] == 2
+
+
 def test_the_methods_for_first_order_systems_are_the_expected_ones():
     assert set(ALL) - set(FIRST_ORDER) == {
         "snde",

@@ -28,6 +28,7 @@ from torch import nn
 from ... import _validation as v
 from ...data import Trajectory
 from ...nn import MLP
+from ...problems.layout import StateLayout
 from ...tools.fixed_step import DivergenceError
 from .gradient import GradientOptions, GradientTrainer
 from .inputs import InputSignal, param_vector
@@ -75,6 +76,10 @@ class LSTMOptions(GradientOptions):
             "data" (the authors' code): training uses the windows that lie inside the data,
             and a rollout starts from the first ``window`` true states (``predict``'s ``x0``
             is ``(window, n_states)``).
+        partition: for a mechanism with holonomic constraints Φ(q) = 0, model only its
+            independent coordinates and their velocities (the slider-crank's (θ1, θ1'), the
+            states the FNODE authors' code generates and its LSTM learns); a rollout recovers
+            the other coordinates from the constraints. Off: every state of the system.
     """
 
     epochs: int = 300
@@ -83,6 +88,7 @@ class LSTMOptions(GradientOptions):
     window: int = 16
     blowup: float = 1e8
     start: str = "padded"
+    partition: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -120,7 +126,9 @@ class LSTM(_Common):
         self._prepare(system, trajs)
         o = self.options
         self.system = system
-        allx = np.concatenate([tr.x for tr in trajs])
+        self.layout = StateLayout.for_system(system, len(o.param_inputs), partition=o.partition)
+        n_model = self.layout.n_model
+        allx = self.layout.reduce(np.concatenate([tr.x for tr in trajs]))
         lo, hi = allx.min(0), allx.max(0)
         span = np.where(hi - lo > 1e-12 * (1.0 + np.abs(hi)), hi - lo, 1.0)
         self._lo, self._span = lo, span
@@ -132,13 +140,14 @@ class LSTM(_Common):
                     f"train[{k}] has {tr.n_samples} samples; the LSTM with start='data' and "
                     f"window={o.window} needs more than {o.window}"
                 )
-            f = self._frames(tr.x, tr.u[:, : system.n_inputs], mu)
+            z = self.layout.reduce(tr.x)
+            f = self._frames(z, tr.u[:, : system.n_inputs], mu)
             for i in range(first, tr.n_samples - 1):
                 seqs.append(self._window_at(f, i))
-                nexts.append(self._scale(tr.x[i + 1]))
+                nexts.append(self._scale(z[i + 1]))
         torch.manual_seed(o.seed)
-        head = MLP((o.hidden[0], system.n_states), "identity", o.init)
-        n_in = system.n_states + system.n_inputs + len(o.param_inputs)
+        head = MLP((o.hidden[0], n_model), "identity", o.init)
+        n_in = n_model + system.n_inputs + len(o.param_inputs)
         self.net = _LSTMNet(n_in, o.hidden[0], o.layers, head, o.seed, self.dtype, self.device)
         self._S, self._Y = self._tensor(np.asarray(seqs)), self._tensor(np.asarray(nexts))
         return self._S.shape[0]
@@ -186,21 +195,28 @@ class LSTM(_Common):
         mu = self._mu_np(params)
         start = np.atleast_2d(x0)  # the rollout's first samples: (start_samples, n_states)
         k = start.shape[0]
-        x = np.empty((t.size, sysm.n_states))
-        x[:k] = start
-        frames = np.empty((t.size, sysm.n_states + sysm.n_inputs + mu.size))
-        frames[:k] = self._frames(start, us[:k], mu)
+        z = np.empty((t.size, self.layout.n_model))
+        z[:k] = self.layout.reduce(start)
+        frames = np.empty((t.size, self.layout.n_model + sysm.n_inputs + mu.size))
+        frames[:k] = self._frames(z[:k], us[:k], mu)
         with torch.no_grad():
             for i in range(k - 1, t.size - 1):
                 seq = self._tensor(self._window_at(frames[: i + 1], i))[None]
-                x[i + 1] = self._unscale(self.net(seq)[0].cpu().numpy())
-                frames[i + 1] = self._frames(x[i + 1][None], us[i + 1 : i + 2], mu)[0]
+                z[i + 1] = self._unscale(self.net(seq)[0].cpu().numpy())
+                frames[i + 1] = self._frames(z[i + 1][None], us[i + 1 : i + 2], mu)[0]
                 if (
-                    not np.all(np.isfinite(x[i + 1]))
-                    or np.abs(x[i + 1]).max() > self.options.blowup
+                    not np.all(np.isfinite(z[i + 1]))
+                    or np.abs(z[i + 1]).max() > self.options.blowup
                 ):
-                    return _check_rollout(x[: i + 2], t, self.options.blowup)
-        return x
+                    step = i + 1  # the samples before it passed this check
+                    partial = self._expand(z[:step], start[0])
+                    raise DivergenceError(step, t[step], partial, "non-finite or blow-up")
+        return self._expand(z, start[0])
+
+    def _expand(self, z: np.ndarray, x_first: np.ndarray) -> np.ndarray:
+        """Model states ``(n, n_model)`` -> system states ``(n, n_states)`` (the identity
+        without a partition)."""
+        return self.layout.expand(z, self.system, x_first) if self.layout.partitioned else z
 
 
 @dataclass(frozen=True)
