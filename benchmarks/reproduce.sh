@@ -143,10 +143,6 @@ run fnode-table13-authors-code-2026 python benchmarks/authors_code_fnode.py "$SB
 # first release, 8d00a6c), the same machine, alternately; docs/results.md's speed table
 run epoch-time python benchmarks/epoch_time.py --fnode-code "$SBEL/2025/FNODE" \
   --mbdnode-code "$SBEL/2024/MNODE-code" --epochs 4 --repeats 3 --json "$out/epoch-time/epoch_time.json"
-# ... the symplectic MBD-NODE's case, stored as a run of its own (the run above predates it)
-run epoch-time-symplectic python benchmarks/epoch_time.py --mbdnode-code "$SBEL/2024/MNODE-code" \
-  --cases mbd4-mbdnode_symplectic-sms --epochs 4 --repeats 3 \
-  --json "$out/epoch-time-symplectic/epoch_time.json"
 # MBD-NODE Table 4 at the MBD-NODE paper's settings (its Tables 6-12; LSTM of 3 layers as its code)
 compare_mbdnode() {
   local name=$1 problem=$2 node_epochs=$3 node_lr=$4 fcnn_decay=$5 seed

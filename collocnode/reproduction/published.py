@@ -606,8 +606,7 @@ EPOCH_TIME = Table(
     "same run (median over the counted epochs; ratio = ours / theirs)",
     kind="epoch_time",
     rows=tuple(
-        # the symplectic MBD-NODE's case was measured after the other cases, as a run of its own
-        Row(case, "epoch-time-symplectic" if "symplectic" in case else _EPOCH_RUN, {})
+        Row(case, _EPOCH_RUN, {})
         for case in (
             "fnode13-fnode-smsd",
             "fnode13-mbdnode-smsd",
