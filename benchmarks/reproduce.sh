@@ -113,6 +113,13 @@ compare_fnode fnode-table13-cart_pole cart_pole $ALL --preset fnode_code
 compare_lstm fnode-table13-cart_pole-lstm cart_pole --preset fnode_code
 compare_fnode fnode-table13-slider_crank slider_crank $NO_LSTM --preset fnode_bb
 compare_lstm fnode-table13-slider_crank-lstm slider_crank --preset fnode_bb
+# ... its LSTM on (θ1, θ1') only, the states the authors' code generates and its LSTM learns
+compare_seeds fnode-table13-slider_crank-lstm-partition slider_crank --preset fnode_bb \
+  --methods lstm --set lstm.partition=true
+# ... where the two LSTMs' roll-outs leave the truth (reads the seeds' folders of both entries)
+run fnode-table13-slider_crank-lstm-drift python benchmarks/rollout_drift.py \
+  $(for s in $SEEDS; do echo "$out/fnode-table13-slider_crank/seed$s-$LSTM_DEVICE"; done) \
+  $(for s in $SEEDS; do echo "$out/fnode-table13-slider_crank-lstm-partition/seed$s"; done)
 # FNODE Fig. 2: the single mass-spring over 30 s, rolled out by RK4 and by leapfrog (FNODE_LF)
 compare_seeds fnode-fig2-sms-rk4 sms --methods fnode --set fnode.integrator=rk4
 compare_seeds fnode-fig2-sms-lf sms --methods fnode --set fnode.integrator=leapfrog
