@@ -136,7 +136,7 @@ compare_seeds fnode-vehicle4dof vehicle4dof --methods fnode
 # torchdiffeq, scikit-learn. First release (the paper's systems): git -C "$SBEL" checkout 8d00a6c
 SBEL=${SBEL:-sbel-reproducibility}
 run fnode-table13-authors-code python benchmarks/authors_code_fnode.py "$SBEL/2025/FNODE" \
-  --timeout 1800 --out "$out/fnode-table13-authors-code"
+  --timeout 4200 --out "$out/fnode-table13-authors-code"
 # their generated data against the presets of our rows (one epoch each; data_check.json)
 run fnode-table13-authors-data python benchmarks/authors_code_fnode.py "$SBEL/2025/FNODE" \
   --runs fnode:Single_Mass_Spring_Damper,fnode:Triple_Mass_Spring_Damper,fnode:Cart_Pole,fnode:Double_Pendulum \
