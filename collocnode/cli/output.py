@@ -26,12 +26,12 @@ from __future__ import annotations
 import contextlib
 import datetime
 import os
-import shlex
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..tools.io import STORAGE_ERRNOS, StorageError, fsync_directory, stale_temporaries
+from ..tools.machine import command_line
 from .run_folder import MARKER, FolderInUse, RunFolder, is_run_folder
 
 STAGING = ".staging-"
@@ -41,11 +41,6 @@ def default_out(kind: str) -> Path:
     """``runs/<kind>-<YYYYmmdd-HHMMSS>`` (relative to the working directory)."""
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     return Path("runs") / f"{kind}-{stamp}"
-
-
-def command_line(script: str, argv: Sequence[str]) -> str:
-    """The command that reruns this run, as a shell line: ``python SCRIPT ARGS``."""
-    return shlex.join(["python", script, *argv])
 
 
 def resume_command(script: str, argv: Sequence[str], out: Path) -> str:

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from ..tools.io import StorageError, storage_error
+from ..tools.machine import command_line
 from .exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, fail, first_line
-from .output import OutputDirectory, command_line, default_out, resume_command
+from .output import OutputDirectory, default_out, resume_command
 from .parsing import OneLineParser, add_dataclass_options, options_from_args
 from .signals import sigterm_as_interrupt
 from .summary import result_rows, succeeded, table

@@ -44,15 +44,19 @@ def load_average() -> float | None:
         return None
 
 
+def command_line(script: str, argv: Sequence[str]) -> str:
+    """The command that reruns a run, as a shell line: ``python SCRIPT ARGS``."""
+    return shlex.join(["python", script, *argv])
+
+
 def run_record(
     script: str, argv: Sequence[str] | None = None, gpu: str | None = None
 ) -> dict[str, Any]:
     """The header of a benchmark's result file: ``command`` (``python <script>`` and its
     arguments, ``argv`` or else this process's), ``machine`` (:func:`describe`), ``created``
     (local time, ISO 8601 to the second) and ``load_at_start`` (:func:`load_average`)."""
-    args = sys.argv[1:] if argv is None else list(argv)
     return {
-        "command": shlex.join(["python", script, *args]),
+        "command": command_line(script, sys.argv[1:] if argv is None else argv),
         "machine": describe(gpu),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "load_at_start": load_average(),
