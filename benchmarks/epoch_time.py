@@ -237,20 +237,28 @@ def time_theirs(
 
 
 # --- ours --------------------------------------------------------------------------------------
-def time_ours(case: Case, epochs: int, device: str) -> list[tuple[float, float]]:
-    """Trains our method for ``epochs`` epochs on the row's data: the (wall, cpu) mark at the
-    end of each epoch (the callback's entry)."""
+def time_ours(
+    case: Case,
+    epochs: int,
+    device: str,
+    extra: dict[str, Any] | None = None,
+    losses: list[float] | None = None,
+) -> list[tuple[float, float]]:
+    """Trains our method for ``epochs`` epochs on the row's data (with the options ``extra``
+    beyond the case's): the (wall, cpu) mark at the end of each epoch (the callback's entry).
+    Each epoch's training loss is appended to ``losses`` when given."""
     from collocnode.compare.methods import make_trainer
     from collocnode.compare.run.scenarios import scenario_for
 
     data = scenario_for(case.problem).load(case.problem, case.preset, False, 0, None)
-    trainer = make_trainer(
-        case.method, case.problem, **{**case.options, "epochs": epochs, "device": device}
-    )
+    options = {**case.options, **(extra or {}), "epochs": epochs, "device": device}
+    trainer = make_trainer(case.method, case.problem, **options)
     marks: list[tuple[float, float]] = []
 
     def mark(progress: Any) -> None:
         marks.append((time.perf_counter(), time.process_time()))
+        if losses is not None:
+            losses.append(progress.loss)
 
     result = trainer.fit(data.system, data.split.train, callback=mark)
     if result.epochs != epochs:

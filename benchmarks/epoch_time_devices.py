@@ -7,8 +7,15 @@ reproduction row each case serves, the first epoch not counted) run on each devi
 per case and device (the counted epochs' wall times and their median) and writes them all to
 ``--json``. Needs CUDA for a ``cuda`` device.
 
+With ``--cuda-graph``, each case on a CUDA device trains a second time from the same seed with
+its training step captured as a CUDA graph (``cuda_graph=True``; the LSTM and the FCNN): its
+line adds the ratio of the two medians and the largest relative difference of the two runs'
+epoch losses, which must stay below ``--loss-rtol`` (exit status 1 otherwise): the graph
+replays the eager updates, so the two differ only by rounding (the learning rate is a float32
+tensor in the graph, a double in the eager step).
+
     python benchmarks/epoch_time_devices.py --devices cuda,cpu \\
-        --cases fnode13-lstm-smsd,mbd4-lstm-smsd [--epochs 4] [--json out.json]
+        --cases fnode13-lstm-smsd,mbd4-lstm-smsd [--epochs 4] [--cuda-graph] [--json out.json]
 """
 
 from __future__ import annotations
@@ -21,30 +28,55 @@ import time
 import epoch_time
 
 
-def measure(name: str, device: str, epochs: int) -> dict:
-    """The wall time of each epoch after the first of case ``name`` on ``device``."""
+def measure(name: str, device: str, epochs: int, cuda_graph: bool = False) -> dict:
+    """The wall time of each epoch after the first of case ``name`` on ``device``, and every
+    epoch's training loss."""
     start = time.perf_counter()
     timing = epoch_time.Timing()
-    timing.add(epoch_time.time_ours(epoch_time.CASES[name], epochs, device))
+    losses: list[float] = []
+    extra = {"cuda_graph": True} if cuda_graph else None
+    timing.add(epoch_time.time_ours(epoch_time.CASES[name], epochs, device, extra, losses))
     return {
         "case": name,
         "device": device,
+        "cuda_graph": cuda_graph,
         "epoch_wall_s": timing.wall_s,
         "median_s": timing.median("wall_s"),
+        "epoch_losses": losses,
         "total_s": time.perf_counter() - start,
     }
+
+
+def graph_against_eager(graphed: dict, eager: dict) -> dict:
+    """The graphed run's median epoch over the eager one's, and the largest relative
+    difference of their epoch losses."""
+    pairs = zip(graphed["epoch_losses"], eager["epoch_losses"], strict=True)
+    diff = max(abs(a - b) / max(abs(b), 1e-300) for a, b in pairs)
+    return {"time_ratio": graphed["median_s"] / eager["median_s"], "loss_rel_diff": diff}
 
 
 def main(argv: list[str] | None = None) -> int:
     import torch
 
     from collocnode.tools import machine
+    from collocnode.tools.io import write_json
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--devices", default="cuda,cpu")
     parser.add_argument("--cases", required=True, help="comma-separated case names")
     parser.add_argument(
         "--epochs", type=int, default=4, help="epochs per run, the first not counted"
+    )
+    parser.add_argument(
+        "--cuda-graph",
+        action="store_true",
+        help="on a CUDA device, also train with the step captured as a CUDA graph",
+    )
+    parser.add_argument(
+        "--loss-rtol",
+        type=float,
+        default=1e-3,
+        help="largest relative difference of graphed and eager epoch losses",
     )
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
@@ -61,15 +93,21 @@ def main(argv: list[str] | None = None) -> int:
         "torch": torch.__version__,
         "results": [],
     }
+    failures = 0
     for name in names:
         for device in devices:
-            r = measure(name, device, args.epochs)
-            print(json.dumps(r), flush=True)
-            out["results"].append(r)
+            runs = [measure(name, device, args.epochs)]
+            if args.cuda_graph and device.startswith("cuda"):
+                runs.append(measure(name, device, args.epochs, cuda_graph=True))
+                runs[1].update(graph_against_eager(runs[1], runs[0]))
+                runs[1]["loss_ok"] = runs[1]["loss_rel_diff"] <= args.loss_rtol
+                failures += not runs[1]["loss_ok"]
+            for r in runs:
+                print(json.dumps(r), flush=True)
+                out["results"].append(r)
             if args.json:
-                with open(args.json, "w") as f:
-                    json.dump(out, f, indent=1)
-    return 0
+                write_json(args.json, out)
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

@@ -73,13 +73,19 @@ compare_fnode() {
 # LSTM_DEVICE=cuda on a GPU, where an epoch took 0.5-0.7x one CPU thread's time), into
 # runs/reproduce/<row>/seed<K>-<device> beside the row's other methods (store it as
 # benchmarks/results/<row>/seed<K>-<device>/compare.json). The entry is the row's name + "-lstm".
+# On a CUDA device each training step is replayed from a CUDA graph (LSTM_CUDA_GRAPH=0: eager).
 LSTM_DEVICE=${LSTM_DEVICE:-cpu}
+LSTM_CUDA_GRAPH=${LSTM_CUDA_GRAPH:-1}
 compare_lstm() {
-  local name=$1 problem=$2 seed
+  local name=$1 problem=$2 seed graph=()
   shift 2
+  if [[ $LSTM_DEVICE == cuda* && $LSTM_CUDA_GRAPH == 1 ]]; then
+    graph=(--set lstm.cuda_graph=true)
+  fi
   for seed in $SEEDS; do
-    run "$name" python scripts/compare.py "$problem" "$@" --methods lstm --device "$LSTM_DEVICE" \
-      --threads 1 --seed "$seed" --no-progress --out "$out/${name%-lstm}/seed$seed-$LSTM_DEVICE"
+    run "$name" python scripts/compare.py "$problem" "$@" "${graph[@]}" --methods lstm \
+      --device "$LSTM_DEVICE" --threads 1 --seed "$seed" --no-progress \
+      --out "$out/${name%-lstm}/seed$seed-$LSTM_DEVICE"
   done
 }
 ALL=fnode,mbdnode,lstm,fcnn,collocation

@@ -106,8 +106,23 @@ def test_the_device_epoch_benchmark_times_our_side_on_each_device(tmp_path):
     (r,) = data["results"]
     assert (r["case"], r["device"], len(r["epoch_wall_s"])) == ("fnode13-fcnn-smsd", "cpu", 1)
     assert r["median_s"] == r["epoch_wall_s"][0] > 0
+    assert len(r["epoch_losses"]) == 2 and not r["cuda_graph"]
     assert data["command"].startswith("python benchmarks/epoch_time_devices.py --devices cpu")
+    # --cuda-graph adds a graphed run on CUDA devices only: nothing more on the CPU
+    assert bench.main([*argv, "--cuda-graph"]) == 0
+    assert len(json.loads(out.read_text())["results"]) == 1
     with pytest.raises(SystemExit, match="unknown nope"):
         bench.main(["--cases", "nope"])
     with pytest.raises(SystemExit, match="at least 2"):
         bench.main(["--cases", "fnode13-fcnn-smsd", "--epochs", "1"])
+
+
+def test_graph_against_eager_compares_medians_and_every_epoch_loss():
+    bench = _load("epoch_time_devices")
+    eager = {"median_s": 2.0, "epoch_losses": [1.0, 0.5, 0.25]}
+    graphed = {"median_s": 0.5, "epoch_losses": [1.0, 0.5001, 0.25]}
+    found = bench.graph_against_eager(graphed, eager)
+    assert found["time_ratio"] == 0.25
+    assert found["loss_rel_diff"] == pytest.approx(2e-4)
+    with pytest.raises(ValueError):  # runs of different lengths are not compared
+        bench.graph_against_eager({**graphed, "epoch_losses": [1.0]}, eager)

@@ -20,7 +20,7 @@ from collocnode.compare.methods.status import MethodStatus
 from collocnode.problems.base import System
 
 GRADIENT_ONLY = {"lr", "lr_decay", "weight_decay", "grad_clip", "batch_size", "optimizer"}
-GRADIENT_ONLY |= {"device", "dtype"}
+GRADIENT_ONLY |= {"device", "dtype", "cuda_graph"}
 
 
 class ConstantModel(Trainer):

@@ -119,6 +119,7 @@ class LSTM(_Common):
 
     name = "lstm"
     options_class = LSTMOptions
+    CUDA_GRAPH = True
     QUICK = {"epochs": 10, "batch_size": 32, "hidden": (32,)}
     PAPER = {"slider_crank": {"layers": 3}}
 
@@ -232,6 +233,7 @@ class FCNN(_Common):
     """Time-to-state MLP baseline; see the module docstring."""
 
     name = "fcnn"
+    CUDA_GRAPH = True
     options_class = FCNNOptions
     QUICK = {"epochs": 40, "batch_size": 16, "hidden": (64, 64)}
     PAPER = {"double_pendulum": {"lr": 3e-3}, "slider_crank": {"hidden": (256, 256, 256)}}

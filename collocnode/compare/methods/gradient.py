@@ -32,6 +32,7 @@ import numpy as np
 from ...data import Trajectory
 from ...training.callbacks import RunInfo, stop_requested
 from .base import Callback, EpochAccess, FitResult, Progress, Trainer
+from .graphed_step import GraphedStep, capturable_optimizer
 from .options import GradientOptions, TrainerOptions
 from .status import MethodStatus
 
@@ -86,6 +87,9 @@ class GradientTrainer(Trainer):
 
     options_class: ClassVar[type[TrainerOptions]] = GradientOptions
     QUICK: ClassVar[dict[str, Any]] = {"epochs": 20, "batch_size": 16, "hidden": (64, 64)}
+    # whether ``_loss`` is a fixed sequence of device operations (no host synchronisation, no
+    # data-dependent shape), so that a whole training step can be captured as a CUDA graph
+    CUDA_GRAPH: ClassVar[bool] = False
 
     options: GradientOptions
 
@@ -94,7 +98,18 @@ class GradientTrainer(Trainer):
         from .device import resolve_device
 
         # CUDA asked for on a machine without it is an error here, not after the data exists
-        resolve_device(self.options.device)
+        device = resolve_device(self.options.device)
+        if self.options.cuda_graph:
+            if not self.CUDA_GRAPH:
+                raise ValueError(
+                    f"cuda_graph=True: the training step of method {self.name!r} cannot be "
+                    "captured as a CUDA graph (methods that can: see GradientOptions.cuda_graph)"
+                )
+            if device.type != "cuda":
+                raise ValueError(
+                    f"cuda_graph=True needs a CUDA device; device={self.options.device!r} is "
+                    f"{device.type!r} here"
+                )
 
     # --- what a method writes ------------------------------------------------------------------
     @abstractmethod
@@ -167,7 +182,17 @@ class GradientTrainer(Trainer):
 
         opts = self.options
         params = self._trainable()
-        optimizer = _optimizer(opts, params)
+        graphed = None
+        if opts.cuda_graph:
+            optimizer = _optimizer(opts, params, capturable_on=self.device)
+            graphed = GraphedStep(
+                lambda idx: self._train_step(idx, optimizer, params),
+                optimizer,
+                opts.batch_size,
+                self.device,
+            )
+        else:
+            optimizer = _optimizer(opts, params)
         scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=opts.lr_decay)
         best = _BestWeights(self.modules())
         history: list[tuple[float, int, float]] = []
@@ -175,7 +200,7 @@ class GradientTrainer(Trainer):
         try:
             for epoch in range(1, opts.epochs + 1):
                 loss, seen, status, message = self._epoch(
-                    epoch, n, optimizer, params, clock, budget_s
+                    epoch, n, optimizer, params, clock, budget_s, graphed
                 )
                 if status == MethodStatus.DIVERGED:
                     break
@@ -185,6 +210,8 @@ class GradientTrainer(Trainer):
                 done = epoch
                 best.offer(loss)
                 scheduler.step()
+                if graphed is not None:
+                    graphed.keep_learning_rate()
                 history.append((clock.elapsed(), epoch, loss))
                 if status == MethodStatus.BUDGET:
                     break
@@ -248,10 +275,11 @@ class GradientTrainer(Trainer):
         params: list[Any],
         clock: _Clock,
         budget_s: float | None,
+        graphed: GraphedStep | None = None,
     ) -> tuple[float, int, MethodStatus, str]:
         """One pass over the ``n`` samples in random batches: the mean loss of the samples seen,
         their number, and ``SUCCESS``, or ``DIVERGED``/``BUDGET`` with why the pass stopped
-        early."""
+        early. With ``graphed``, its captured step replaces the eager one."""
         import torch
 
         opts = self.options
@@ -262,35 +290,54 @@ class GradientTrainer(Trainer):
         # steps after it only spoil weights that the best-epoch restore discards.
         sums: list[Any] = []
         seen, status, why = 0, MethodStatus.SUCCESS, ""
+        if graphed is not None:
+            graphed.start_epoch()
         for idx in perm.to(self.device).split(opts.batch_size):
-            optimizer.zero_grad(set_to_none=True)
-            loss = self._loss(idx)
-            loss.backward()
-            if opts.grad_clip is not None:
-                torch.nn.utils.clip_grad_norm_(params, opts.grad_clip, foreach=True)
-            optimizer.step()
-            sums.append(loss.detach() * idx.numel())
+            if graphed is None:
+                optimizer.zero_grad(set_to_none=True)
+                sums.append(self._train_step(idx, optimizer, params))
+            else:
+                graphed(idx)
             seen += idx.numel()
             if budget_s is not None and clock.elapsed() > budget_s:
                 status = MethodStatus.BUDGET
                 why = f"wall-time budget of {budget_s:g} s ran out in epoch {epoch}"
                 break
+        if graphed is not None and graphed.total is not None:
+            sums = [graphed.total]
         total = float(torch.stack(sums).sum()) if sums else 0.0
         if not math.isfinite(total):
             why = f"training loss became non-finite in epoch {epoch}"
             return math.nan, seen, MethodStatus.DIVERGED, why
         return total / max(seen, 1), seen, status, why
 
+    def _train_step(self, idx: Any, optimizer: Any, params: list[Any]) -> Any:
+        """Loss, backward pass, gradient clipping and update on the batch ``idx`` (gradients
+        zeroed by the caller): the batch's loss times its size, a device tensor not read here."""
+        import torch
 
-def _optimizer(opts: GradientOptions, params: list[Any]) -> Any:
+        loss = self._loss(idx)
+        loss.backward()
+        if self.options.grad_clip is not None:
+            torch.nn.utils.clip_grad_norm_(params, self.options.grad_clip, foreach=True)
+        optimizer.step()
+        return loss.detach() * idx.numel()
+
+
+def _optimizer(opts: GradientOptions, params: list[Any], capturable_on: Any = None) -> Any:
     """Adam or AdamW with the options' learning rate and weight decay, in torch's fused form
     (one kernel for all parameters, on the CPU too since torch 2.4): the same update as the
     per-tensor loop the seed papers' code runs by default, with less overhead per step (the
     FNODE and MBD-NODE papers take one step per sample; ``benchmarks/epoch_time.py``). Older
-    torch without a fused CPU kernel gets the default form."""
+    torch without a fused CPU kernel gets the default form. With ``capturable_on`` (a CUDA
+    device), the capturable form a CUDA graph can replay (:mod:`.graphed_step`)."""
     import torch
 
     cls = torch.optim.AdamW if opts.optimizer == "adamw" else torch.optim.Adam
+    if capturable_on is not None:
+        return capturable_optimizer(
+            cls, params, opts.lr, capturable_on, weight_decay=opts.weight_decay
+        )
     kw = {"lr": opts.lr, "weight_decay": opts.weight_decay}
     try:
         return cls(params, fused=True, **kw)

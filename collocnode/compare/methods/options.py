@@ -85,6 +85,10 @@ class GradientOptions(TrainerOptions):
         dtype: "float64" or "float32". The methods whose seed papers' code trains in float32
             (FNODE, MBD-NODE, LSTM, FCNN, HNN, LNN) default to it; the others (the sequential
             NODE with adaptive steps, SNDE, MNN) to float64.
+        cuda_graph: on a CUDA device, capture one training step as a CUDA graph and replay it
+            (the LSTM and the FCNN; :mod:`collocnode.compare.methods.graphed_step`): the same
+            updates with one launch per step instead of dozens. An error on the CPU or for
+            another method.
     """
 
     lr: float = 1e-3
@@ -95,6 +99,7 @@ class GradientOptions(TrainerOptions):
     optimizer: str = "adam"
     device: str = "auto"
     dtype: str = "float64"
+    cuda_graph: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -109,6 +114,8 @@ class GradientOptions(TrainerOptions):
         v.choice("optimizer", self.optimizer, ("adam", "adamw"))
         check_device_name(self.device)
         v.choice("dtype", self.dtype, DTYPES)
+        if not isinstance(self.cuda_graph, bool):
+            raise TypeError(f"cuda_graph must be a bool, got {self.cuda_graph!r}")
 
 
 def gradient_settings() -> tuple[str, ...]:

@@ -1,0 +1,66 @@
+"""A training step captured as a CUDA graph (``cuda_graph=True``): refused where it cannot
+apply, and on a GPU the same updates as the eager loop."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from collocnode import problems
+from collocnode.compare import make_trainer
+from collocnode.compare.methods.options import GradientOptions
+
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+
+def test_option_must_be_a_bool():
+    with pytest.raises(TypeError, match="cuda_graph must be a bool, got 'yes'"):
+        GradientOptions(cuda_graph="yes")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+@pytest.mark.parametrize("device", ["cpu", "auto"])
+def test_refused_on_the_cpu(device):
+    with pytest.raises(ValueError, match=f"cuda_graph=True needs a CUDA device; device='{device}'"):
+        make_trainer("lstm", "smsd", device=device, cuda_graph=True)
+
+
+@pytest.mark.parametrize("method", ["fnode", "mbdnode", "hnn", "node"])
+def test_refused_for_a_method_whose_step_is_not_capturable(method):
+    with pytest.raises(ValueError, match=f"step of method '{method}' cannot be captured"):
+        make_trainer(method, "smsd", device="cpu", cuda_graph=True)
+
+
+@needs_cuda
+@pytest.mark.parametrize(
+    ("method", "overrides"),
+    [
+        ("lstm", {"batch_size": 1}),
+        # a batch size that leaves a shorter last batch (run eagerly), with clipping
+        ("lstm", {"batch_size": 7, "grad_clip": 0.5}),
+        ("fcnn", {"batch_size": 1, "lr_decay": 0.5}),
+    ],
+)
+def test_graph_replays_the_eager_updates(method, overrides):
+    system = problems.get("smsd")
+    split = system.generate(seed=0)
+    runs = {}
+    for graph in (False, True):
+        trainer = make_trainer(
+            method,
+            "smsd",
+            quick=True,
+            device="cuda",
+            dtype="float64",
+            epochs=3,
+            cuda_graph=graph,
+            **overrides,
+        )
+        result = trainer.fit(system, split.train)
+        assert result.status == "success", result.message
+        losses = [loss for _, _, loss in result.history]
+        runs[graph] = (losses, trainer.predict(split.test.t, split.test.x[0]))
+    # float64 weights; the graph's learning rate is a float32 tensor (rel. 1e-8 apart)
+    np.testing.assert_allclose(runs[True][0], runs[False][0], rtol=1e-5)
+    np.testing.assert_allclose(runs[True][1], runs[False][1], rtol=1e-4, atol=1e-6)
