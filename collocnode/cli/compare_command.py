@@ -129,7 +129,8 @@ def _parser() -> OneLineParser:
         action="append",
         default=[],
         metavar="METHOD.OPTION=VALUE",
-        help="override one option of one method, e.g. fnode.targets=fd (repeatable; default: none)",
+        help="override one option of one method, e.g. fnode.targets=fd or lstm.partition=true "
+        "(repeatable; default: none)",
     )
     p.add_argument(
         "--no-progress",
@@ -184,7 +185,8 @@ def _times(flag: str, text: str) -> tuple[float, ...]:
 
 def method_overrides(items: Sequence[str]) -> dict[str, dict[str, object]]:
     """``["fnode.targets=fd", "mbdnode.hidden=(64, 64)"]`` -> {"fnode": {"targets": "fd"}, ...};
-    values are Python literals where they parse as one, strings otherwise."""
+    values are Python literals where they parse as one (``true``/``false`` too, as in JSON and
+    YAML), strings otherwise."""
     import ast
 
     out: dict[str, dict[str, object]] = {}
@@ -193,10 +195,14 @@ def method_overrides(items: Sequence[str]) -> dict[str, dict[str, object]]:
         method, dot, option = key.partition(".")
         if not sep or not dot or not method or not option:
             raise ValueError(f"--set expects METHOD.OPTION=VALUE, got {item!r}")
-        try:
-            value: object = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
-            value = text
+        value: object
+        if text in ("true", "false"):
+            value = text == "true"
+        else:
+            try:
+                value = ast.literal_eval(text)
+            except (ValueError, SyntaxError):
+                value = text
         out.setdefault(method, {})[option] = value
     return out
 

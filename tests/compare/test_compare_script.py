@@ -93,6 +93,7 @@ def test_quick_run_writes_valid_json_and_markdown(tmp_path):
         (["vdp", "--set", "fnode.targetz=fd"], "unknown option 'targetz' of FNODEOptions"),
         (["vdp", "--set", "fnode=fd"], "--set expects METHOD.OPTION=VALUE"),
         (["vdp", "--set", "fnode.targets=spline"], "unknown targets 'spline'"),
+        (["vdp", "--methods", "lstm", "--set", "lstm.partition=yes"], "partition must be a bool"),
         (["vdp", "--methods", ""], "methods must name at least one method"),
         (["vdp", "--methods", "fnode,fnode"], "methods names 'fnode' more than once"),
     ],
@@ -203,3 +204,11 @@ def test_config_validation_names_the_field():
         CompareConfig("vdp", ("fnode",), budget_s=-1.0)
     with pytest.raises(ValueError, match="unknown problem"):
         CompareConfig("nope", ("fnode",))
+
+
+def test_set_reads_true_and_false_as_booleans():
+    from collocnode.cli.compare_command import method_overrides
+
+    found = method_overrides(["lstm.partition=true", "lstm.cuda_graph=false", "fnode.lr=1e-3"])
+    assert found == {"lstm": {"partition": True, "cuda_graph": False}, "fnode": {"lr": 1e-3}}
+    assert method_overrides(["fnode.targets=fd"]) == {"fnode": {"targets": "fd"}}

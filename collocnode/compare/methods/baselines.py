@@ -96,6 +96,8 @@ class LSTMOptions(GradientOptions):
         v.positive_int("window", self.window)
         v.positive_float("blowup", self.blowup)
         v.choice("start", self.start, ("padded", "data"))
+        if not isinstance(self.partition, bool):
+            raise TypeError(f"partition must be a bool, got {self.partition!r}")
 
 
 class _LSTMNet(nn.Module):
