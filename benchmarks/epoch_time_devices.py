@@ -9,10 +9,12 @@ per case and device (the counted epochs' wall times and their median) and writes
 
 With ``--cuda-graph``, each case on a CUDA device trains a second time from the same seed with
 its training step captured as a CUDA graph (``cuda_graph=True``; the LSTM and the FCNN): its
-line adds the ratio of the two medians and the largest relative difference of the two runs'
-epoch losses, which must stay below ``--loss-rtol`` (exit status 1 otherwise): the graph
-replays the eager updates, so the two differ only by rounding (the learning rate is a float32
-tensor in the graph, a double in the eager step).
+line adds the ratio of the two medians and the relative difference of the two runs' loss in
+each epoch. Those of the first ``--loss-epochs`` epochs (default 2: the first with the initial
+learning rate, the second with the decayed one) must stay below ``--loss-rtol`` (exit status 1
+otherwise); a graph that read a stale batch, gradient or learning rate would part there. Later
+epochs are reported, not checked: in float32 the two runs part by rounding within a few epochs
+(the graph's learning rate is a float32 tensor, the eager step's a double).
 
     python benchmarks/epoch_time_devices.py --devices cuda,cpu \\
         --cases fnode13-lstm-smsd,mbd4-lstm-smsd [--epochs 4] [--cuda-graph] [--json out.json]
@@ -48,11 +50,11 @@ def measure(name: str, device: str, epochs: int, cuda_graph: bool = False) -> di
 
 
 def graph_against_eager(graphed: dict, eager: dict) -> dict:
-    """The graphed run's median epoch over the eager one's, and the largest relative
-    difference of their epoch losses."""
+    """The graphed run's median epoch over the eager one's, and the relative difference of
+    their losses in each epoch."""
     pairs = zip(graphed["epoch_losses"], eager["epoch_losses"], strict=True)
-    diff = max(abs(a - b) / max(abs(b), 1e-300) for a, b in pairs)
-    return {"time_ratio": graphed["median_s"] / eager["median_s"], "loss_rel_diff": diff}
+    diffs = [abs(a - b) / max(abs(b), 1e-300) for a, b in pairs]
+    return {"time_ratio": graphed["median_s"] / eager["median_s"], "loss_rel_diffs": diffs}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,8 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--loss-rtol",
         type=float,
-        default=1e-3,
-        help="largest relative difference of graphed and eager epoch losses",
+        default=1e-5,
+        help="largest relative difference of graphed and eager losses in the checked epochs",
+    )
+    parser.add_argument(
+        "--loss-epochs", type=int, default=2, help="epochs whose losses are checked"
     )
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
@@ -100,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.cuda_graph and device.startswith("cuda"):
                 runs.append(measure(name, device, args.epochs, cuda_graph=True))
                 runs[1].update(graph_against_eager(runs[1], runs[0]))
-                runs[1]["loss_ok"] = runs[1]["loss_rel_diff"] <= args.loss_rtol
+                checked = runs[1]["loss_rel_diffs"][: args.loss_epochs]
+                runs[1]["loss_ok"] = max(checked) <= args.loss_rtol
                 failures += not runs[1]["loss_ok"]
             for r in runs:
                 print(json.dumps(r), flush=True)
