@@ -224,7 +224,8 @@ def _config(args: argparse.Namespace, argv: list[str]) -> Any:
     for method, opts in options.items():
         if method not in methods:
             raise ValueError(f"--set names method {method!r}, which --methods does not run")
-        make_trainer(method, args.problem, quick=args.quick, **opts)  # validates the options
+        # validates the options, with the run's device (which some options depend on)
+        make_trainer(method, args.problem, quick=args.quick, **{"device": args.device, **opts})
     config = CompareConfig(
         problem=args.problem,
         methods=methods,

@@ -94,6 +94,10 @@ def test_quick_run_writes_valid_json_and_markdown(tmp_path):
         (["vdp", "--set", "fnode=fd"], "--set expects METHOD.OPTION=VALUE"),
         (["vdp", "--set", "fnode.targets=spline"], "unknown targets 'spline'"),
         (["vdp", "--methods", "lstm", "--set", "lstm.partition=yes"], "partition must be a bool"),
+        (
+            ["smsd", "--methods", "lstm", "--device", "cpu", "--set", "lstm.cuda_graph=true"],
+            "cuda_graph=True needs a CUDA device, got device='cpu'",
+        ),
         (["vdp", "--methods", ""], "methods must name at least one method"),
         (["vdp", "--methods", "fnode,fnode"], "methods names 'fnode' more than once"),
     ],

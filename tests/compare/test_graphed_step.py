@@ -22,7 +22,8 @@ def test_option_must_be_a_bool():
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
 @pytest.mark.parametrize("device", ["cpu", "auto"])
 def test_refused_on_the_cpu(device):
-    with pytest.raises(ValueError, match=f"cuda_graph=True needs a CUDA device; device='{device}'"):
+    message = f"cuda_graph=True needs a CUDA device, got device='{device}'"
+    with pytest.raises(ValueError, match=message):
         make_trainer("lstm", "smsd", device=device, cuda_graph=True)
 
 

@@ -106,10 +106,9 @@ class GradientTrainer(Trainer):
                     "captured as a CUDA graph (methods that can: see GradientOptions.cuda_graph)"
                 )
             if device.type != "cuda":
-                raise ValueError(
-                    f"cuda_graph=True needs a CUDA device; device={self.options.device!r} is "
-                    f"{device.type!r} here"
-                )
+                name = self.options.device
+                where = "" if name == device.type else f" (the {device.type} here)"
+                raise ValueError(f"cuda_graph=True needs a CUDA device, got device={name!r}{where}")
 
     # --- what a method writes ------------------------------------------------------------------
     @abstractmethod
