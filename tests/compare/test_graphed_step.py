@@ -9,6 +9,7 @@ import torch
 
 from collocnode import problems
 from collocnode.compare import make_trainer
+from collocnode.compare.methods.graphed_step import keep_learning_rate
 from collocnode.compare.methods.options import GradientOptions
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
@@ -31,6 +32,24 @@ def test_refused_on_the_cpu(device):
 def test_refused_for_a_method_whose_step_is_not_capturable(method):
     with pytest.raises(ValueError, match=f"step of method '{method}' cannot be captured"):
         make_trainer(method, "smsd", device="cpu", cuda_graph=True)
+
+
+@pytest.mark.parametrize("replace", [False, True])
+def test_the_decayed_learning_rate_reaches_the_tensor_a_graph_reads(replace):
+    weight = torch.nn.Parameter(torch.zeros(3))
+    rate = torch.tensor(1e-3, dtype=torch.float32)
+    optimizer = torch.optim.Adam([weight], lr=rate)
+    scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=0.5)
+    rates = [rate]
+    for epoch in range(1, 4):
+        weight.grad = torch.ones(3)
+        optimizer.step()
+        scheduler.step()
+        if replace:  # a scheduler that puts a new value in the group instead of filling it
+            optimizer.param_groups[0]["lr"] = float(optimizer.param_groups[0]["lr"])
+        keep_learning_rate(optimizer, rates)
+        assert optimizer.param_groups[0]["lr"] is rate
+        assert float(rate) == pytest.approx(1e-3 * 0.5**epoch, rel=1e-6)
 
 
 @needs_cuda

@@ -63,12 +63,8 @@ class GraphedStep:
             self.total.zero_()
 
     def keep_learning_rate(self) -> None:
-        """After a scheduler step: the new learning rate into the tensor the graph reads (a
-        scheduler may fill that tensor in place or put a new value in its place)."""
-        for group, rate in zip(self._optimizer.param_groups, self._rates, strict=True):
-            if group["lr"] is not rate:
-                rate.fill_(group["lr"])
-                group["lr"] = rate
+        """After a scheduler step: the new learning rate into the tensor the graph reads."""
+        keep_learning_rate(self._optimizer, self._rates)
 
     def __call__(self, idx: Any) -> None:
         """One training step on the samples ``idx`` (a 1-d long tensor on the device)."""
@@ -111,6 +107,16 @@ class GraphedStep:
         with torch.cuda.graph(graph):
             self.total.add_(self._step(self._idx))
         self._graph = graph
+
+
+def keep_learning_rate(optimizer: Any, rates: list[Any]) -> None:
+    """Put each parameter group's learning rate into its tensor of ``rates`` (in place) and
+    that tensor back into the group: a scheduler may fill the tensor in place or put a new
+    value in its place, and a captured update reads only the tensor it was captured with."""
+    for group, rate in zip(optimizer.param_groups, rates, strict=True):
+        if group["lr"] is not rate:
+            rate.fill_(group["lr"])
+            group["lr"] = rate
 
 
 def capturable_optimizer(cls: Any, params: list[Any], lr: float, device: Any, **kw: Any) -> Any:
