@@ -117,7 +117,9 @@ def test_the_failure_case_is_flagged_inconsistent_and_keeps_ipopt_status(failure
     # the collocation trajectory is within the noise of the truth, the re-simulation is not
     t = np.linspace(0.0, 5.0, 201)
     assert np.sqrt(np.mean((sol(t) - lotka_volterra(t)) ** 2)) < 0.1
-    assert report.largest > 10.0  # tens of the data's spreads
+    # far beyond the 0.05 tolerance: 6.4 of the data's spreads with the node maps on one thread,
+    # 12.8 on two (the thread count moves the local optimum IPOPT reaches)
+    assert report.largest > 2.0
     assert report.max_deviation.shape == (1, 2) and report.rms_deviation.shape == (1, 2)
     assert report.worst_state in ("prey", "predator")
     assert 0.0 < report.starts_at < 5.0
