@@ -121,8 +121,8 @@ def keep_learning_rate(optimizer: Any, rates: list[Any]) -> None:
 
 def capturable_optimizer(cls: Any, params: list[Any], lr: float, device: Any, **kw: Any) -> Any:
     """``cls`` (Adam or AdamW) in its fused, capturable form with the learning rate as a
-    one-element float32 tensor on ``device`` (the form the fused CUDA kernel reads; an
-    ``ExponentialLR`` fills it in place)."""
+    one-element float32 tensor on ``device`` (the form the fused CUDA kernel reads;
+    :func:`keep_learning_rate` keeps the scheduler's value in it)."""
     import torch
 
     rate = torch.tensor(lr, dtype=torch.float32, device=device)
