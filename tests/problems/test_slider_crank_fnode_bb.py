@@ -125,6 +125,35 @@ def test_energy_balance_with_the_authors_damper(system):
     assert np.max(np.abs(power + 0.05 * (w1 - w2) ** 2 - tau * w1)) > 1e-3
 
 
+def test_the_first_release_adds_a_slider_damper_and_weakens_the_wall_spring(system):
+    """``fnode_bb_2025`` (the generator of the authors' first release, commit 8d00a6c) is
+    ``fnode_bb`` with a slider damper of 0.2 N s/m and a wall spring of 0.2 N/m: its slider force
+    is −0.2 x3' + 0.2 × ``fnode_bb``'s −1 N/m (6.5 − x3), every other force the same."""
+    first = problems.get("slider_crank", "fnode_bb_2025")
+    changed = {k for k, value in first.params.items() if system.params[k] != value}
+    assert changed == {"c_slide", "k_wall"}
+    assert (first.params["c_slide"], first.params["k_wall"]) == (0.2, 0.2)
+    for (theta, omega, t), (q_th1, q_th2, q_x3) in AUTHORS_FORCES:
+        x = first.recover(np.array([theta, omega]))
+        got = first.applied_forces(t, first.positions(x), first.velocities(x), None)
+        x3_dot = x[9 + X3]
+        np.testing.assert_allclose(got[[THETA1, THETA2]], [q_th1, q_th2], rtol=1e-14, atol=1e-15)
+        assert got[X3] == pytest.approx(-0.2 * x3_dot + 0.2 * q_x3, rel=1e-13, abs=1e-15)
+
+
+def test_energy_balance_of_the_first_release():
+    """dE/dt equals the torque's and the crank-rod damper's power (the code's sign) less the
+    slider damper's 0.2 x3'², the wall spring's potential in E, by central differences."""
+    system = problems.get("slider_crank", "fnode_bb_2025")
+    t = system.time_grid(n_steps=301, dt=0.01)
+    x = system.simulate(t).x
+    w1, w2, v3 = x[:, OMEGA1], x[:, OMEGA1 + 3], x[:, 9 + X3]
+    power = system.inputs(t)[:, 0] * w1 - 0.05 * (w1 - w2) * (w1 + w2) - 0.2 * v3**2
+    de = np.gradient(system.energy(x), 0.01)[1:-1]
+    np.testing.assert_allclose(de, power[1:-1], atol=2e-3 * np.max(np.abs(power)))
+    assert np.max(np.abs(0.2 * v3**2)) > 1e-2  # the slider damper takes a visible share
+
+
 def test_casadi_rhs_matches_numpy(system, rng):
     ca = pytest.importorskip("casadi")
     xs, us, ts = ca.SX.sym("x", 18), ca.SX.sym("u", 2), ca.SX.sym("t")
