@@ -95,15 +95,17 @@ def _argv(command: str) -> list[str]:
     return [sys.executable, *words[1:], "--device", "cpu"]
 
 
-# Test case -> (our problem, the preset that reproduces their data, the order of their bodies in
-# our coordinates, the sample times their integrator used): "steps" are k·dt (their time column
-# holds linspace(0, n·dt, n) instead), "labels" the times of their time column (solve_ivp
-# evaluated there).
+# Test case -> (our problem, the preset that reproduces their data, the coordinate of ours that
+# each of their bodies holds, the sample times their integrator used): "steps" are k·dt (their
+# time column holds linspace(0, n·dt, n) instead), "labels" the times of their time column
+# (solve_ivp evaluated there). Their slider-crank keeps the crank angle θ1 (our coordinate 2)
+# alone.
 DATA_PRESETS = {
     "Single_Mass_Spring_Damper": ("smsd", "mbdnode_cubic", (0,), "steps"),
     "Triple_Mass_Spring_Damper": ("tmsd", "default", (0, 1, 2), "steps"),
     "Cart_Pole": ("cart_pole", "fnode_code", (1, 0), "steps"),
     "Double_Pendulum": ("double_pendulum", "mbdnode", (0, 1), "labels"),
+    "Slider_Crank": ("slider_crank", "fnode_bb_2025", (2,), "steps"),
 }
 
 
@@ -120,26 +122,31 @@ def check_data(work: Path, case: str, command: str) -> dict | None:
         return None
     from collocnode import problems
 
-    problem, preset, bodies, grid = DATA_PRESETS[case]
+    problem, preset, coords, grid = DATA_PRESETS[case]
     theirs = _csv_values(states)
     t = _csv_values(times).reshape(-1)
     if grid == "steps":
         match = re.search(r"--data_dt\s+(\S+)", command)
         t = t[0] + float(match.group(1) if match else 0.01) * np.arange(len(t))
-    q = theirs[:, [2 * b for b in bodies]]
-    v = theirs[:, [2 * b + 1 for b in bodies]]
+    # their columns per body: position, velocity; ours: every coordinate, then every velocity
+    order = np.argsort(coords)
+    q = theirs[:, 2 * order]
+    v = theirs[:, 2 * order + 1]
     system = problems.get(problem, preset)
-    ours = system.simulate(t).x
+    kept = sorted(coords)
+    full = system.simulate(t).x
+    ours = full[:, [*kept, *(system.n_coords + c for c in kept)]]
     found = {
         "problem": problem,
         "preset": preset,
         "samples": len(t),
         "max_abs_diff": float(np.max(np.abs(ours - np.hstack([q, v])))),
+        "mse": float(np.mean((ours - np.hstack([q, v])) ** 2)),
     }
     for path in sorted(work.glob(f"results/{case}/**/train_*_accelerations.csv")):
-        labels = _csv_values(path, skip=("time", "method"))[:, list(bodies)]
-        pairs = zip(t[: len(labels)], ours, strict=False)  # the training window
-        exact = np.stack([system.acceleration(ti, xi) for ti, xi in pairs])
+        labels = _csv_values(path, skip=("time", "method"))[:, order]
+        pairs = zip(t[: len(labels)], full, strict=False)  # the training window
+        exact = np.stack([system.acceleration(ti, xi) for ti, xi in pairs])[:, kept]
         rms = float(np.sqrt(np.mean((labels - exact) ** 2) / np.mean(exact**2)))
         found[f"labels_rel_rms ({path.name})"] = rms
     return found

@@ -151,3 +151,43 @@ def test_their_data_are_compared_with_our_preset(bench, folder, tmp_path):
     assert data["max_abs_diff"] == pytest.approx(1e-3, rel=1e-6)
     # labels 1 % too large (the perturbed sample moves the exact acceleration a little)
     assert data["labels_rel_rms (train_fd_accelerations.csv)"] == pytest.approx(0.01, rel=0.02)
+
+
+# their slider-crank keeps (θ1, θ1') alone, under the column names their code writes
+FAKE_SLIDER_CRANK = """\
+import os
+import numpy as np
+from collocnode import problems
+system = problems.get("slider_crank", "fnode_bb_2025")
+t = np.arange(300) * 0.01
+x = system.simulate(t).x
+kept = x[:, [2, 11]]
+kept[5, 1] += 2e-3
+os.makedirs("dataset/Slider_Crank")
+np.savetxt("dataset/Slider_Crank/s_full.csv", kept, delimiter=",", header="theta_0_2pi,omega",
+           comments="")
+np.savetxt("dataset/Slider_Crank/t_full.csv", np.arange(300) * 0.1, header="time", comments="")
+acc = np.array([system.acceleration(ti, xi)[2] for ti, xi in zip(t[:100], x[:100])])
+os.makedirs("results/Slider_Crank/FNODE")
+np.savetxt("results/Slider_Crank/FNODE/train_hybrid_accelerations.csv",
+           np.column_stack([t[:100], 0.98 * acc]), delimiter=",", comments="",
+           header="time,target_accel_body_0")
+print("Overall MSE (FNODE vs GT, 300 steps): 2.0e-01")
+"""
+
+
+def test_their_slider_crank_is_compared_on_the_crank_angle_and_rate(bench, folder, tmp_path):
+    (folder / "run_experiments.sh").write_text("python main_fnode.py --test_case Slider_Crank\n")
+    (folder / "main_fnode.py").write_text(FAKE_SLIDER_CRANK)
+    out = tmp_path / "out"
+    bench.main([str(folder), "--runs", "fnode:Slider_Crank", "--data-only", "--out", str(out)])
+    (entry,) = json.loads((out / "data_check.json").read_text())["runs"]
+    data = entry["data"]
+    assert (data["problem"], data["preset"], data["samples"]) == (
+        "slider_crank",
+        "fnode_bb_2025",
+        300,
+    )
+    assert data["max_abs_diff"] == pytest.approx(2e-3, rel=1e-5)
+    assert data["mse"] == pytest.approx((2e-3) ** 2 / 600, rel=1e-4)
+    assert data["labels_rel_rms (train_hybrid_accelerations.csv)"] == pytest.approx(0.02, rel=1e-6)
