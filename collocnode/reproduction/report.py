@@ -278,7 +278,7 @@ def _authors_cell(row: Row, method: str, runs: Runs) -> str:
     name, case = row.authors
     stored = runs.get(name)
     if not stored:
-        return "no stored run"
+        return "no stored run" if method in row.published else "–"
     entry = stored[0].authors_entry(row.authors_as.get(method, method), case)
     if entry is None:  # a method of the paper's not run here, or one the paper does not have
         return "not run here" if method in row.published else "–"

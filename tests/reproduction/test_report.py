@@ -347,6 +347,11 @@ def test_the_authors_code_column_reads_its_own_run(tmp_path):
     assert "`their`: `python benchmarks/authors_code_fnode.py X`" in text
     # a table without authors' runs keeps its columns
     assert "authors' code" not in render_table(TABLE, tmp_path)
+    # before the authors' run is stored: the paper's methods say so, ours stay "–"
+    (tmp_path / "their" / "authors_code.json").unlink()
+    rows = _lines(render_table(table, tmp_path))
+    assert rows[("pendulum", "fnode")][6] == "no stored run"
+    assert rows[("pendulum", "collocation")][6] == "–"
 
 
 def test_check_says_what_it_checked(monkeypatch, capsys):
