@@ -109,8 +109,11 @@ DATA_PRESETS = {
 }
 
 
-def check_data(work: Path, case: str, command: str) -> dict | None:
-    """Their generated data for ``case`` against our preset, from a finished run in ``work``:
+def check_data(
+    work: Path, case: str, command: str, presets: dict[str, str] | None = None
+) -> dict | None:
+    """Their generated data for ``case`` against our preset (``DATA_PRESETS``'s, or the one
+    ``presets`` names for ``case``), from a finished run in ``work``:
     the largest difference between the states (their ``s_full.csv``: per body, position then
     velocity) and our preset's ground truth on the same sample times, and, where FNODE wrote
     its training labels (``train_*_accelerations.csv``), their RMS error against the exact
@@ -123,6 +126,7 @@ def check_data(work: Path, case: str, command: str) -> dict | None:
     from collocnode import problems
 
     problem, preset, coords, grid = DATA_PRESETS[case]
+    preset = (presets or {}).get(case, preset)
     theirs = _csv_values(states)
     t = _csv_values(times).reshape(-1)
     if grid == "steps":
@@ -172,6 +176,7 @@ def run_one(
     threads: int,
     keep: Path | None,
     extra: tuple[str, ...] = (),
+    presets: dict[str, str] | None = None,
 ) -> None:
     """Runs ``run.command`` (with ``extra`` arguments appended) in a fresh copy of ``folder``
     and fills in ``run``."""
@@ -180,7 +185,7 @@ def run_one(
         shutil.copytree(folder, work, ignore=shutil.ignore_patterns("dataset", "results", ".git"))
         argv = [*_argv(run.command), *extra]
         log, code, run.wall_s = authors_runs.run_logged(argv, work, timeout_s, threads)
-        run.data = check_data(work, run.test_case, run.command)
+        run.data = check_data(work, run.test_case, run.command, presets)
         log = log.replace(str(work), "FNODE")  # not this machine's scratch path
     run.full_mse = _last_float(_FULL, log)
     run.train_mse = _last_float(_TRAIN, log)
@@ -205,7 +210,29 @@ def main(argv: list[str] | None = None) -> int:
         help="train for one epoch only and compare the data their code generates with our "
         "presets (data_check.json instead of authors_code.json)",
     )
+    parser.add_argument(
+        "--data-preset",
+        action="append",
+        default=[],
+        metavar="CASE=PRESET",
+        help="with --data-only: compare CASE's data with our PRESET instead of the first "
+        "release's (e.g. Slider_Crank=fnode_bb for their code of 2026-02-11; repeatable)",
+    )
     args = parser.parse_args(argv)
+    presets = {}
+    for item in args.data_preset:
+        case, _, preset = item.partition("=")
+        if case not in DATA_PRESETS:
+            raise SystemExit(
+                f"--data-preset: {item!r} is not CASE=PRESET with CASE one of "
+                f"{', '.join(DATA_PRESETS)}"
+            )
+        from collocnode import problems
+
+        known = problems.presets(DATA_PRESETS[case][0])
+        if preset not in known:
+            raise SystemExit(f"--data-preset: {preset!r} is not a preset of {case} ({known})")
+        presets[case] = preset
 
     authors_runs.require(NEEDS)
     folder = args.code.resolve()
@@ -224,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     for method, case in wanted:
         run = AuthorsRun(method, case, commands[(method, case)])
         print(f"== {method} {case}: {run.command}", flush=True)
-        run_one(folder, run, args.timeout, args.threads, args.out / "logs", extra)
+        run_one(folder, run, args.timeout, args.threads, args.out / "logs", extra, presets)
         print(
             f"   {run.status}: full {run.full_mse}, train {run.train_mse}, test {run.test_mse}, "
             f"{run.wall_s} s; data {run.data}",

@@ -191,3 +191,25 @@ def test_their_slider_crank_is_compared_on_the_crank_angle_and_rate(bench, folde
     assert data["max_abs_diff"] == pytest.approx(2e-3, rel=1e-5)
     assert data["mse"] == pytest.approx((2e-3) ** 2 / 600, rel=1e-4)
     assert data["labels_rel_rms (train_hybrid_accelerations.csv)"] == pytest.approx(0.02, rel=1e-6)
+
+
+def test_another_preset_is_named_per_case(bench, folder, tmp_path):
+    (folder / "run_experiments.sh").write_text("python main_fnode.py --test_case Slider_Crank\n")
+    (folder / "main_fnode.py").write_text(FAKE_SLIDER_CRANK)
+    out = tmp_path / "out"
+    runs = ["--runs", "fnode:Slider_Crank", "--data-only", "--out", str(out)]
+    bench.main([str(folder), *runs, "--data-preset", "Slider_Crank=fnode_bb"])
+    (entry,) = json.loads((out / "data_check.json").read_text())["runs"]
+    # the data are fnode_bb_2025's: against fnode_bb they part by far more than the 2e-3 nudge
+    assert entry["data"]["preset"] == "fnode_bb"
+    assert entry["data"]["max_abs_diff"] > 1e-2
+
+
+@pytest.mark.parametrize(
+    ("item", "says"),
+    [("Slider=fnode_bb", "CASE one of"), ("Slider_Crank=bb", "not a preset of Slider_Crank")],
+)
+def test_a_bad_data_preset_is_refused_before_any_run(bench, folder, tmp_path, item, says):
+    with pytest.raises(SystemExit, match=says):
+        bench.main([str(folder), "--data-only", "--out", str(tmp_path), "--data-preset", item])
+    assert not (tmp_path / "data_check.json").exists()
