@@ -131,6 +131,10 @@ run fnode-table13-slider_crank-lstm-drift python benchmarks/rollout_drift.py \
   $(for s in $SEEDS; do echo "$out/fnode-table13-slider_crank/seed$s-$LSTM_DEVICE"; done) \
   $(for s in $SEEDS; do echo "$out/fnode-table13-slider_crank-lstm-partition/seed$s"; done) \
   $(for s in $SEEDS; do echo "$out/fnode-table13-slider_crank-lstm-data-start/seed$s"; done)
+# The slider-crank of the authors' first release (fnode_bb_2025: a slider damper and a weaker
+# wall spring), the system their code run here (fnode-table13-authors-code) trains on
+compare_fnode fnode-table13-slider_crank-2025 slider_crank $NO_LSTM --preset fnode_bb_2025
+compare_lstm fnode-table13-slider_crank-2025-lstm slider_crank --preset fnode_bb_2025
 # FNODE Fig. 2: the single mass-spring over 30 s, rolled out by RK4 and by leapfrog (FNODE_LF)
 compare_seeds fnode-fig2-sms-rk4 sms --methods fnode --set fnode.integrator=rk4
 compare_seeds fnode-fig2-sms-lf sms --methods fnode --set fnode.integrator=leapfrog
@@ -150,13 +154,21 @@ run fnode-table13-authors-code python benchmarks/authors_code_fnode.py "$SBEL/20
   --timeout 4200 --out "$out/fnode-table13-authors-code"
 # their generated data against the presets of our rows (one epoch each; data_check.json)
 run fnode-table13-authors-data python benchmarks/authors_code_fnode.py "$SBEL/2025/FNODE" \
-  --runs fnode:Single_Mass_Spring_Damper,fnode:Triple_Mass_Spring_Damper,fnode:Cart_Pole,fnode:Double_Pendulum \
+  --runs fnode:Single_Mass_Spring_Damper,fnode:Triple_Mass_Spring_Damper,fnode:Cart_Pole,fnode:Double_Pendulum,fnode:Slider_Crank \
   --data-only --out "$out/fnode-table13-authors-code"
 # ... and their later script's FNODE commands for the single mass-spring-damper and the double
 # pendulum: git -C "$SBEL" checkout cf9884a
 run fnode-table13-authors-code-2026 python benchmarks/authors_code_fnode.py "$SBEL/2025/FNODE" \
   --runs fnode:Single_Mass_Spring_Damper,fnode:Double_Pendulum \
   --out "$out/fnode-table13-authors-code-2026"
+# ... and their code of 2026-02-11, whose slider-crank generator is the preset fnode_bb of the
+# table's row: git -C "$SBEL" checkout 95a7cbd
+run fnode-table13-authors-code-bb python benchmarks/authors_code_fnode.py "$SBEL/2025/FNODE" \
+  --runs lstm:Slider_Crank,fnode:Slider_Crank,fcnn:Slider_Crank --timeout 4200 \
+  --out "$out/fnode-table13-authors-code-bb"
+run fnode-table13-authors-data-bb python benchmarks/authors_code_fnode.py "$SBEL/2025/FNODE" \
+  --runs fnode:Slider_Crank --data-only --data-preset Slider_Crank=fnode_bb \
+  --out "$out/fnode-table13-authors-code-bb"
 # One epoch of each PyTorch method against the authors' code (both releases above: FNODE at the
 # first release, 8d00a6c), the same machine, alternately; docs/results.md's speed table
 run epoch-time python benchmarks/epoch_time.py --fnode-code "$SBEL/2025/FNODE" \
