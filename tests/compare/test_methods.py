@@ -101,6 +101,28 @@ def test_the_lstm_started_from_data_trains_on_whole_windows_and_rolls_out_from_t
         make_trainer("lstm", start="history")
 
 
+def test_the_fcnn_reads_time_scaled_to_the_window_or_in_a_fixed_unit():
+    system = problems.get("vdp")
+    split = system.generate(n_steps=40, n_train=30)
+    window, _ = _fit("fcnn", system, split.train)
+    unit, res = _fit("fcnn", system, split.train, time_unit=0.1)
+    assert res.status == "success"
+    span = split.train.t[-1] - split.train.t[0]
+    assert window.blocks()["f"].input_shift == (split.train.t[0],)
+    assert window.blocks()["f"].input_scale == pytest.approx((span,))
+    assert (unit.blocks()["f"].input_shift, unit.blocks()["f"].input_scale) == ((0.0,), (0.1,))
+    # the trained network is the block it reports: t = 10 s enters as 10 / 0.1
+    f, weights = unit.blocks()["f"], unit.get_weights()["f"]
+    np.testing.assert_allclose(
+        unit.predict(np.array([0.0, 10.0]), split.full.x[0]),
+        f.numpy(np.array([[0.0], [10.0]]), weights),
+        rtol=1e-5,
+        atol=1e-6,
+    )
+    with pytest.raises(ValueError, match="time_unit"):
+        make_trainer("fcnn", time_unit=0.0)
+
+
 def test_the_partitioned_lstm_learns_the_independent_coordinates_and_keeps_the_constraints():
     system = problems.get("slider_crank")
     split = system.generate(n_steps=40, n_train=30)

@@ -9,7 +9,8 @@
   ones only and a rollout starts from the first ``window`` true states.
 * FCNN: a tanh MLP from time to state, ``x(t) = N(t)`` (plus μ) — the FCNN of both papers' code,
   which fits one trajectory as a function of time and so ignores the initial state of a rollout
-  (it is the papers' strawman; time enters scaled to [0, 1] over the training window).
+  (it is the papers' strawman; time enters scaled to [0, 1] over the training window, or in a
+  fixed unit with ``time_unit``, as the authors' code feeds it).
 
 Settings (FNODE Tables 3–8): LSTM 2 layers of 256 (3 for the slider-crank), 300 epochs;
 FCNN 2 hidden layers of 256 (3 for the slider-crank), 450 epochs; Adam 1e-3, decay 0.98.
@@ -225,10 +226,25 @@ class LSTM(_Common):
 @dataclass(frozen=True)
 class FCNNOptions(GradientOptions):
     """FCNN options (450 epochs; the double pendulum uses lr 3e-3 in the FNODE paper; float32,
-    the dtype of the authors' code)."""
+    the dtype of the authors' code).
+
+    Attributes:
+        time_unit: how time enters the network. None: scaled to [0, 1] over the training
+            window. A number [s]: as ``t / time_unit``, unscaled by the window, as the authors'
+            code feeds the time column of its data (seconds; for the FNODE slider-crank a
+            column that counts 0.1 per 0.01 s sample, ``time_unit = 0.1``). The extrapolation
+            depends on it: far outside the training inputs the tanh units saturate and the
+            prediction levels off.
+    """
 
     epochs: int = 450
     dtype: str = "float32"
+    time_unit: float | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.time_unit is not None:
+            v.positive_float("time_unit", self.time_unit)
 
 
 class FCNN(_Common):
@@ -246,8 +262,10 @@ class FCNN(_Common):
         t0 = min(tr.t0 for tr in trajs)
         span = max(tr.tf for tr in trajs) - t0 or 1.0
         n_mu = len(o.param_inputs)
-        shift = (t0,) + (0.0,) * n_mu
-        scale = (span,) + (1.0,) * n_mu
+        if o.time_unit is None:
+            shift, scale = (t0,) + (0.0,) * n_mu, (span,) + (1.0,) * n_mu
+        else:
+            shift, scale = (0.0,) * (1 + n_mu), (o.time_unit,) + (1.0,) * n_mu
         self._spec = MLP((1 + n_mu, *o.hidden, system.n_states), o.activation, o.init, shift, scale)
         self.net = self._spec.torch_module(
             self._spec.init_weights(np.random.default_rng(o.seed)),
