@@ -135,6 +135,12 @@ run fnode-table13-slider_crank-lstm-drift python benchmarks/rollout_drift.py \
 # wall spring), the system their code run here (fnode-table13-authors-code) trains on
 compare_fnode fnode-table13-slider_crank-2025 slider_crank $NO_LSTM --preset fnode_bb_2025
 compare_lstm fnode-table13-slider_crank-2025-lstm slider_crank --preset fnode_bb_2025
+# The FCNN reading time as the authors' code feeds it (t / 0.1 s: their slider-crank's time column
+# counts 0.1 per 0.01 s sample) instead of scaled to [0, 1] over the training window, on each system
+compare_seeds fnode-table13-slider_crank-2025-fcnn-time slider_crank --preset fnode_bb_2025 \
+  --methods fcnn --set fcnn.time_unit=0.1
+compare_seeds fnode-table13-slider_crank-fcnn-time slider_crank --preset fnode_bb --methods fcnn \
+  --set fcnn.time_unit=0.1
 # FNODE Fig. 2: the single mass-spring over 30 s, rolled out by RK4 and by leapfrog (FNODE_LF)
 compare_seeds fnode-fig2-sms-rk4 sms --methods fnode --set fnode.integrator=rk4
 compare_seeds fnode-fig2-sms-lf sms --methods fnode --set fnode.integrator=leapfrog

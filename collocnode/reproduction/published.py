@@ -340,6 +340,28 @@ FNODE_TABLE13 = Table(
             "this system",
             _AUTHORS_BB,
         ),
+        _slider_crank_lstm_diagnostic(
+            "the LSTM on (θ1, θ1') only",
+            "partition",
+            "the LSTM reads and predicts the two states the authors' code generates and its LSTM "
+            "learns (partition=True), the other coordinates recovered from the constraints; the "
+            "fnode_bb row models all 18",
+        ),
+        _slider_crank_lstm_diagnostic(
+            "the LSTM started from the data as the authors' code starts it",
+            "data-start",
+            "trained on the full windows only and rolled out from the first 16 true states "
+            "(start='data'), as the authors' code does; the row's LSTM pads the first windows "
+            "and starts from x(0)",
+        ),
+        _slider_crank(
+            "slider-crank (fnode_bb), the FCNN reading time as the authors' code does",
+            "fnode-table13-slider_crank-fcnn-time",
+            "a diagnostic: time enters as t / 0.1 s (their time column counts 0.1 per 0.01 s "
+            "sample; time_unit=0.1) instead of scaled to [0, 1] over the training window",
+            _AUTHORS_BB,
+            ("fcnn",),
+        ),
         _slider_crank(
             "slider-crank of the authors' first release (preset fnode_bb_2025: a slider damper "
             "of 0.2 N s/m, a wall spring of 0.2 N/m), scored on (θ1, θ1')",
@@ -351,19 +373,12 @@ FNODE_TABLE13 = Table(
             "2.5)",
             _AUTHORS,
         ),
-        _slider_crank_lstm_diagnostic(
-            "the LSTM on (θ1, θ1') only",
-            "partition",
-            "the LSTM reads and predicts the two states the authors' code generates and its LSTM "
-            "learns (partition=True), the other coordinates recovered from the constraints; the "
-            "row above models all 18",
-        ),
-        _slider_crank_lstm_diagnostic(
-            "the LSTM started from the data as the authors' code starts it",
-            "data-start",
-            "trained on the full windows only and rolled out from the first 16 true states "
-            "(start='data'), as the authors' code does; the row's LSTM pads the first windows "
-            "and starts from x(0)",
+        _slider_crank(
+            "slider-crank of the authors' first release, the FCNN reading time as their code does",
+            "fnode-table13-slider_crank-2025-fcnn-time",
+            "a diagnostic: as the fnode_bb row's FCNN diagnostic, on this system",
+            _AUTHORS,
+            ("fcnn",),
         ),
         Row(
             "cart-pole (preset fnode_code: the authors' sign of the θ'² term)",
