@@ -134,18 +134,17 @@ def check_data(
         t = t[0] + float(match.group(1) if match else 0.01) * np.arange(len(t))
     # their columns per body: position, velocity; ours: every coordinate, then every velocity
     order = np.argsort(coords)
-    q = theirs[:, 2 * order]
-    v = theirs[:, 2 * order + 1]
     system = problems.get(problem, preset)
     kept = sorted(coords)
     full = system.simulate(t).x
     ours = full[:, [*kept, *(system.n_coords + c for c in kept)]]
+    diff = ours - np.hstack([theirs[:, 2 * order], theirs[:, 2 * order + 1]])
     found = {
         "problem": problem,
         "preset": preset,
         "samples": len(t),
-        "max_abs_diff": float(np.max(np.abs(ours - np.hstack([q, v])))),
-        "mse": float(np.mean((ours - np.hstack([q, v])) ** 2)),
+        "max_abs_diff": float(np.max(np.abs(diff))),
+        "mse": float(np.mean(diff**2)),
     }
     for path in sorted(work.glob(f"results/{case}/**/train_*_accelerations.csv")):
         labels = _csv_values(path, skip=("time", "method"))[:, order]
@@ -193,6 +192,25 @@ def run_one(
     authors_runs.finish(run, code, log, keep)
 
 
+def _data_presets(items: list[str]) -> dict[str, str]:
+    """``--data-preset`` values ``CASE=PRESET`` as a dict, each checked before any run."""
+    presets: dict[str, str] = {}
+    for item in items:
+        case, _, preset = item.partition("=")
+        if case not in DATA_PRESETS:
+            raise SystemExit(
+                f"--data-preset: {item!r} is not CASE=PRESET with CASE one of "
+                f"{', '.join(DATA_PRESETS)}"
+            )
+        from collocnode import problems
+
+        known = problems.presets(DATA_PRESETS[case][0])
+        if preset not in known:
+            raise SystemExit(f"--data-preset: {preset!r} is not a preset of {case} ({known})")
+        presets[case] = preset
+    return presets
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("code", type=Path, help="the FNODE folder of sbel-reproducibility")
@@ -219,20 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         "release's (e.g. Slider_Crank=fnode_bb for their code of 2026-02-11; repeatable)",
     )
     args = parser.parse_args(argv)
-    presets = {}
-    for item in args.data_preset:
-        case, _, preset = item.partition("=")
-        if case not in DATA_PRESETS:
-            raise SystemExit(
-                f"--data-preset: {item!r} is not CASE=PRESET with CASE one of "
-                f"{', '.join(DATA_PRESETS)}"
-            )
-        from collocnode import problems
-
-        known = problems.presets(DATA_PRESETS[case][0])
-        if preset not in known:
-            raise SystemExit(f"--data-preset: {preset!r} is not a preset of {case} ({known})")
-        presets[case] = preset
+    presets = _data_presets(args.data_preset)
 
     authors_runs.require(NEEDS)
     folder = args.code.resolve()
