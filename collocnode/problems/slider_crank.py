@@ -133,10 +133,10 @@ class SliderCrank(HolonomicSystem):
           (commit 8d00a6c, 2025-11-18), the version their code run here trains on: ``fnode_bb``
           with a slider damper of 0.2 N s/m and a wall spring of K = 0.2 N/m instead of
           1 N/m (FNODE §3.5 names "a slider connected to a spring and damper"). Its swing
-          decays: the largest |θ1'| is 2.6 rad/s in the first 5 s and 0.32 rad/s in the last
-          (``fnode_bb``: 3.7 and 2.5). That code's samples lie an MSE of 2.1e-3 over (θ1, θ1')
-          from this preset's exact solution (at most 0.19 rad/s in θ1'), its first-order time
-          stepping.
+          decays: the largest |θ1'| of the exact solution is 2.6 rad/s in the first 5 s and
+          0.34 rad/s in the last (``fnode_bb``: 3.7 and 3.0). That code's samples lie an MSE
+          of 2.1e-3 over (θ1, θ1') from this preset's exact solution (at most 0.19 rad/s in
+          θ1'), its first-order time stepping.
         * ``"mbdnode"`` — MBD-NODE §3.7: m = (3, 6, 1) kg, I = (4, 32, 1) kg m², same geometry,
           no spring, damper or friction, (θ1, θ1')(0) = (1, 1), 100 s (10,000 samples). MBD-NODE
           drives it with (F, τ) ~ U[−10, 10]² redrawn every step and trains on random states; a
