@@ -64,6 +64,7 @@ class AuthorsRun:
     wall_s: float | None = None
     log_tail: str = ""
     data: dict | None = None  # their generated data against our preset (see check_data)
+    seed: int | None = None  # given to their script after the published --seed, which it replaces
 
 
 def published_commands(folder: Path) -> dict[tuple[str, str], str]:
@@ -233,8 +234,15 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="CASE=PRESET",
-        help="with --data-only: compare CASE's data with our PRESET instead of the first "
-        "release's (e.g. Slider_Crank=fnode_bb for their code of 2026-02-11; repeatable)",
+        help="compare CASE's data with our PRESET instead of the first release's (e.g. "
+        "Slider_Crank=fnode_bb for their code of 2026-02-11; repeatable)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="their --seed instead of the published one (42): another training of the same "
+        "command on the same data (their data have no noise)",
     )
     args = parser.parse_args(argv)
     presets = _data_presets(args.data_preset)
@@ -251,10 +259,14 @@ def main(argv: list[str] | None = None) -> int:
 
     args.out.mkdir(parents=True, exist_ok=True)
     out_file = args.out / ("data_check.json" if args.data_only else "authors_code.json")
-    extra = ("--epochs", "1") if args.data_only else ()  # argparse keeps the last value
+    # their argparse keeps the last value of an option given twice
+    extra = ("--epochs", "1") if args.data_only else ()
+    extra += ("--seed", str(args.seed)) if args.seed is not None else ()
     record = authors_runs.start_record("authors_code_fnode.py", argv, folder, out_file, wanted)
+    if args.seed is not None:  # the report lists the seeds of one command together
+        record["settings"] = {"seed": args.seed}
     for method, case in wanted:
-        run = AuthorsRun(method, case, commands[(method, case)])
+        run = AuthorsRun(method, case, commands[(method, case)], seed=args.seed)
         print(f"== {method} {case}: {run.command}", flush=True)
         run_one(folder, run, args.timeout, args.threads, args.out / "logs", extra, presets)
         print(

@@ -167,6 +167,11 @@ run fnode-table13-authors-code python benchmarks/authors_code_fnode.py "$SBEL/20
 run fnode-table13-authors-data python benchmarks/authors_code_fnode.py "$SBEL/2025/FNODE" \
   --runs fnode:Single_Mass_Spring_Damper,fnode:Triple_Mass_Spring_Damper,fnode:Cart_Pole,fnode:Double_Pendulum,fnode:Slider_Crank \
   --data-only --out "$out/fnode-table13-authors-code"
+# ... their FNODE on the slider-crank trained with two more seeds (the published command's is 42)
+for seed in 0 1; do
+  run fnode-table13-authors-code-seeds python benchmarks/authors_code_fnode.py "$SBEL/2025/FNODE" \
+    --runs fnode:Slider_Crank --seed "$seed" --out "$out/fnode-table13-authors-code/seed$seed"
+done
 # ... and their later script's FNODE commands for the single mass-spring-damper and the double
 # pendulum: git -C "$SBEL" checkout cf9884a
 run fnode-table13-authors-code-2026 python benchmarks/authors_code_fnode.py "$SBEL/2025/FNODE" \
@@ -176,11 +181,15 @@ run fnode-table13-authors-code-2026 python benchmarks/authors_code_fnode.py "$SB
 # table's row: git -C "$SBEL" checkout 95a7cbd
 run fnode-table13-authors-code-bb python benchmarks/authors_code_fnode.py "$SBEL/2025/FNODE" \
   --runs lstm:Slider_Crank,fnode:Slider_Crank,mbdnode:Slider_Crank,fcnn:Slider_Crank \
-  --timeout 4200 \
-  --out "$out/fnode-table13-authors-code-bb"
+  --timeout 4200 --data-preset Slider_Crank=fnode_bb --out "$out/fnode-table13-authors-code-bb"
 run fnode-table13-authors-data-bb python benchmarks/authors_code_fnode.py "$SBEL/2025/FNODE" \
   --runs fnode:Slider_Crank --data-only --data-preset Slider_Crank=fnode_bb \
   --out "$out/fnode-table13-authors-code-bb"
+for seed in 0 1; do
+  run fnode-table13-authors-code-bb-seeds python benchmarks/authors_code_fnode.py \
+    "$SBEL/2025/FNODE" --runs fnode:Slider_Crank,mbdnode:Slider_Crank --seed "$seed" \
+    --data-preset Slider_Crank=fnode_bb --out "$out/fnode-table13-authors-code-bb/seed$seed"
+done
 # One epoch of each PyTorch method against the authors' code (both releases above: FNODE at the
 # first release, 8d00a6c), the same machine, alternately; docs/results.md's speed table
 run epoch-time python benchmarks/epoch_time.py --fnode-code "$SBEL/2025/FNODE" \

@@ -272,19 +272,23 @@ Runs = Mapping[str, Sequence[StoredRun]]
 
 
 def _authors_cell(row: Row, method: str, runs: Runs) -> str:
-    """The authors' code's whole-trajectory MSE here, or why there is none."""
+    """The authors' code's whole-trajectory MSE here (the median and range where it ran with
+    several seeds), or why there is none."""
     if row.authors is None:
         return "–"
     name, case = row.authors
     stored = runs.get(name)
     if not stored:
         return "no stored run" if method in row.published else "–"
-    entry = stored[0].authors_entry(row.authors_as.get(method, method), case)
-    if entry is None:  # a method of the paper's not run here, or one the paper does not have
+    theirs = row.authors_as.get(method, method)
+    entries = [e for run in stored if (e := run.authors_entry(theirs, case)) is not None]
+    if not entries:  # a method of the paper's not run here, or one the paper does not have
         return "not run here" if method in row.published else "–"
-    if entry.get("full_mse") is None:
-        return str(entry.get("status", "?"))
-    return _sci(entry["full_mse"])
+    if len(entries) > 1:
+        return f"{_scored(entries, 'full_mse')}, {len(entries)} seeds"
+    if entries[0].get("full_mse") is None:
+        return str(entries[0].get("status", "?"))
+    return _sci(entries[0]["full_mse"])
 
 
 def _has_authors(table: Table) -> bool:
@@ -737,12 +741,14 @@ def _runs_list(names: Sequence[str], runs: Runs) -> list[str]:
         if not stored:
             out.append(f"- `{name}`: not stored.")
             continue
-        groups: dict[tuple[str, str | None], list[StoredRun]] = {}
+        # a run that records no seed (an authors' run with their published seed) on its own
+        groups: dict[tuple[str, str | None, bool], list[StoredRun]] = {}
         for run in stored:
-            groups.setdefault((run.entry, _without_seed(run.command)), []).append(run)
-        for (entry, _), group in groups.items():
+            key = (run.entry, _without_seed(run.command), run.seed is None)
+            groups.setdefault(key, []).append(run)
+        for (entry, _, _), group in groups.items():
             seeds = ""
-            if len(stored) > 1:
+            if len(stored) > 1 and any(r.seed is not None for r in group):
                 listed = ", ".join(str(r.seed) for r in group)
                 seeds = f" (seed {listed})" if len(group) == 1 else f" (seeds {listed})"
             out.append(_run_line(entry, seeds, group))

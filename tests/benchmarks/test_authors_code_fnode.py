@@ -31,7 +31,9 @@ if "--fail" in sys.argv:
     sys.exit(3)
 if "--sleep" in sys.argv:
     time.sleep(30)
-assert sys.argv[-2:] == ["--device", "cpu"], sys.argv
+assert sys.argv[sys.argv.index("--device") + 1] == "cpu", sys.argv
+seeds = [sys.argv[i + 1] for i, word in enumerate(sys.argv) if word == "--seed"]
+print("seed", seeds[-1] if seeds else "none")  # their argparse keeps the last
 print("Overall MSE (FNODE vs GT, 400 steps): 1.633759e-01")
 print("Train Region MSE (first 300 steps): 4.4e-04")
 print("Extrapolation Region MSE (steps 300 to 400): 6.52e-01")
@@ -86,6 +88,21 @@ def test_errors_failures_and_timeouts_are_recorded(bench, folder, tmp_path):
     assert entries[("mbdnode", "Cart_Pole")]["status"] == "timeout"
     assert failed["log_tail"] == "failed in FNODE"  # the scratch path is not stored
     assert (out / "logs" / "fnode-Double_Pendulum.log").is_file()
+
+
+def test_another_seed_replaces_the_published_one(bench, folder, tmp_path):
+    out = tmp_path / "out"
+    assert bench.main([str(folder), "--runs", "fnode:Double_Pendulum", "--seed", "3",
+                       "--out", str(out)]) == 0  # fmt: skip
+    assert "seed 3" in (out / "logs" / "fnode-Double_Pendulum.log").read_text()
+    record = json.loads((out / "authors_code.json").read_text())
+    assert record["settings"] == {"seed": 3}  # the report lists it among the seeds
+    (entry,) = record["runs"]
+    assert entry["seed"] == 3 and entry["command"].endswith("--seed 42 --epochs 450")
+    # without --seed: their published seed, and no seed recorded
+    bench.main([str(folder), "--runs", "fnode:Double_Pendulum", "--out", str(tmp_path / "o")])
+    assert "seed 42" in (tmp_path / "o" / "logs" / "fnode-Double_Pendulum.log").read_text()
+    assert "settings" not in json.loads((tmp_path / "o" / "authors_code.json").read_text())
 
 
 def test_a_run_not_in_their_script_is_refused_by_name(bench, folder, tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -345,6 +346,26 @@ def test_the_authors_code_column_reads_its_own_run(tmp_path):
     assert rows[("pendulum", "collocation")][6] == "–"  # not a method of theirs
     assert rows[("spring", "fnode")][6] == "–"  # the row names no authors' run
     assert "`their`: `python benchmarks/authors_code_fnode.py X`" in text
+    # their code trained again with other seeds: the median and range of all, the seeds listed
+    for seed, mse in ((0, 0.1), (1, 0.4)):
+        (tmp_path / "their" / f"seed{seed}").mkdir()
+        (tmp_path / "their" / f"seed{seed}" / "authors_code.json").write_text(
+            json.dumps(
+                {
+                    "command": f"python benchmarks/authors_code_fnode.py X --seed {seed}",
+                    "settings": {"seed": seed},
+                    "runs": [{**entries[0], "full_mse": mse}],
+                }
+            )
+        )
+    text = render_table(table, tmp_path)
+    rows = _lines(text)
+    assert rows[("pendulum", "fnode")][6] == "2.0e-1 (1.0e-1–4.0e-1), 3 seeds"
+    assert rows[("pendulum", "lstm")][6] == "timeout"  # run with the published seed only
+    assert "`their`: `python benchmarks/authors_code_fnode.py X`" in text
+    assert "`their` (seeds 0, 1): `python benchmarks/authors_code_fnode.py X --seed 0`" in text
+    for seed in (0, 1):
+        shutil.rmtree(tmp_path / "their" / f"seed{seed}")
     # a table without authors' runs keeps its columns
     assert "authors' code" not in render_table(TABLE, tmp_path)
     # before the authors' run is stored: the paper's methods say so, ours stay "–"
