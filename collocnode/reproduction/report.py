@@ -42,6 +42,9 @@ SEED_FOLDERS = "seed*"
 # runs them, a row's LSTM, with the entry ``<name>-lstm``
 DEVICE_FOLDER = re.compile(r"seed\d+-\w+")
 DEVICE_ENTRY_SUFFIX = "-lstm"
+# a seed's folder of the authors' code (a record with the commit of their code) holds their
+# command trained with another seed, by the entry ``<name>-seeds``
+AUTHORS_SEEDS_SUFFIX = "-seeds"
 
 
 @dataclass(frozen=True)
@@ -55,11 +58,14 @@ class StoredRun:
 
     @property
     def entry(self) -> str:
-        """The entry of benchmarks/reproduce.sh that reruns it: the run's name, or
-        ``<name>-lstm`` for a run in a device's folder."""
-        return (
-            self.name + DEVICE_ENTRY_SUFFIX if DEVICE_FOLDER.fullmatch(self.folder) else self.name
-        )
+        """The entry of benchmarks/reproduce.sh that reruns it: the run's name,
+        ``<name>-lstm`` for a run in a device's folder, ``<name>-seeds`` for the authors' code
+        in a seed's folder."""
+        if DEVICE_FOLDER.fullmatch(self.folder):
+            return self.name + DEVICE_ENTRY_SUFFIX
+        if self.folder and "code_commit" in self.data:
+            return self.name + AUTHORS_SEEDS_SUFFIX
+        return self.name
 
     @property
     def meta(self) -> Mapping[str, Any]:

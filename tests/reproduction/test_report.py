@@ -354,6 +354,7 @@ def test_the_authors_code_column_reads_its_own_run(tmp_path):
                 {
                     "command": f"python benchmarks/authors_code_fnode.py X --seed {seed}",
                     "settings": {"seed": seed},
+                    "code_commit": "abc",
                     "runs": [{**entries[0], "full_mse": mse}],
                 }
             )
@@ -363,7 +364,10 @@ def test_the_authors_code_column_reads_its_own_run(tmp_path):
     assert rows[("pendulum", "fnode")][6] == "2.0e-1 (1.0e-1–4.0e-1), 3 seeds"
     assert rows[("pendulum", "lstm")][6] == "timeout"  # run with the published seed only
     assert "`their`: `python benchmarks/authors_code_fnode.py X`" in text
-    assert "`their` (seeds 0, 1): `python benchmarks/authors_code_fnode.py X --seed 0`" in text
+    # ... rerun by the entry <name>-seeds
+    assert "`their-seeds` (seeds 0, 1): `python benchmarks/authors_code_fnode.py X --seed 0`" in (
+        text
+    )
     for seed in (0, 1):
         shutil.rmtree(tmp_path / "their" / f"seed{seed}")
     # a table without authors' runs keeps its columns
