@@ -290,11 +290,8 @@ def _authors_cell(row: Row, method: str, runs: Runs) -> str:
     entries = [e for run in stored if (e := run.authors_entry(theirs, case)) is not None]
     if not entries:  # a method of the paper's not run here, or one the paper does not have
         return "not run here" if method in row.published else "–"
-    if len(entries) > 1:
-        return f"{_scored(entries, 'full_mse')}, {len(entries)} seeds"
-    if entries[0].get("full_mse") is None:
-        return str(entries[0].get("status", "?"))
-    return _sci(entries[0]["full_mse"])
+    scored = _scored(entries, "full_mse")  # one run: its error, or its status without one
+    return f"{scored}, {len(entries)} seeds" if len(entries) > 1 else scored
 
 
 def _has_authors(table: Table) -> bool:
