@@ -20,6 +20,7 @@ and the numbers their logs print.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import re
 import shlex
@@ -156,6 +157,53 @@ def check_data(
     return found
 
 
+def exact_sampling(case: str, command: str) -> tuple[int, int, float]:
+    """(samples, training samples, step [s]) of ``case``'s command, for
+    :func:`write_exact_data`; exits naming the case where it cannot be read."""
+    if case not in DATA_PRESETS:
+        raise SystemExit(f"--exact-data: no preset is listed for {case}")
+    argv = _argv(command)
+    words = dict(itertools.pairwise(argv))  # option -> the word after it
+    if "--data_total_steps" not in words or "--train_ratio" not in words:
+        raise SystemExit(
+            f"--exact-data: the command for {case} sets no --data_total_steps or --train_ratio"
+        )
+    n = int(words["--data_total_steps"])
+    n_train = int(n * float(words["--train_ratio"]))  # as their scripts compute it
+    return n, n_train, float(words.get("--data_dt", 0.01))
+
+
+def write_exact_data(work: Path, case: str, command: str, presets: dict[str, str] | None) -> None:
+    """Writes our preset's exact solution for ``case`` (``DATA_PRESETS``'s, or the one
+    ``presets`` names) into ``work/dataset/<case>`` in their layout, so that their script loads
+    it instead of generating its own samples (each of the four does when ``s_train.csv`` and
+    ``t_train.csv`` exist): the states per body (position, velocity) at the sample times k·dt of
+    their command's ``--data_dt`` (default 0.01 s), ``--data_total_steps`` of them, the first
+    ``int(total · train_ratio)`` the training window, as their scripts split it."""
+    n, n_train, dt = exact_sampling(case, command)
+    t = dt * np.arange(n)
+    from collocnode import problems
+
+    problem, preset, coords, _ = DATA_PRESETS[case]
+    system = problems.get(problem, (presets or {}).get(case, preset))
+    x = system.simulate(t).x
+    columns = [x[:, [c, system.n_coords + c]] for c in coords]  # their body order
+    states = np.hstack(columns)
+    names = [f"body{b}_{part}" for b in range(len(coords)) for part in ("position", "velocity")]
+    if case == "Slider_Crank":  # the names their FNODE script selects
+        names = ["theta_0_2pi", "omega"]
+    folder = work / "dataset" / case
+    folder.mkdir(parents=True)
+    for part, rows in (
+        ("full", slice(None)),
+        ("train", slice(n_train)),
+        ("test", slice(n_train, None)),
+    ):
+        np.savetxt(folder / f"s_{part}.csv", states[rows], delimiter=",", fmt="%.17g",
+                   header=",".join(names), comments="")  # fmt: skip
+        np.savetxt(folder / f"t_{part}.csv", t[rows], fmt="%.17g", header="time", comments="")
+
+
 def _csv_values(path: Path, skip: tuple[str, ...] = ("idx", "")) -> np.ndarray:
     """The numeric columns of a CSV with a header row, without the columns named in ``skip``."""
     with path.open() as f:
@@ -177,12 +225,16 @@ def run_one(
     keep: Path | None,
     extra: tuple[str, ...] = (),
     presets: dict[str, str] | None = None,
+    exact_data: bool = False,
 ) -> None:
     """Runs ``run.command`` (with ``extra`` arguments appended) in a fresh copy of ``folder``
-    and fills in ``run``."""
+    and fills in ``run``; with ``exact_data`` on our preset's exact solution
+    (:func:`write_exact_data`) instead of the samples their code generates."""
     with tempfile.TemporaryDirectory(prefix="authors-fnode-") as scratch:
         work = Path(scratch) / "FNODE"
         shutil.copytree(folder, work, ignore=shutil.ignore_patterns("dataset", "results", ".git"))
+        if exact_data:
+            write_exact_data(work, run.test_case, run.command, presets)
         argv = [*_argv(run.command), *extra]
         log, code, run.wall_s = authors_runs.run_logged(argv, work, timeout_s, threads)
         run.data = check_data(work, run.test_case, run.command, presets)
@@ -244,6 +296,12 @@ def main(argv: list[str] | None = None) -> int:
         help="their --seed instead of the published one (42): another training of the same "
         "command on the same data (their data have no noise)",
     )
+    parser.add_argument(
+        "--exact-data",
+        action="store_true",
+        help="train and score their code on our preset's exact solution (the --data-preset "
+        "one) instead of the samples their code generates; the record's settings say so",
+    )
     args = parser.parse_args(argv)
     presets = _data_presets(args.data_preset)
 
@@ -257,18 +315,28 @@ def main(argv: list[str] | None = None) -> int:
             known = ", ".join(f"{m}:{c}" for m, c in commands)
             raise SystemExit(f"--runs: {':'.join(key)!r} is not in run_experiments.sh ({known})")
 
+    for method, case in wanted if args.exact_data else ():  # before any run
+        exact_sampling(case, commands[(method, case)])
     args.out.mkdir(parents=True, exist_ok=True)
     out_file = args.out / ("data_check.json" if args.data_only else "authors_code.json")
     # their argparse keeps the last value of an option given twice
     extra = ("--epochs", "1") if args.data_only else ()
     extra += ("--seed", str(args.seed)) if args.seed is not None else ()
     record = authors_runs.start_record("authors_code_fnode.py", argv, folder, out_file, wanted)
+    settings: dict[str, object] = {}
     if args.seed is not None:  # the report lists the seeds of one command together
-        record["settings"] = {"seed": args.seed}
+        settings["seed"] = args.seed
+    if args.exact_data:
+        settings["data"] = "exact solution of our preset"
+    if settings:
+        record["settings"] = settings
     for method, case in wanted:
         run = AuthorsRun(method, case, commands[(method, case)], seed=args.seed)
         print(f"== {method} {case}: {run.command}", flush=True)
-        run_one(folder, run, args.timeout, args.threads, args.out / "logs", extra, presets)
+        run_one(
+            folder, run, args.timeout, args.threads, args.out / "logs", extra, presets,
+            args.exact_data,
+        )  # fmt: skip
         print(
             f"   {run.status}: full {run.full_mse}, train {run.train_mse}, test {run.test_mse}, "
             f"{run.wall_s} s; data {run.data}",

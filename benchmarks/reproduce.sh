@@ -192,6 +192,18 @@ for seed in 0 1; do
     "$SBEL/2025/FNODE" --runs fnode:Slider_Crank,mbdnode:Slider_Crank --seed "$seed" \
     --data-preset Slider_Crank=fnode_bb --out "$out/fnode-table13-authors-code-bb/seed$seed"
 done
+# ... and their FNODE and MBD-NODE trained and scored on fnode_bb's exact solution instead of
+# their backward-Euler samples (--exact-data; their scripts load the files it writes), the
+# published seed and two more
+run fnode-table13-authors-code-bb-exact python benchmarks/authors_code_fnode.py "$SBEL/2025/FNODE" \
+  --runs mbdnode:Slider_Crank,fnode:Slider_Crank --exact-data --data-preset Slider_Crank=fnode_bb \
+  --timeout 4200 --out "$out/fnode-table13-authors-code-bb-exact"
+for seed in 0 1; do
+  run fnode-table13-authors-code-bb-exact-seeds python benchmarks/authors_code_fnode.py \
+    "$SBEL/2025/FNODE" --runs mbdnode:Slider_Crank,fnode:Slider_Crank --exact-data \
+    --data-preset Slider_Crank=fnode_bb --seed "$seed" --timeout 4200 \
+    --out "$out/fnode-table13-authors-code-bb-exact/seed$seed"
+done
 # One epoch of each PyTorch method against the authors' code (both releases above: FNODE at the
 # first release, 8d00a6c), the same machine, alternately; docs/results.md's speed table
 run epoch-time python benchmarks/epoch_time.py --fnode-code "$SBEL/2025/FNODE" \

@@ -233,3 +233,44 @@ def test_a_bad_data_preset_is_refused_before_any_run(bench, folder, tmp_path, it
     with pytest.raises(SystemExit, match=says):
         bench.main([str(folder), "--data-only", "--out", str(tmp_path), "--data-preset", item])
     assert not (tmp_path / "data_check.json").exists()
+
+
+# loads the dataset the runner wrote, as their scripts do, and prints its largest difference from
+# our preset's exact solution in the log line the runner reads
+FAKE_LOADS_EXACT = """\
+import numpy as np
+import pandas as pd
+from collocnode import problems
+train = pd.read_csv("dataset/Cart_Pole/s_train.csv").values
+test = pd.read_csv("dataset/Cart_Pole/s_test.csv").values
+t = pd.read_csv("dataset/Cart_Pole/t_train.csv").values.ravel()
+assert train.shape == (150, 4) and test.shape == (50, 4), (train.shape, test.shape)
+assert np.allclose(t, 0.02 * np.arange(150))
+system = problems.get("cart_pole", "fnode_code")
+x = system.simulate(0.02 * np.arange(200)).x
+n = system.n_coords
+theirs = x[:, [1, n + 1, 0, n]]  # their body 0 is the pole angle, our coordinate 1
+diff = np.abs(np.vstack([train, test]) - theirs).max()
+print(f"Overall MSE (FNODE vs GT, 200 steps): {diff:.3e}")
+"""
+
+
+def test_exact_data_are_written_where_their_scripts_load_them(bench, folder, tmp_path):
+    (folder / "run_experiments.sh").write_text(
+        "python3 main_fnode.py --test_case Cart_Pole --seed 42 --data_total_steps 200 "
+        "--train_ratio 0.75 --data_dt 0.02\n"
+    )
+    (folder / "main_fnode.py").write_text(FAKE_LOADS_EXACT)
+    out = tmp_path / "out"
+    bench.main([str(folder), "--runs", "fnode:Cart_Pole", "--exact-data", "--out", str(out)])
+    record = json.loads((out / "authors_code.json").read_text())
+    assert record["settings"] == {"data": "exact solution of our preset"}
+    (entry,) = record["runs"]
+    assert entry["status"] == "success"
+    assert entry["full_mse"] < 1e-12  # the largest difference, in the stand-in's line
+
+
+def test_exact_data_need_the_commands_sampling(bench, folder, tmp_path):
+    (folder / "run_experiments.sh").write_text("python3 main_fnode.py --test_case Cart_Pole\n")
+    with pytest.raises(SystemExit, match="Cart_Pole sets no --data_total_steps"):
+        bench.main([str(folder), "--exact-data", "--out", str(tmp_path / "o")])
