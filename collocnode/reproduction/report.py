@@ -313,7 +313,7 @@ def _compare_lines(
 ) -> list[list[str]]:
     # the paper's methods, then any other method the runs trained (e.g. collocation)
     methods = [m for m in table.methods if m in row.published or m in row.train_time_s]
-    for run in stored if table.others else ():
+    for run in stored if table.others and row.others else ():
         methods += [r["method"] for r in run.data.get("rows", ()) if r.get("method") not in methods]
     lines = []
     for k, method in enumerate(methods):

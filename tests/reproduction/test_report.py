@@ -271,6 +271,24 @@ def test_a_collocation_row_reads_the_result_file(tmp_path):
     assert "θ0 = 1 fixed" in lines[2][-1]
 
 
+def test_a_row_may_list_its_papers_methods_only(tmp_path):
+    # a second row of one run, shown for another column beside it, lists no other method again
+    rows = [{"method": m, "status": "success", "full_mse": 1e-3} for m in ("fnode", "collocation")]
+    _store(tmp_path, "run-a", rows)
+    table = Table(
+        "e",
+        "E",
+        "compare",
+        (
+            Row("A", "run-a", {"fnode": 1e-3}),
+            Row("A again", "run-a", {"fnode": 1e-3}, others=False),
+        ),
+        methods=("fnode",),
+    )
+    listed = set(_lines(render_table(table, tmp_path)))
+    assert listed == {("A", "fnode"), ("A", "collocation"), ("A again", "fnode")}
+
+
 def test_a_row_may_score_a_column_subset(tmp_path):
     table = Table(
         "c",
