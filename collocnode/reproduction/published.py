@@ -139,6 +139,8 @@ _AUTHORS = "fnode-table13-authors-code"
 _AUTHORS_LATER = "fnode-table13-authors-code-2026"
 # their code of 2026-02-11 (commit 95a7cbd), whose slider-crank generator is the preset fnode_bb
 _AUTHORS_BB = "fnode-table13-authors-code-bb"
+# ... and that code trained and scored on fnode_bb's exact solution (--exact-data)
+_AUTHORS_BB_EXACT = "fnode-table13-authors-code-bb-exact"
 _TORCH_BIAS_NOTE = (
     "a diagnostic: the biases of the authors' code (torch.nn.Linear's own, xavier_normal_ on the "
     "weights only; --set METHOD.init=xavier_normal_torch_bias); the system's row starts them at "
@@ -349,6 +351,16 @@ FNODE_TABLE13 = Table(
             "(1.3 rad in θ1 after 45 s); their code here is that of 2026-02-11, which generates "
             "this system",
             _AUTHORS_BB,
+        ),
+        _slider_crank(
+            "slider-crank (fnode_bb), the authors' code on this preset's exact solution",
+            "fnode-table13-slider_crank",
+            "a diagnostic: their code of 2026-02-11 trained and scored on the exact solution "
+            "ours are scored on (written where their scripts load their data) instead of their "
+            "backward-Euler samples; ours are the row above's",
+            _AUTHORS_BB_EXACT,
+            ("fnode", "mbdnode"),
+            others=False,
         ),
         _slider_crank_lstm_diagnostic(
             "the LSTM on (θ1, θ1') only",
