@@ -189,8 +189,9 @@ run fnode-table13-authors-data-bb python benchmarks/authors_code_fnode.py "$SBEL
   --out "$out/fnode-table13-authors-code-bb"
 for seed in 0 1; do
   run fnode-table13-authors-code-bb-seeds python benchmarks/authors_code_fnode.py \
-    "$SBEL/2025/FNODE" --runs fnode:Slider_Crank,mbdnode:Slider_Crank --seed "$seed" \
-    --data-preset Slider_Crank=fnode_bb --out "$out/fnode-table13-authors-code-bb/seed$seed"
+    "$SBEL/2025/FNODE" --runs fnode:Slider_Crank,mbdnode:Slider_Crank,lstm:Slider_Crank \
+    --seed "$seed" --timeout 4200 --data-preset Slider_Crank=fnode_bb \
+    --out "$out/fnode-table13-authors-code-bb/seed$seed"
 done
 # ... and their FNODE and MBD-NODE trained and scored on fnode_bb's exact solution instead of
 # their backward-Euler samples (--exact-data; their scripts load the files it writes), the
