@@ -29,6 +29,7 @@ import sys
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import authors_runs
 import numpy as np
@@ -125,18 +126,14 @@ def check_data(
     states, times = dataset / "s_full.csv", dataset / "t_full.csv"
     if case not in DATA_PRESETS or not (states.is_file() and times.is_file()):
         return None
-    from collocnode import problems
-
-    problem, preset, coords, grid = DATA_PRESETS[case]
-    preset = (presets or {}).get(case, preset)
+    problem, preset, system = _preset_system(case, presets)
+    _, _, coords, grid = DATA_PRESETS[case]
     theirs = _csv_values(states)
     t = _csv_values(times).reshape(-1)
     if grid == "steps":
-        match = re.search(r"--data_dt\s+(\S+)", command)
-        t = t[0] + float(match.group(1) if match else 0.01) * np.arange(len(t))
+        t = t[0] + float(_options(command).get("--data_dt", 0.01)) * np.arange(len(t))
     # their columns per body: position, velocity; ours: every coordinate, then every velocity
     order = np.argsort(coords)
-    system = problems.get(problem, preset)
     kept = sorted(coords)
     full = system.simulate(t).x
     ours = full[:, [*kept, *(system.n_coords + c for c in kept)]]
@@ -157,13 +154,27 @@ def check_data(
     return found
 
 
+def _preset_system(case: str, presets: dict[str, str] | None) -> tuple[str, str, Any]:
+    """(our problem, preset, its system) for ``case``: ``DATA_PRESETS``'s preset, or the one
+    ``presets`` names."""
+    from collocnode import problems
+
+    problem, preset, _, _ = DATA_PRESETS[case]
+    preset = (presets or {}).get(case, preset)
+    return problem, preset, problems.get(problem, preset)
+
+
+def _options(command: str) -> dict[str, str]:
+    """The command's options, each with the word after it."""
+    return dict(itertools.pairwise(_argv(command)))
+
+
 def exact_sampling(case: str, command: str) -> tuple[int, int, float]:
     """(samples, training samples, step [s]) of ``case``'s command, for
     :func:`write_exact_data`; exits naming the case where it cannot be read."""
     if case not in DATA_PRESETS:
         raise SystemExit(f"--exact-data: no preset is listed for {case}")
-    argv = _argv(command)
-    words = dict(itertools.pairwise(argv))  # option -> the word after it
+    words = _options(command)
     if "--data_total_steps" not in words or "--train_ratio" not in words:
         raise SystemExit(
             f"--exact-data: the command for {case} sets no --data_total_steps or --train_ratio"
@@ -182,10 +193,8 @@ def write_exact_data(work: Path, case: str, command: str, presets: dict[str, str
     ``int(total · train_ratio)`` the training window, as their scripts split it."""
     n, n_train, dt = exact_sampling(case, command)
     t = dt * np.arange(n)
-    from collocnode import problems
-
-    problem, preset, coords, _ = DATA_PRESETS[case]
-    system = problems.get(problem, (presets or {}).get(case, preset))
+    _, _, system = _preset_system(case, presets)
+    coords = DATA_PRESETS[case][2]
     x = system.simulate(t).x
     columns = [x[:, [c, system.n_coords + c]] for c in coords]  # their body order
     states = np.hstack(columns)
