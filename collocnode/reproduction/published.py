@@ -658,7 +658,7 @@ SNDE_TABLE3 = Table(
     rows=(
         Row(
             "two_body",
-            "snde-table3",
+            "snde-table3-two_body-seeds",
             _frozen(trial_length=200.0, min=52.0, max=182.8, median=121.7, mean=117.3, std=30.3),
         ),
         Row(

@@ -168,10 +168,11 @@ def test_a_stable_time_row_reads_the_benchmark_file(tmp_path):
         "seeds": [{"seed": 3, "horizon_s": 200.0, "models": {"NODE": {"epochs": 300}}}],
         "summary": {"NODE": model, "SNODE": {**model, "diverged": 0}},
     }
-    (tmp_path / "snde-table3").mkdir()
-    (tmp_path / "snde-table3" / "stable_time.json").write_text(
-        json.dumps({"command": "python benchmarks/snde_stable_time.py", "results": [result]})
-    )
+    for run in {row.run for row in SNDE_TABLE3.rows}:  # the rows' runs each hold the file
+        (tmp_path / run).mkdir()
+        (tmp_path / run / "stable_time.json").write_text(
+            json.dumps({"command": "python benchmarks/snde_stable_time.py", "results": [result]})
+        )
     rows = {
         line.split("|")[1].strip(): [c.strip() for c in line.strip().strip("|").split("|")]
         for line in render_table(SNDE_TABLE3, tmp_path).splitlines()
