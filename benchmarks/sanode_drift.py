@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         models=("sanode",),
     )
     system = problems.get("rigid_body")
-    # the data and test states of snde_stable_time.run_system, seed 0
+    # the data and test states of snde_stable_time.run_seed, seed 0
     data = sst.training_data(system, cfg.n_train, np.random.default_rng([0, 0]))
     t, truths = sst.test_trials(system, cfg.trials, cfg.horizon, np.random.default_rng([0, 1]))
     # the SANODE of snde_stable_time.make_models, with the loss asked for (its own fits the

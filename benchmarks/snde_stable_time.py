@@ -264,36 +264,39 @@ def evaluate(trainer: Any, system: Any, t: np.ndarray, truths: list[np.ndarray],
     return rows
 
 
-def run_system(name: str, cfg: Config, log: Any = print) -> dict[str, Any]:
-    """Train the models (the NODE/SNODE pair by default) of one system, for each seed, and
-    evaluate every trial."""
+def run_seed(name: str, cfg: Config, seed: int, log: Any = print) -> dict[str, Any]:
+    """Train the models (the NODE/SNODE pair by default) of one system with one seed and
+    evaluate every trial: the unit of work ``--jobs`` spreads over processes."""
     import torch
 
     from collocnode import problems
 
     torch.set_num_threads(cfg.threads)
     system = problems.get(name)
-    out: dict[str, Any] = {"system": name, "seeds": []}
-    for seed in range(cfg.seeds):
-        rng = np.random.default_rng([seed, 0])
-        data = training_data(system, cfg.n_train, rng)
-        t, truths = test_trials(system, cfg.trials, cfg.horizon, np.random.default_rng([seed, 1]))
-        entry: dict[str, Any] = {"seed": seed, "horizon_s": float(t[-1] - t[0]), "models": {}}
-        for label, trainer in make_models(name, cfg, seed).items():
-            fit = trainer.fit(system, data, budget_s=cfg.budget_s)
-            tag = f"[{name} seed {seed}] {label}"
-            log(f"{tag}: {fit.status}, {fit.message}, {fit.train_time_s:.0f} s")
-            trials = evaluate(trainer, system, t, truths, cfg.e_stab)
-            log(f"{tag} stable times: " + ", ".join(f"{r['stable_time']:.1f}" for r in trials))
-            entry["models"][label] = {
-                "status": fit.status,
-                "epochs": fit.epochs,
-                "best_loss": fit.best_loss,
-                "train_time_s": fit.train_time_s,
-                "options": asdict(trainer.options),
-                "trials": trials,
-            }
-        out["seeds"].append(entry)
+    rng = np.random.default_rng([seed, 0])
+    data = training_data(system, cfg.n_train, rng)
+    t, truths = test_trials(system, cfg.trials, cfg.horizon, np.random.default_rng([seed, 1]))
+    entry: dict[str, Any] = {"seed": seed, "horizon_s": float(t[-1] - t[0]), "models": {}}
+    for label, trainer in make_models(name, cfg, seed).items():
+        fit = trainer.fit(system, data, budget_s=cfg.budget_s)
+        tag = f"[{name} seed {seed}] {label}"
+        log(f"{tag}: {fit.status}, {fit.message}, {fit.train_time_s:.0f} s")
+        trials = evaluate(trainer, system, t, truths, cfg.e_stab)
+        log(f"{tag} stable times: " + ", ".join(f"{r['stable_time']:.1f}" for r in trials))
+        entry["models"][label] = {
+            "status": fit.status,
+            "epochs": fit.epochs,
+            "best_loss": fit.best_loss,
+            "train_time_s": fit.train_time_s,
+            "options": asdict(trainer.options),
+            "trials": trials,
+        }
+    return entry
+
+
+def system_result(name: str, entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """One system's seeds (in seed order) and the statistics pooled over them."""
+    out: dict[str, Any] = {"system": name, "seeds": sorted(entries, key=lambda e: e["seed"])}
     out["summary"] = summary_of(out)
     return out
 
@@ -419,7 +422,9 @@ def parse_args(argv: list[str] | None = None) -> tuple[Config, Path | None]:
     )
     ap.add_argument("--budget", type=float, default=None, help="training cap per model [s]")
     ap.add_argument("--threads", type=int, default=1, help="torch threads per process")
-    ap.add_argument("--jobs", type=int, default=1, help="systems run in parallel processes")
+    ap.add_argument(
+        "--jobs", type=int, default=1, help="(system, seed) units run in parallel processes"
+    )
     ap.add_argument("--out", type=Path, default=None, help="writes stable_time.json/.md here")
     a = ap.parse_args(argv)
     systems = tuple(s.strip() for s in a.systems.split(",") if s.strip())
@@ -452,16 +457,24 @@ def parse_args(argv: list[str] | None = None) -> tuple[Config, Path | None]:
     return cfg, a.out
 
 
-def _run_logged(name: str, cfg: Config) -> dict[str, Any]:
-    return run_system(name, cfg, log=lambda msg: print(msg, flush=True))
+def _run_logged(name: str, cfg: Config, seed: int) -> dict[str, Any]:
+    return run_seed(name, cfg, seed, log=lambda msg: print(msg, flush=True))
 
 
 def run_all(cfg: Config) -> list[dict[str, Any]]:
-    """Every system, in ``cfg.jobs`` parallel processes (each with ``cfg.threads`` threads)."""
-    if cfg.jobs == 1 or len(cfg.systems) == 1:
-        return [_run_logged(name, cfg) for name in cfg.systems]
-    with ProcessPoolExecutor(cfg.jobs, mp_context=get_context("spawn")) as pool:
-        return list(pool.map(_run_logged, cfg.systems, [cfg] * len(cfg.systems)))
+    """Every (system, seed) unit, in ``cfg.jobs`` parallel processes (each with ``cfg.threads``
+    threads); the units are independent, so the result does not depend on ``cfg.jobs``."""
+    units = [(name, seed) for name in cfg.systems for seed in range(cfg.seeds)]
+    names, seeds = [u[0] for u in units], [u[1] for u in units]
+    if cfg.jobs == 1 or len(units) == 1:
+        entries = [_run_logged(name, cfg, seed) for name, seed in units]
+    else:
+        with ProcessPoolExecutor(cfg.jobs, mp_context=get_context("spawn")) as pool:
+            entries = list(pool.map(_run_logged, names, [cfg] * len(units), seeds))
+    return [
+        system_result(name, [e for (n, _), e in zip(units, entries, strict=True) if n == name])
+        for name in cfg.systems
+    ]
 
 
 def write(

@@ -111,6 +111,27 @@ def test_tiny_end_to_end_run_writes_json_and_markdown(tmp_path):
     assert "NODE (paper, Table 3)" in md and "341.7" in md and "SNODE (ours)" in md
 
 
+def test_seeds_run_in_parallel_jobs_give_the_serial_result(tmp_path):
+    pytest.importorskip("torchdiffeq")
+    args = "--systems rigid_body --trials 1 --seeds 2 --epochs 1 --batch-size 512 --n-train 2"
+    runs = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"jobs{jobs}"
+        assert (
+            st.main([*args.split(), "--horizon", "1", "--jobs", str(jobs), "--out", str(out)]) == 0
+        )
+        (res,) = json.loads((out / "stable_time.json").read_text())["results"]
+        assert [s["seed"] for s in res["seeds"]] == [0, 1]
+        runs[jobs] = [
+            (s["seed"], label, m["best_loss"], [r["stable_time"] for r in m["trials"]])
+            for s in res["seeds"]
+            for label, m in s["models"].items()
+        ]
+        assert res["summary"]["NODE"]["stable_time"]["n"] == 2
+    assert runs[1] == runs[2]
+    assert runs[1][0][2] != runs[1][2][2]  # the two seeds trained different models
+
+
 def test_models_option():
     assert st.parse_models("node,snode") == st.DEFAULT_MODELS == st.Config().models
     assert st.parse_models(" TPO, anode,tpo ") == ("tpo", "anode")
