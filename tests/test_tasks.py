@@ -32,6 +32,7 @@ def square(arg: dict) -> dict:
             os.kill(os.getpid(), signal.SIGKILL)
     if arg.get("always_die"):
         os.kill(os.getpid(), signal.SIGKILL)
+    time.sleep(arg.get("sleep", 0.0))
     x = float(arg["x"])
     return {"x": x, "square": x * x, "curve": np.arange(3.0) * x, "threads": available_threads()}
 
@@ -109,7 +110,10 @@ def test_a_stored_result_of_other_settings_is_refused_naming_the_difference(tmp_
 # ---- faults that are not a task's outcome: a full disk, a lost executor ---------------------
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_task_that_finds_the_disk_full_stops_the_run_and_is_no_failure(tmp_path, workers):
-    ts = [*tasks(2), Task("full", {"x": 5, "full": True}, settings={"power": 2}), *tasks(4)[2:]]
+    # the tasks after it take 2 s, so that one started beside it (with 2 workers, while it
+    # fails) cannot finish before its failure stops the run, on a loaded machine too
+    later = [Task(t.key, {**t.arg, "sleep": 2.0}, settings=t.settings) for t in tasks(4)[2:]]
+    ts = [*tasks(2), Task("full", {"x": 5, "full": True}, settings={"power": 2}), *later]
     seen = []
     with pytest.raises(StorageError, match=r"task 'full': No space left on device: '/cache/"):
         run_tasks(full_disk, ts, store=tmp_path, workers=workers, on_outcome=seen.append)
