@@ -23,7 +23,7 @@ from ...nn import MLP
 from ...problems.layout import StateLayout
 from ...tools.fixed_step import check_integrator, integrate
 from .gradient import GradientOptions, GradientTrainer
-from .inputs import InputSignal, param_vector
+from .inputs import InputSignal, StackedInputSignals, param_vector
 
 
 @dataclass(frozen=True)
@@ -219,15 +219,20 @@ class FieldTrainer(GradientTrainer):
         )
 
     def _signals_for(self, trajs: list[Trajectory]) -> None:
-        """Per-trajectory input signals for training batches (piecewise-linear in the samples)."""
+        """Per-trajectory input signals for training batches (piecewise-linear in the samples),
+        stacked for one batched evaluation when every one is sampled."""
         self._signals = [self._inputs(tr.t, tr.u if self.layout.n_inputs else None) for tr in trajs]
+        sampled = self.layout.n_inputs and all(s.sampled for s in self._signals)
+        self._stacked_signals = StackedInputSignals(self._signals) if sampled else None
 
     def _batch_inputs(self, traj: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
         """Inputs ``(B, n_inputs)`` of rows from trajectories ``traj`` (B,) at times ``t`` (B,)."""
         if not self.layout.n_inputs:
             return t.new_zeros((t.shape[0], 0))
+        if self._stacked_signals is not None:
+            return self._stacked_signals(traj, t)
         out = t.new_empty((t.shape[0], self.layout.n_inputs))
-        for k in torch.unique(traj).tolist():
+        for k in torch.unique(traj).tolist():  # callable signals: one call per trajectory
             sel = traj == k
             out[sel] = self._signals[k](t[sel])
         return out

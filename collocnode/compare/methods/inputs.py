@@ -64,6 +64,11 @@ class InputSignal:
             return cls(n_inputs, func=u, dtype=dtype, device=device)
         return cls(n_inputs, samples=(np.asarray(t), np.asarray(u)), dtype=dtype, device=device)
 
+    @property
+    def sampled(self) -> bool:
+        """Whether the signal interpolates samples (False: a callable or no input)."""
+        return self._t is not None
+
     def __call__(self, t: float | torch.Tensor) -> torch.Tensor:
         tt = torch.as_tensor(t, dtype=self.dtype, device=self.device)
         if self.n_inputs == 0:
@@ -81,6 +86,48 @@ class InputSignal:
         w = ((tc.reshape(-1) - ts[i - 1]) / (ts[i] - ts[i - 1]))[:, None]
         out = us[i - 1] * (1.0 - w) + us[i] * w
         return out.reshape(*tt.shape, self.n_inputs)
+
+
+class StackedInputSignals:
+    """Sampled signals of several trajectories, evaluated for a batch of rows in one call.
+
+    ``signals[k]`` must be sampled (not a callable); the samples are padded to a common length
+    (times with +inf, inputs with the last sample), so that one batched ``searchsorted``
+    replaces a loop over trajectories. The interpolation is :class:`InputSignal`'s, element
+    by element, so the values are the same to the bit.
+    """
+
+    def __init__(self, signals: Sequence[InputSignal]) -> None:
+        if not signals or any(not s.sampled for s in signals):
+            raise ValueError("StackedInputSignals needs sampled signals (no callable u(t))")
+        first = signals[0]
+        self.n_inputs, self.dtype, self.device = first.n_inputs, first.dtype, first.device
+        length = max(s._t.numel() for s in signals)
+        self._t = torch.full(
+            (len(signals), length), torch.inf, dtype=self.dtype, device=self.device
+        )
+        self._u = torch.empty(
+            (len(signals), length, self.n_inputs), dtype=self.dtype, device=self.device
+        )
+        for k, s in enumerate(signals):
+            n = s._t.numel()
+            self._t[k, :n], self._u[k, :n], self._u[k, n:] = s._t, s._u, s._u[-1]
+        counts = [s._t.numel() for s in signals]
+        self._last = torch.as_tensor(counts, device=self.device) - 1  # (K,) last index
+        self._t_end = torch.stack([s._t[-1] for s in signals])  # (K,)
+
+    def __call__(self, rows: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        """``u`` of shape ``(B, n_inputs)`` of trajectories ``rows`` (B,) at times ``t`` (B,)."""
+        ts, us = self._t[rows], self._u[rows]  # (B, L), (B, L, n_inputs)
+        tc = torch.minimum(torch.maximum(t, ts[:, 0]), self._t_end[rows])
+        hi = self._last[rows].clamp(min=1)
+        i = torch.searchsorted(ts, tc[:, None], right=True)[:, 0]
+        i = torch.minimum(i.clamp(min=1), hi)[:, None]
+        t_lo, t_hi = ts.gather(1, i - 1)[:, 0], ts.gather(1, i)[:, 0]
+        w = ((tc - t_lo) / (t_hi - t_lo))[:, None]
+        index = i[:, :, None].expand(-1, 1, self.n_inputs)
+        u_lo, u_hi = us.gather(1, index - 1)[:, 0], us.gather(1, index)[:, 0]
+        return u_lo * (1.0 - w) + u_hi * w
 
 
 def param_vector(
