@@ -27,6 +27,10 @@ exponentially from Max LR to Min LR over the epochs, dopri5 (Tsit5 in the paper)
 training and 1e-9 for the test rollouts, γ of Table 4. Each "trial" is one test rollout from its
 own initial condition, as in the paper (which has 100 of them per system and one trained model
 per method); ``--seeds`` trains several model pairs and pools their trials.
+
+With ``--out`` each (system, seed) unit is stored in ``DIR/units/`` as it finishes; the same
+command again resumes a stopped run from there (other settings into the same folder are
+refused).
 """
 
 from __future__ import annotations
@@ -35,9 +39,7 @@ import argparse
 import statistics
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, fields
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -425,7 +427,12 @@ def parse_args(argv: list[str] | None = None) -> tuple[Config, Path | None]:
     ap.add_argument(
         "--jobs", type=int, default=1, help="(system, seed) units run in parallel processes"
     )
-    ap.add_argument("--out", type=Path, default=None, help="writes stable_time.json/.md here")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="writes stable_time.json/.md here, each finished unit to units/",
+    )
     a = ap.parse_args(argv)
     systems = tuple(s.strip() for s in a.systems.split(",") if s.strip())
     bad = [s for s in systems if s not in SYSTEMS]
@@ -457,22 +464,41 @@ def parse_args(argv: list[str] | None = None) -> tuple[Config, Path | None]:
     return cfg, a.out
 
 
-def _run_logged(name: str, cfg: Config, seed: int) -> dict[str, Any]:
+def _run_unit(arg: tuple[str, Config, int]) -> dict[str, Any]:
+    """One (system, seed) unit in a task worker, logging as it goes."""
+    name, cfg, seed = arg
     return run_seed(name, cfg, seed, log=lambda msg: print(msg, flush=True))
 
 
-def run_all(cfg: Config) -> list[dict[str, Any]]:
+def unit_settings(name: str, cfg: Config, seed: int) -> dict[str, Any]:
+    """What one unit computes: a stored unit made with other settings is refused on a rerun."""
+    own = {f.name: getattr(cfg, f.name) for f in fields(cfg)}
+    for other in ("systems", "seeds", "epochs", "jobs"):  # how the units are laid out
+        del own[other]
+    return {"system": name, "seed": seed, "epochs": cfg.epochs_for(name), **own}
+
+
+def run_all(cfg: Config, store: Path | None = None) -> list[dict[str, Any]]:
     """Every (system, seed) unit, in ``cfg.jobs`` parallel processes (each with ``cfg.threads``
-    threads); the units are independent, so the result does not depend on ``cfg.jobs``."""
-    units = [(name, seed) for name in cfg.systems for seed in range(cfg.seeds)]
-    names, seeds = [u[0] for u in units], [u[1] for u in units]
-    if cfg.jobs == 1 or len(units) == 1:
-        entries = [_run_logged(name, cfg, seed) for name, seed in units]
-    else:
-        with ProcessPoolExecutor(cfg.jobs, mp_context=get_context("spawn")) as pool:
-            entries = list(pool.map(_run_logged, names, [cfg] * len(units), seeds))
+    threads); the units are independent, so the result does not depend on ``cfg.jobs``.
+
+    With a ``store`` each unit is written there as it finishes (``<system>-seed<K>.json``),
+    and a rerun with the same settings reuses what is stored: a run stopped after some units
+    resumes there."""
+    from collocnode.tools.tasks import Task, run_tasks
+
+    tasks = [
+        Task(f"{name}-seed{seed}", (name, cfg, seed), settings=unit_settings(name, cfg, seed))
+        for name in cfg.systems
+        for seed in range(cfg.seeds)
+    ]
+    outcomes = run_tasks(_run_unit, tasks, store=store, workers=cfg.jobs, threads=cfg.threads)
+    failed = [o for o in outcomes if o.status != "finished"]
+    if failed:
+        raise RuntimeError(f"unit {failed[0].key} failed: {failed[0].error}")
+    entries = {o.key: o.result for o in outcomes}
     return [
-        system_result(name, [e for (n, _), e in zip(units, entries, strict=True) if n == name])
+        system_result(name, [entries[f"{name}-seed{seed}"] for seed in range(cfg.seeds)])
         for name in cfg.systems
     ]
 
@@ -500,7 +526,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg, out = parse_args(argv)
     header = machine.run_record("benchmarks/snde_stable_time.py", argv)
     start = time.perf_counter()
-    results = run_all(cfg)
+    results = run_all(cfg, store=None if out is None else out / "units")
     wall = time.perf_counter() - start
     print(markdown(results, cfg))
     print(f"wall time {wall:.0f} s")

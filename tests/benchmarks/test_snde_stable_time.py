@@ -132,6 +132,24 @@ def test_seeds_run_in_parallel_jobs_give_the_serial_result(tmp_path):
     assert runs[1][0][2] != runs[1][2][2]  # the two seeds trained different models
 
 
+def test_a_rerun_reuses_the_stored_units_and_refuses_other_settings(tmp_path, capsys):
+    pytest.importorskip("torchdiffeq")
+    from collocnode.tools.tasks import StoredTaskMismatch
+
+    args = "--systems rigid_body --trials 1 --epochs 1 --batch-size 512 --n-train 2 --horizon 1"
+    assert st.main([*args.split(), "--seeds", "1", "--out", str(tmp_path)]) == 0
+    first = json.loads((tmp_path / "stable_time.json").read_text())["results"][0]["seeds"]
+    assert (tmp_path / "units" / "rigid_body-seed0.json").exists()
+    capsys.readouterr()
+    assert st.main([*args.split(), "--seeds", "2", "--out", str(tmp_path)]) == 0
+    trained = capsys.readouterr().out
+    assert "[rigid_body seed 1] NODE" in trained and "[rigid_body seed 0]" not in trained
+    again = json.loads((tmp_path / "stable_time.json").read_text())["results"][0]["seeds"]
+    assert [s["seed"] for s in again] == [0, 1] and again[0] == first[0]
+    with pytest.raises(StoredTaskMismatch, match="trials"):
+        st.main([*args.replace("--trials 1", "--trials 2").split(), "--out", str(tmp_path)])
+
+
 def test_models_option():
     assert st.parse_models("node,snode") == st.DEFAULT_MODELS == st.Config().models
     assert st.parse_models(" TPO, anode,tpo ") == ("tpo", "anode")
