@@ -663,7 +663,7 @@ SNDE_TABLE3 = Table(
         ),
         Row(
             "rigid_body",
-            "snde-table3",
+            "snde-table3-rigid_body-seeds",
             _frozen(
                 trial_length=1600.0, min=341.7, max=1600.0, median=1600.0, mean=1349.9, std=468.4
             ),
