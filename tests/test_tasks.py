@@ -297,6 +297,34 @@ def test_limit_threads_sets_and_restores_the_budget():
     assert available_threads() == before == cores()
 
 
+def test_tasks_on_threads_of_one_process_each_keep_their_own_budget():
+    import threading
+
+    a_set, b_set, a_left = threading.Event(), threading.Event(), threading.Event()
+    seen = {}
+
+    def task_a():
+        with limit_threads(1):
+            a_set.set()
+            b_set.wait(5)
+        a_left.set()  # leaving restores the budget before it, in this thread only
+
+    def task_b():
+        a_set.wait(5)
+        with limit_threads(3):
+            b_set.set()
+            a_left.wait(5)
+            seen["b"] = available_threads()
+
+    threads = [threading.Thread(target=task_a), threading.Thread(target=task_b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert seen == {"b": 3}
+    assert available_threads() == cores()
+
+
 @pytest.mark.torch
 def test_a_task_that_imports_torch_gets_its_share_of_threads():
     # fresh worker processes: torch is first imported inside the task, after the limit is set

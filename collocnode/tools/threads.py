@@ -12,10 +12,13 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from contextvars import ContextVar
 
 from .. import _validation as v
 
-_budget: int | None = None
+# the limit of the running task: a context variable, so that tasks running on the threads of one
+# process (a thread pool, a Dask worker's threads) each see their own, not the last one set
+_budget: ContextVar[int | None] = ContextVar("collocnode_thread_budget", default=None)
 
 
 def cores() -> int:
@@ -29,7 +32,8 @@ def cores() -> int:
 def available_threads() -> int:
     """Threads for parallel work in this process: the limit set by :func:`limit_threads`, or
     every core (:func:`cores`)."""
-    return cores() if _budget is None else _budget
+    budget = _budget.get()
+    return cores() if budget is None else budget
 
 
 @contextmanager
@@ -39,11 +43,9 @@ def limit_threads(n: int) -> Iterator[int]:
     and torch's intra-op pool, also when torch is first imported inside the body (a task that
     imports it lazily would otherwise start one thread per core). Restores the previous limits
     on exit."""
-    global _budget
     n = v.positive_int("threads", n)
     from threadpoolctl import threadpool_limits
 
-    previous = _budget
     with ExitStack() as stack:
         stack.enter_context(threadpool_limits(limits=n))
         torch = sys.modules.get("torch")
@@ -54,11 +56,11 @@ def limit_threads(n: int) -> Iterator[int]:
         else:
             # torch (and any OpenMP library loaded later) sizes its pool from this at import
             stack.enter_context(_environment("OMP_NUM_THREADS", str(n)))
-        _budget = n
+        token = _budget.set(n)
         try:
             yield n
         finally:
-            _budget = previous
+            _budget.reset(token)
 
 
 @contextmanager
