@@ -354,14 +354,17 @@ run quasi-newton-width64 python benchmarks/quasi_newton_vdp.py --widths 64 --hes
 run snde-table3 python benchmarks/snde_stable_time.py --systems two_body,rigid_body,dcdc --trials 20 \
   --seeds 1 --epochs two_body=1000,rigid_body=500,dcdc=100 --batch-size 64 --budget 1800 --jobs 3 \
   --threads 1 --out "$out/snde-table3"
-# ... three trained pairs on the two-body problem and the rigid body (seeds 0, 1, 2, their trials
-# pooled; the rigid body's seeds two at a time)
+# ... three trained pairs per system (seeds 0, 1, 2, their trials pooled; with --jobs 2 two seeds
+# at a time)
 run snde-table3-two_body-seeds python benchmarks/snde_stable_time.py --systems two_body --trials 20 \
   --seeds 3 --epochs two_body=1000 --batch-size 64 --budget 1800 --threads 1 \
   --out "$out/snde-table3-two_body-seeds"
 run snde-table3-rigid_body-seeds python benchmarks/snde_stable_time.py --systems rigid_body \
   --trials 20 --seeds 3 --epochs rigid_body=500 --batch-size 64 --budget 1800 --jobs 2 --threads 1 \
   --out "$out/snde-table3-rigid_body-seeds"
+run snde-table3-dcdc-seeds python benchmarks/snde_stable_time.py --systems dcdc --trials 20 \
+  --seeds 3 --epochs dcdc=100 --batch-size 64 --budget 1800 --jobs 2 --threads 1 \
+  --out "$out/snde-table3-dcdc-seeds"
 # SNDE Fig. 2 and 8 on the rigid body: the NODE, ANODE, SNODE, SANODE and tangent projection on
 # the same data (Table 4's settings), 500 epochs at 64 chunks per update, 10 trials of 400 s
 run snde-baselines-rigid_body python benchmarks/snde_stable_time.py --systems rigid_body \

@@ -670,7 +670,7 @@ SNDE_TABLE3 = Table(
         ),
         Row(
             "dcdc",
-            "snde-table3",
+            "snde-table3-dcdc-seeds",
             _frozen(trial_length=160.0, min=19.3, max=160.0, median=113.9, mean=110.49, std=45.6),
         ),
     ),
