@@ -102,7 +102,8 @@ class StackedInputSignals:
             raise ValueError("StackedInputSignals needs sampled signals (no callable u(t))")
         first = signals[0]
         self.n_inputs, self.dtype, self.device = first.n_inputs, first.dtype, first.device
-        length = max(s._t.numel() for s in signals)
+        counts = [s._t.numel() for s in signals]
+        length = max(counts)
         self._t = torch.full(
             (len(signals), length), torch.inf, dtype=self.dtype, device=self.device
         )
@@ -112,22 +113,19 @@ class StackedInputSignals:
         for k, s in enumerate(signals):
             n = s._t.numel()
             self._t[k, :n], self._u[k, :n], self._u[k, n:] = s._t, s._u, s._u[-1]
-        counts = [s._t.numel() for s in signals]
         self._last = torch.as_tensor(counts, device=self.device) - 1  # (K,) last index
         self._t_end = torch.stack([s._t[-1] for s in signals])  # (K,)
 
     def __call__(self, rows: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
         """``u`` of shape ``(B, n_inputs)`` of trajectories ``rows`` (B,) at times ``t`` (B,)."""
-        ts, us = self._t[rows], self._u[rows]  # (B, L), (B, L, n_inputs)
+        ts = self._t[rows]  # (B, L)
         tc = torch.minimum(torch.maximum(t, ts[:, 0]), self._t_end[rows])
         hi = self._last[rows].clamp(min=1)
         i = torch.searchsorted(ts, tc[:, None], right=True)[:, 0]
-        i = torch.minimum(i.clamp(min=1), hi)[:, None]
-        t_lo, t_hi = ts.gather(1, i - 1)[:, 0], ts.gather(1, i)[:, 0]
+        i = torch.minimum(i.clamp(min=1), hi)
+        t_lo, t_hi = self._t[rows, i - 1], self._t[rows, i]
         w = ((tc - t_lo) / (t_hi - t_lo))[:, None]
-        index = i[:, :, None].expand(-1, 1, self.n_inputs)
-        u_lo, u_hi = us.gather(1, index - 1)[:, 0], us.gather(1, index)[:, 0]
-        return u_lo * (1.0 - w) + u_hi * w
+        return self._u[rows, i - 1] * (1.0 - w) + self._u[rows, i] * w
 
 
 def param_vector(
