@@ -1,8 +1,10 @@
 #!/usr/bin/env python
 """The SNDE stable-time experiment (White et al. 2023, App. D.3, Table 3): plain NODE vs SNODE.
 
-``--models`` adds the paper's other baselines: ANODE, SANODE (``augment`` of Table 4) and the
-tangent projection operator TPO (App. D.2), each with the SNODE's options for the system.
+``--models`` adds the paper's other baselines: ANODE, SANODE (``augment`` of Table 4), the
+tangent projection operator TPO (App. D.2), each with the SNODE's options for the system, and the
+HNN of App. D.1 (two-body problem): the NODE's options and training through the solver, its
+field Hamilton's equations of a network of the squared state, as the SNDE code's.
 
 For each system (two_body, rigid_body, dcdc) a plain NODE and an SNODE are trained on the same
 data with the existing trainers (``make_trainer("node")`` / ``make_trainer("snde")``, identical
@@ -51,7 +53,14 @@ from collocnode.tools import machine
 SYSTEMS = ("two_body", "rigid_body", "dcdc")
 
 # --models: name -> the label of its rows (the JSON's model keys and the table's Model column)
-MODELS = {"node": "NODE", "snode": "SNODE", "anode": "ANODE", "sanode": "SANODE", "tpo": "TPO"}
+MODELS = {
+    "node": "NODE",
+    "snode": "SNODE",
+    "anode": "ANODE",
+    "sanode": "SANODE",
+    "tpo": "TPO",
+    "hnn": "HNN",
+}
 DEFAULT_MODELS = ("node", "snode")
 
 # The stability threshold on the relative state error (SNDE paper App. D.3, below eq. 32).
@@ -169,7 +178,8 @@ def make_models(system: str, cfg: Config, seed: int) -> dict[str, Any]:
     ``system``; a plain NODE with the same options (network, data handling, optimiser, schedule,
     solver) except the stabilization; an ANODE as that NODE with Table 4's augmented dimensions
     and the SNDE code's loss, which fits them to zero; a SANODE as the SNODE with them; a TPO
-    as the SNODE with the tangent projection instead of the stabilization (γ = 0)."""
+    as the SNODE with the tangent projection instead of the stabilization (γ = 0); an HNN as
+    the NODE with the field of a Hamiltonian of the squared state (the SNDE code's, App. D.1)."""
     from collocnode.compare import make_trainer
     from collocnode.compare.methods.node import NODEOptions
 
@@ -190,6 +200,7 @@ def make_models(system: str, cfg: Config, seed: int) -> dict[str, Any]:
         "anode": lambda: make_trainer("anode", problem=system, **shared),
         "sanode": lambda: make_trainer("sanode", problem=system, **common),
         "tpo": lambda: make_trainer("tpo", problem=system, **common),
+        "hnn": lambda: make_trainer("node", **{**shared, "hamiltonian": "squares"}),
     }
     return {MODELS[m]: build[m]() for m in cfg.models}
 

@@ -154,7 +154,7 @@ def test_models_option():
     assert st.parse_models("node,snode") == st.DEFAULT_MODELS == st.Config().models
     assert st.parse_models(" TPO, anode,tpo ") == ("tpo", "anode")
     with pytest.raises(ValueError, match="unknown or no model"):
-        st.parse_models("node,hnn")
+        st.parse_models("node,lnn")
     cfg, _ = st.parse_args(["--models", "anode,sanode,tpo"])
     assert cfg.models == ("anode", "sanode", "tpo") and cfg.labels == ("ANODE", "SANODE", "TPO")
     with pytest.raises(SystemExit):
@@ -167,7 +167,7 @@ def test_the_other_baselines_share_the_snodes_options():
 
     cfg = st.Config(epochs=(("two_body", 5),), models=tuple(st.MODELS))
     models = st.make_models("two_body", cfg, seed=2)
-    assert list(models) == ["NODE", "SNODE", "ANODE", "SANODE", "TPO"]
+    assert list(models) == ["NODE", "SNODE", "ANODE", "SANODE", "TPO", "HNN"]
     node, snode = models["NODE"], models["SNODE"]
     # the (S)ANODE: two augmented states (Table 4), fitted to zero in the loss (the SNDE code)
     augmented = {"augment": 2, "augmented_loss": True}
@@ -182,6 +182,10 @@ def test_the_other_baselines_share_the_snodes_options():
         if f not in ("gamma", "projection"):
             assert getattr(models["TPO"].options, f) == getattr(snode.options, f), f
     assert (models["TPO"].options.gamma, models["TPO"].options.projection) == (0.0, "tangent")
+    # the HNN: the NODE with a Hamiltonian of the squared state (the SNDE code's)
+    for f in NODEOptions.__dataclass_fields__:
+        want = "squares" if f == "hamiltonian" else getattr(node.options, f)
+        assert getattr(models["HNN"].options, f) == want, f
 
 
 def test_tiny_run_of_the_other_baselines(tmp_path):
@@ -194,6 +198,11 @@ def test_tiny_run_of_the_other_baselines(tmp_path):
     md = (tmp_path / "stable_time.md").read_text()
     assert "ANODE (ours)" in md and "TPO (ours)" in md and "NODE (paper, Table 3)" in md
     assert "SNODE" not in md
+    hnn = tmp_path / "hnn"
+    args = args.replace("rigid_body", "two_body")
+    assert st.main([*args.split(), "--models", "hnn", "--out", str(hnn)]) == 0
+    (res,) = json.loads((hnn / "stable_time.json").read_text())["results"]
+    assert res["seeds"][0]["models"]["HNN"]["options"]["hamiltonian"] == "squares"
 
 
 def test_constraint_drift_is_zero_on_the_true_flow_and_known_off_it():

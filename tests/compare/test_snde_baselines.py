@@ -1,5 +1,5 @@
-"""The SNDE paper's other baselines: the augmented NODE (ANODE), the stabilized ANODE (SANODE)
-and the tangent projection operator (TPO)."""
+"""The SNDE paper's other baselines: the augmented NODE (ANODE), the stabilized ANODE (SANODE),
+the tangent projection operator (TPO) and the HNN trained through the solver (App. D.1)."""
 
 from __future__ import annotations
 
@@ -297,3 +297,59 @@ def test_tpo_keeps_the_casimir_of_an_untrained_model():
     x = tpo.predict(t, x0)
     assert np.all(np.isfinite(x)) and drift(x) < 1e-7  # the solver's tolerance (1e-9)
     assert drift(node.predict(t, x0)) > 1e-3  # the free field leaves the sphere
+
+
+# --- the HNN trained through the solver (SNDE App. D.1) ---------------------------------------
+@pytest.mark.parametrize(("inputs", "block"), [("state", "H"), ("squares", "H_of_squares")])
+def test_a_hamiltonian_node_field_is_the_symplectic_gradient_of_its_network(inputs, block):
+    system = problems.get("two_body")
+    trainer, _ = _fitted("node", system, shooting=3, hamiltonian=inputs)
+    assert list(trainer.blocks()) == [block] and trainer.blocks()[block].sizes == (4, 8, 8, 1)
+    spec, w = trainer.blocks()[block], trainer.get_weights()[block]
+    z = np.random.default_rng(0).normal(size=(6, 4))
+    h = 1e-6  # central differences of the numpy twin of the network, float64
+
+    def energy(x):
+        return spec.numpy(x * x if inputs == "squares" else x, w)[:, 0]
+
+    grad = np.column_stack([(energy(z + h * e) - energy(z - h * e)) / (2 * h) for e in np.eye(4)])
+    expected = np.concatenate([grad[:, 2:], -grad[:, :2]], axis=1)  # (∂H/∂p, −∂H/∂q)
+    empty = torch.zeros(6, 0, dtype=torch.float64)
+    with torch.no_grad():  # the rollout's mode
+        field = trainer.field(torch.as_tensor(z), empty, empty).numpy()
+    np.testing.assert_allclose(field, expected, rtol=1e-6, atol=1e-8)
+    if inputs == "squares":  # a network of z ⊙ z is even in every coordinate
+        np.testing.assert_array_equal(energy(z), energy(-z))
+
+
+def test_a_hamiltonian_node_trains_through_the_solver_and_conserves_its_hamiltonian():
+    system = problems.get("two_body")
+    split = system.generate(n_steps=20, n_train=10)
+    losses = []
+    for epochs in (1, 40):
+        trainer = make_trainer(
+            "node",
+            **{**TINY, "epochs": epochs, "shooting": 3, "hamiltonian": "squares", "lr": 1e-2},
+        )
+        res = trainer.fit(system, split.train)
+        assert res.status == "success", res.message
+        losses.append(res.best_loss)
+    assert losses[1] < 0.5 * losses[0]  # 0.70 -> 0.20: fitted through odeint
+    t = np.arange(101) * 0.1
+    x = trainer.predict(t, split.full.x[0])
+    with torch.no_grad():
+        H = trainer.field.scalar(torch.as_tensor(x)).numpy()
+    assert np.all(np.isfinite(x)) and np.ptp(H) < 1e-6 * max(1.0, np.abs(H).max())
+    # the plain NODE from the same data does not keep a Hamiltonian: it is a different model
+    assert not np.allclose(x, _fitted("node", system, shooting=3)[0].predict(t, x[0]))
+
+
+def test_a_hamiltonian_node_refuses_what_it_cannot_model():
+    with pytest.raises(ValueError, match="unknown hamiltonian 'energy'; valid: state, squares"):
+        NODEOptions(hamiltonian="energy")
+    with pytest.raises(ValueError, match="does not take augmented states, got augment=2"):
+        NODEOptions(hamiltonian="state", augment=2)
+    system = problems.get("rigid_body")
+    trainer = make_trainer("node", **{**TINY, "hamiltonian": "state"})
+    with pytest.raises(ValueError, match="hamiltonian='state' does not apply: rigid_body is first"):
+        trainer.fit(system, system.generate(n_steps=20, n_train=10).train)

@@ -111,6 +111,31 @@ class ScalarField(NeuralField):
         return self.acceleration(z)
 
 
+def build_scalar_field(
+    field_class: type[ScalarField],
+    net_inputs: np.ndarray,
+    output_scale: float,
+    options: Any,
+    layout: Any,
+    dtype: Any,
+    device: Any,
+) -> ScalarField:
+    """A ``field_class`` of a new MLP ``n_model -> options.hidden -> 1`` (``options.seed``'s
+    initial weights); with ``options.normalize`` the spec carries the mean/std of
+    ``net_inputs`` (n, n_model), what the network reads, and ``output_scale``."""
+    kw: dict[str, Any] = {}
+    if options.normalize:
+        shift, scale = data_stats(net_inputs)
+        kw = {
+            "input_shift": tuple(shift),
+            "input_scale": tuple(scale),
+            "output_scale": (output_scale,),
+        }
+    spec = MLP((layout.n_model, *options.hidden, 1), options.activation, options.init, **kw)
+    weights = spec.init_weights(np.random.default_rng(options.seed))
+    return field_class(spec, layout, weights, dtype, device)
+
+
 class ScalarTrainer(FieldTrainer):
     """Shared parts of HNN and LNN: applicability, labels, the scalar network and its block.
 
@@ -181,18 +206,10 @@ class ScalarTrainer(FieldTrainer):
 
     def _build_scalar(self, z: np.ndarray, labels: np.ndarray) -> None:
         """The MLP spec ``n_model -> hidden -> 1`` (normalised by the data if asked)."""
-        o, lay = self.options, self.layout
-        kw: dict[str, Any] = {}
-        if o.normalize:
-            shift, scale = data_stats(z)
-            kw = {
-                "input_shift": tuple(shift),
-                "input_scale": tuple(scale),
-                "output_scale": (self._scalar_scale(scale, labels),),
-            }
-        spec = MLP((lay.n_model, *o.hidden, 1), o.activation, o.init, **kw)
-        weights = spec.init_weights(np.random.default_rng(o.seed))
-        self.field = self.field_class(spec, lay, weights, self.dtype, self.device)
+        scale = self._scalar_scale(data_stats(z)[1], labels) if self.options.normalize else 1.0
+        self.field = build_scalar_field(
+            self.field_class, z, scale, self.options, self.layout, self.dtype, self.device
+        )
 
     def _loss(self, idx: torch.Tensor) -> torch.Tensor:
         # FNODE eq. 28 form: mean over samples of the squared error norm

@@ -75,6 +75,26 @@ class HamiltonianField(ScalarField):
         return self.time_derivative(z)
 
 
+class SquaredInputHamiltonianField(HamiltonianField):
+    """A :class:`HamiltonianField` whose network reads the squared state, ``H(z ⊙ z)``: the
+    SNDE code's HNN for the two-body problem (App. D.1; its first layer squares the inputs),
+    whose Hamiltonian ``|p|²/2 − 1/|q|`` is even in every coordinate. Shapes as the parent;
+    the spec describes the network of ``z ⊙ z``."""
+
+    def scalar(self, z: torch.Tensor) -> torch.Tensor:
+        return self.net(z * z)[..., 0]
+
+
+def hamiltonian_output_scale(input_scale: np.ndarray, labels: np.ndarray, n_q: int) -> float:
+    """The output scale of an HNN network when ``normalize`` is on.
+
+    ``∂H/∂z_i ≈ scale / input_scale_i`` and its labels are ``±labels[:, i']`` (the symplectic
+    partner; ``labels`` (n, 2 n_q) are ``(q', q'')``): the geometric mean of (label std · input
+    std) puts every one near order one."""
+    partner = np.concatenate([labels[:, n_q:], labels[:, :n_q]], axis=1)
+    return float(np.exp(np.mean(np.log(data_stats(partner)[1] * input_scale))))
+
+
 class HNN(ScalarTrainer):
     """HNN trainer; see the module docstring. Its block "H" is the Hamiltonian network."""
 
@@ -109,8 +129,4 @@ class HNN(ScalarTrainer):
         return self.field.time_derivative(z)
 
     def _scalar_scale(self, input_scale: np.ndarray, labels: np.ndarray) -> float:
-        # ∂H/∂z_i ≈ scale / input_scale_i, and its labels are ±labels[:, i'] (the symplectic
-        # partner); the geometric mean of (label std · input std) puts every one near order one
-        n = self.layout.n_q
-        partner = np.concatenate([labels[:, n:], labels[:, :n]], axis=1)
-        return float(np.exp(np.mean(np.log(data_stats(partner)[1] * input_scale))))
+        return hamiltonian_output_scale(input_scale, labels, self.layout.n_q)

@@ -13,6 +13,12 @@ extended by ``k`` states that start at 0 at every initial state (every chunk sta
 rollout); the network reads and drives them, and only the real state enters the loss and the
 prediction.
 
+``hamiltonian="state"`` gives an HNN trained through the solver, as the SNDE paper trains its
+HNN baseline (App. D.1, Fig. 8): the field is Hamilton's equations ``(∂H/∂p, −∂H/∂q)`` of a scalar
+network ``H(q, p)`` with ``p = q'`` (:class:`.hnn.HamiltonianField`), fitted to trajectories
+like the NODE instead of to derivative labels like :class:`.hnn.HNN`; ``"squares"`` is the SNDE
+code's network of the squared state (:class:`.hnn.SquaredInputHamiltonianField`).
+
 torchdiffeq is an optional dependency (``pip install collocnode[torch]``).
 """
 
@@ -29,10 +35,14 @@ from torch import nn
 from ... import _validation as v
 from ...data import Trajectory
 from ...tools.fixed_step import DivergenceError
-from .field import FieldOptions, FieldTrainer
+from .energy import build_scalar_field
+from .field import FieldOptions, FieldTrainer, data_stats
+from .hnn import HamiltonianField, SquaredInputHamiltonianField, hamiltonian_output_scale
 from .inputs import InputSignal
 
 SOLVERS = ("dopri5", "dopri8", "bosh3", "adaptive_heun", "rk4", "midpoint", "euler")
+# NODEOptions.hamiltonian: the field class of each choice
+HAMILTONIAN_FIELDS = {"state": HamiltonianField, "squares": SquaredInputHamiltonianField}
 
 
 def _torchdiffeq() -> Any:
@@ -64,6 +74,10 @@ class NODEOptions(FieldOptions):
         augmented_loss: with ``augment``, also count the augmented states' squares in the
             loss, that is, fit them to zero, as the SNDE code does by padding the data with
             zeros; False: the loss is over the model state only.
+        hamiltonian: None (the field is the network), or the field is Hamilton's equations of a
+            scalar network ``H`` of the state (``"state"``) or of its square (``"squares"``);
+            see the module docstring. Needs a second-order system without inputs and
+            parameter inputs, and no ``augment``.
     """
 
     epochs: int = 300
@@ -79,11 +93,19 @@ class NODEOptions(FieldOptions):
     blowup: float = 1e8
     augment: int = 0
     augmented_loss: bool = False
+    hamiltonian: str | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
         v.choice("solver", self.solver, SOLVERS)
         object.__setattr__(self, "augment", v.nonnegative_int("augment", self.augment))
+        if self.hamiltonian is not None:
+            v.choice("hamiltonian", self.hamiltonian, HAMILTONIAN_FIELDS)
+            if self.augment:
+                raise ValueError(
+                    f"hamiltonian={self.hamiltonian!r} does not take augmented states, got "
+                    f"augment={self.augment}"
+                )
         for name in ("rtol", "atol", "predict_rtol", "predict_atol", "blowup"):
             v.positive_float(name, getattr(self, name))
         for name in ("adjoint", "augmented_loss"):
@@ -158,11 +180,41 @@ class NODE(FieldTrainer):
         d = np.concatenate(
             [np.diff(lay.reduce(tr.x), axis=0) / np.diff(tr.t)[:, None] for tr in trajs]
         )
-        self._build_field(feats, d[:, lay.n_q :] if lay.second_order else d, o.augment)
+        if o.hamiltonian is None:
+            self._build_field(feats, d[:, lay.n_q :] if lay.second_order else d, o.augment)
+        else:
+            self._build_hamiltonian(system, np.concatenate([lay.reduce(tr.x) for tr in trajs]), d)
         self._func = _ODEFunc(self)
         self._signals_for(trajs)
         self._train_mu = [self._tensor(mu) for mu in self.train_params]
         return len(self._chunks)
+
+    def _build_hamiltonian(self, system: Any, z: np.ndarray, dz: np.ndarray) -> None:
+        """The field of ``hamiltonian``: a scalar network of ``z`` (n, n_model) or its square,
+        its output scaled by the finite-difference derivatives ``dz`` (n - 1 per trajectory,
+        n_model) as the HNN's by its labels."""
+        o, lay = self.options, self.layout
+        why = None
+        if not lay.second_order:
+            why = f"{system.name} is first order (H needs the state (q, p), p = q')"
+        elif lay.n_inputs:
+            why = f"{system.name} has known inputs ({', '.join(system.input_names)})"
+        elif o.param_inputs:
+            why = f"parameter inputs {o.param_inputs!r} are set"
+        if why is not None:
+            raise ValueError(f"hamiltonian={o.hamiltonian!r} does not apply: {why}")
+        net_inputs = z * z if o.hamiltonian == "squares" else z
+        scale = hamiltonian_output_scale(data_stats(z)[1], dz, lay.n_q) if o.normalize else 1.0
+        self.field = build_scalar_field(
+            HAMILTONIAN_FIELDS[o.hamiltonian], net_inputs, scale, o, lay, self.dtype, self.device
+        )
+
+    @property
+    def _block(self) -> str:
+        """``"H"`` (``"H_of_squares"``: a network of ``z ⊙ z``) for a Hamiltonian field: its
+        spec maps the state to a scalar, not to the field ``"f"``."""
+        names = {"state": "H", "squares": "H_of_squares"}
+        return names.get(self.options.hamiltonian, super()._block)
 
     def _reference(self, x0: np.ndarray, t0: float) -> np.ndarray | None:
         """A per-trajectory constant of the right-hand side, from its first state (None here;
