@@ -57,6 +57,9 @@ train_seeds gdopt-table1-III-paper qvm --strategy III --rational-form paper "${Q
 # accelerations through the physics (strategy W's regression); strategy I with more iterations
 train_seeds gdopt-table1-III-W-paper qvm --strategy III-W --rational-form paper "${QVM_PAPER[@]}"
 train_seeds gdopt-table1-I-400 qvm --strategy I --max-iter 400 "${QVM_PAPER[@]}"
+# strategy II at five times the noise (10 % of each signal's standard deviation), the robustness
+# case of the paper's reference [2]
+train_seeds gdopt-table1-II-noise5 qvm --strategy II --noise 0.1 "${QVM_PAPER[@]}"
 run compare-vdp python scripts/compare.py vdp --methods collocation,node --budget 120 --set node.epochs=100000 \
   --out "$out/compare-vdp" --no-progress
 # FNODE Table 13: the methods at the FNODE paper's settings (its Tables 3-8), with collocation,

@@ -422,7 +422,7 @@ def _iterations(d: Mapping[str, Any]) -> str:
 def _collocation_lines(table: Table, row: Row, stored: Sequence[StoredRun]) -> list[str]:
     paper = row.published
     iters = f" / {_num(paper['iterations'])}" if "iterations" in paper else ""
-    paper_text = f"{_as_printed(paper.get('total_s'))} s{iters}"
+    paper_text = f"{_as_printed(paper['total_s'])} s{iters}" if "total_s" in paper else "–"
     note = row.note or "yes"
     if not stored:
         return [

@@ -251,8 +251,9 @@ def test_a_collocation_row_reads_the_result_file(tmp_path):
         "characteristic": {"friction": {"max_rel_range": 0.06}, "spring": {}},
         "command": "python scripts/train_collocation.py qvm --strategy II",
     }
-    (tmp_path / "gdopt-table1-II").mkdir()
-    (tmp_path / "gdopt-table1-II" / "result.json").write_text(json.dumps(result))
+    for run in ("gdopt-table1-II", "gdopt-table1-II-noise5"):  # the second: no paper time
+        (tmp_path / run).mkdir()
+        (tmp_path / run / "result.json").write_text(json.dumps(result))
     lines = [
         [c.strip() for c in line.strip().strip("|").split("|")]
         for line in render_table(GDOPT_TABLE1, tmp_path).splitlines()
@@ -270,6 +271,7 @@ def test_a_collocation_row_reads_the_result_file(tmp_path):
     ]
     assert lines[0][2] == "no stored run"
     assert "θ0 = 1 fixed" in lines[2][-1]
+    assert lines[-1][1:4] == ["–", "751.6 s / 150 + 120", "–"]
 
 
 def test_a_row_may_list_its_papers_methods_only(tmp_path):
