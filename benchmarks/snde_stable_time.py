@@ -3,8 +3,9 @@
 
 ``--models`` adds the paper's other baselines: ANODE, SANODE (``augment`` of Table 4), the
 tangent projection operator TPO (App. D.2), each with the SNODE's options for the system, and the
-HNN of App. D.1 (two-body problem): the NODE's options and training through the solver, its
-field Hamilton's equations of a network of the squared state, as the SNDE code's.
+HNN of App. D.1 (two-body problem), trained through the solver with the NODE's options, its field
+Hamilton's equations of a scalar network: ``hnn`` a tanh network of the state (Greydanus et
+al.'s), ``hnn_code`` the SNDE code's ReLU network of the squared state.
 
 For each system (two_body, rigid_body, dcdc) a plain NODE and an SNODE are trained on the same
 data with the existing trainers (``make_trainer("node")`` / ``make_trainer("snde")``, identical
@@ -60,6 +61,7 @@ MODELS = {
     "sanode": "SANODE",
     "tpo": "TPO",
     "hnn": "HNN",
+    "hnn_code": "HNN (SNDE code)",
 }
 DEFAULT_MODELS = ("node", "snode")
 
@@ -179,7 +181,8 @@ def make_models(system: str, cfg: Config, seed: int) -> dict[str, Any]:
     solver) except the stabilization; an ANODE as that NODE with Table 4's augmented dimensions
     and the SNDE code's loss, which fits them to zero; a SANODE as the SNODE with them; a TPO
     as the SNODE with the tangent projection instead of the stabilization (γ = 0); an HNN as
-    the NODE with the field of a Hamiltonian of the squared state (the SNDE code's, App. D.1)."""
+    the NODE with the field of a Hamiltonian network: of the state with tanh (``hnn``), or of
+    the squared state with the system's activation (``hnn_code``, the SNDE code's, App. D.1)."""
     from collocnode.compare import make_trainer
     from collocnode.compare.methods.node import NODEOptions
 
@@ -200,7 +203,10 @@ def make_models(system: str, cfg: Config, seed: int) -> dict[str, Any]:
         "anode": lambda: make_trainer("anode", problem=system, **shared),
         "sanode": lambda: make_trainer("sanode", problem=system, **common),
         "tpo": lambda: make_trainer("tpo", problem=system, **common),
-        "hnn": lambda: make_trainer("node", **{**shared, "hamiltonian": "squares"}),
+        "hnn": lambda: make_trainer(
+            "node", **{**shared, "hamiltonian": "state", "activation": "tanh"}
+        ),
+        "hnn_code": lambda: make_trainer("node", **{**shared, "hamiltonian": "squares"}),
     }
     return {MODELS[m]: build[m]() for m in cfg.models}
 

@@ -167,7 +167,7 @@ def test_the_other_baselines_share_the_snodes_options():
 
     cfg = st.Config(epochs=(("two_body", 5),), models=tuple(st.MODELS))
     models = st.make_models("two_body", cfg, seed=2)
-    assert list(models) == ["NODE", "SNODE", "ANODE", "SANODE", "TPO", "HNN"]
+    assert list(models) == ["NODE", "SNODE", "ANODE", "SANODE", "TPO", "HNN", "HNN (SNDE code)"]
     node, snode = models["NODE"], models["SNODE"]
     # the (S)ANODE: two augmented states (Table 4), fitted to zero in the loss (the SNDE code)
     augmented = {"augment": 2, "augmented_loss": True}
@@ -182,10 +182,13 @@ def test_the_other_baselines_share_the_snodes_options():
         if f not in ("gamma", "projection"):
             assert getattr(models["TPO"].options, f) == getattr(snode.options, f), f
     assert (models["TPO"].options.gamma, models["TPO"].options.projection) == (0.0, "tangent")
-    # the HNN: the NODE with a Hamiltonian of the squared state (the SNDE code's)
-    for f in NODEOptions.__dataclass_fields__:
-        want = "squares" if f == "hamiltonian" else getattr(node.options, f)
-        assert getattr(models["HNN"].options, f) == want, f
+    # the HNNs: the NODE with a tanh Hamiltonian of the state, or the SNDE code's of its square
+    hnn = {"HNN": {"hamiltonian": "state", "activation": "tanh"}}
+    hnn["HNN (SNDE code)"] = {"hamiltonian": "squares"}
+    for label, changed in hnn.items():
+        for f in NODEOptions.__dataclass_fields__:
+            want = changed.get(f, getattr(node.options, f))
+            assert getattr(models[label].options, f) == want, (label, f)
 
 
 def test_tiny_run_of_the_other_baselines(tmp_path):
@@ -200,9 +203,11 @@ def test_tiny_run_of_the_other_baselines(tmp_path):
     assert "SNODE" not in md
     hnn = tmp_path / "hnn"
     args = args.replace("rigid_body", "two_body")
-    assert st.main([*args.split(), "--models", "hnn", "--out", str(hnn)]) == 0
+    assert st.main([*args.split(), "--models", "hnn,hnn_code", "--out", str(hnn)]) == 0
     (res,) = json.loads((hnn / "stable_time.json").read_text())["results"]
-    assert res["seeds"][0]["models"]["HNN"]["options"]["hamiltonian"] == "squares"
+    fitted = res["seeds"][0]["models"]
+    assert fitted["HNN"]["options"]["hamiltonian"] == "state"
+    assert fitted["HNN (SNDE code)"]["options"]["hamiltonian"] == "squares"
 
 
 def test_constraint_drift_is_zero_on_the_true_flow_and_known_off_it():
