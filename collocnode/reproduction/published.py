@@ -699,16 +699,30 @@ _SNDE_RIGID_BODY_CLAIMS = _frozen(
     SANODE="as the SNODE (Fig. 2, 8)",
     TPO="constraint error ~1e-10, state error no better than the SNODE's (Fig. 8)",
 )
+_SNDE_DCDC_CLAIMS = _frozen(
+    NODE="accumulates error at every switching event, then grows exponentially (Fig. 2); "
+    "stable time 113.9 s (19.3–160) in Table 3",
+    ANODE="as the NODE (Fig. 2)",
+    SNODE="accurate for longer, relative error stays bounded (Fig. 2)",
+    SANODE="as the SNODE (Fig. 2)",
+)
+_SNDE_HNN_CLAIMS = _frozen(
+    HNN="conserves the angular momentum at first, becomes unstable after about 50 s for some "
+    "initial conditions (Fig. 8, App. D.1)",
+)
 
 SNDE_BASELINES = Table(
     key="snde-baselines",
-    title="SNDE Fig. 2 and 8: the NODE, ANODE, SNODE, SANODE and, on the rigid body's sphere, the "
-    "tangent projection (TPO), rolled out past the training window",
+    title="SNDE Fig. 2 and 8: the NODE, ANODE, SNODE, SANODE, on the rigid body's sphere the "
+    "tangent projection (TPO) and on the two-body problem the HNN, rolled out past the training "
+    "window",
     kind="stable_time_models",
-    methods=("NODE", "ANODE", "SNODE", "SANODE", "TPO"),
+    methods=("NODE", "ANODE", "SNODE", "SANODE", "TPO", "HNN"),
     rows=(
         Row("two_body", "snde-baselines-two_body", {}, claims=_SNDE_TWO_BODY_CLAIMS),
         Row("rigid_body", "snde-baselines-rigid_body", {}, claims=_SNDE_RIGID_BODY_CLAIMS),
+        Row("dcdc", "snde-baselines-dcdc", {}, claims=_SNDE_DCDC_CLAIMS),
+        Row("two_body", "snde-hnn-two_body", {}, claims=_SNDE_HNN_CLAIMS),
     ),
 )
 

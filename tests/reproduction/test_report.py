@@ -222,9 +222,10 @@ def test_a_stable_time_models_table_has_a_line_per_model(tmp_path):
         if line.startswith("| rigid_body")
     }
     assert list(rows) == ["NODE", "ANODE", "SNODE", "SANODE", "TPO"]
-    # the two-body row has no tangent projection (a sphere's) and here no stored run
+    # the two-body rows have no tangent projection (a sphere's), the HNN (a run of its own),
+    # and here no stored run
     two_body = [line.split("|")[2:5] for line in table if line.startswith("| two_body")]
-    assert [m.strip() for m, _, _ in two_body] == ["NODE", "ANODE", "SNODE", "SANODE"]
+    assert [m.strip() for m, _, _ in two_body] == ["NODE", "ANODE", "SNODE", "SANODE", "HNN"]
     assert {why.strip() for _, _, why in two_body} == {"no stored run"}
     assert rows["TPO"][3:] == [
         "400.0",
