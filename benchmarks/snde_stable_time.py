@@ -39,6 +39,7 @@ refused).
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import time
@@ -331,7 +332,7 @@ def summary_of(result: dict[str, Any]) -> dict[str, Any]:
             "time_to_error_1": summarize([r["time_to_error_1"] for r in rows]),
             "diverged": sum(r["stable_time"] < horizon for r in rows),
             "trials": len(rows),
-            "median_error_end": statistics.median(r["error_end"] for r in rows),
+            "median_error_end": _median_of(rows, "error_end"),
             "median_constraint_error_end": _median_of(rows, "constraint_error_end"),
         }
     return summary
@@ -343,8 +344,8 @@ def _sci(x: float | None) -> str:
 
 def _median_of(rows: list[dict[str, Any]], key: str) -> float | None:
     """The median of ``key`` over the trials that have it (runs stored before it was measured
-    have none)."""
-    vals = [r[key] for r in rows if r.get(key) is not None]
+    have none). A stored unit's null is a non-finite value (strict JSON), counted as inf."""
+    vals = [math.inf if r[key] is None else r[key] for r in rows if key in r]
     return statistics.median(vals) if vals else None
 
 

@@ -4,6 +4,7 @@ with known answers, the NODE/SNODE pair, and a tiny end-to-end run."""
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -148,6 +149,24 @@ def test_a_rerun_reuses_the_stored_units_and_refuses_other_settings(tmp_path, ca
     assert [s["seed"] for s in again] == [0, 1] and again[0] == first[0]
     with pytest.raises(StoredTaskMismatch, match="trials"):
         st.main([*args.replace("--trials 1", "--trials 2").split(), "--out", str(tmp_path)])
+
+
+def test_a_stored_units_null_counts_as_the_non_finite_value_it_stood_for():
+    def result(end):
+        trial = {"stable_time": 50.0, "time_to_error_1": 5.0, "error_end": end}
+        finite = {"stable_time": 200.0, "time_to_error_1": 9.0, "error_end": 0.5}
+        finite["constraint_error_end"] = 0.5
+        model = {"trials": [dict(trial, constraint_error_end=end), finite, finite]}
+        return {"seeds": [{"horizon_s": 200.0, "models": {"ANODE": model}}]}
+
+    # a diverged trial's inf is null once its unit is stored (strict JSON) and read back
+    live, reloaded = st.summary_of(result(math.inf)), st.summary_of(result(None))
+    assert live == reloaded
+    assert reloaded["ANODE"]["median_error_end"] == 0.5 and reloaded["ANODE"]["diverged"] == 1
+    # a run stored before the constraint drift was measured has no such key: no median
+    assert reloaded["ANODE"]["median_constraint_error_end"] == 0.5
+    assert st._median_of([{"error_end": 1.0}], "constraint_error_end") is None
+    assert st._median_of([{"error_end": None}] * 2, "error_end") == math.inf
 
 
 def test_models_option():
