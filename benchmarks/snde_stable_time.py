@@ -43,6 +43,7 @@ import math
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -496,13 +497,13 @@ def unit_settings(name: str, cfg: Config, seed: int) -> dict[str, Any]:
     return {"system": name, "seed": seed, "epochs": cfg.epochs_for(name), **own}
 
 
-def run_all(cfg: Config, store: Path | None = None) -> list[dict[str, Any]]:
+def run_all(cfg: Config, store: Path | None = None) -> tuple[list[dict[str, Any]], list[str]]:
     """Every (system, seed) unit, in ``cfg.jobs`` parallel processes (each with ``cfg.threads``
     threads); the units are independent, so the result does not depend on ``cfg.jobs``.
 
     With a ``store`` each unit is written there as it finishes (``<system>-seed<K>.json``),
     and a rerun with the same settings reuses what is stored: a run stopped after some units
-    resumes there."""
+    resumes there. Returns the per-system results and the keys of the units reused."""
     from collocnode.tools.tasks import Task, run_tasks
 
     tasks = [
@@ -515,17 +516,24 @@ def run_all(cfg: Config, store: Path | None = None) -> list[dict[str, Any]]:
     if failed:
         raise RuntimeError(f"unit {failed[0].key} failed: {failed[0].error}")
     entries = {o.key: o.result for o in outcomes}
-    return [
+    results = [
         system_result(name, [entries[f"{name}-seed{seed}"] for seed in range(cfg.seeds)])
         for name in cfg.systems
     ]
+    return results, [o.key for o in outcomes if o.reused]
 
 
 def write(
-    results: list[dict[str, Any]], cfg: Config, out: Path, wall_s: float, header: dict[str, Any]
+    results: list[dict[str, Any]],
+    cfg: Config,
+    out: Path,
+    wall_s: float,
+    header: dict[str, Any],
+    reused: Sequence[str] = (),
 ) -> None:
     """``stable_time.json`` (strict JSON: a non-finite number is null; ``header`` first, the
-    run's :func:`collocnode.tools.machine.run_record`) and ``stable_time.md``."""
+    run's :func:`collocnode.tools.machine.run_record`; ``wall_time_s`` covers this run, not
+    the units ``units_reused`` from the store) and ``stable_time.md``."""
     from collocnode.tools.io import write_json
 
     out.mkdir(parents=True, exist_ok=True)
@@ -533,6 +541,7 @@ def write(
         **header,
         "config": asdict(cfg),
         "wall_time_s": wall_s,
+        "units_reused": list(reused),
         "paper_table3": PAPER_TABLE3,
         "results": results,
     }
@@ -544,12 +553,12 @@ def main(argv: list[str] | None = None) -> int:
     cfg, out = parse_args(argv)
     header = machine.run_record("benchmarks/snde_stable_time.py", argv)
     start = time.perf_counter()
-    results = run_all(cfg, store=None if out is None else out / "units")
+    results, reused = run_all(cfg, store=None if out is None else out / "units")
     wall = time.perf_counter() - start
     print(markdown(results, cfg))
-    print(f"wall time {wall:.0f} s")
+    print(f"wall time {wall:.0f} s" + (f" ({', '.join(reused)} reused)" if reused else ""))
     if out is not None:
-        write(results, cfg, out, wall, header)
+        write(results, cfg, out, wall, header, reused)
     return 0
 
 

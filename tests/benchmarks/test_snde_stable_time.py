@@ -145,8 +145,10 @@ def test_a_rerun_reuses_the_stored_units_and_refuses_other_settings(tmp_path, ca
     assert st.main([*args.split(), "--seeds", "2", "--out", str(tmp_path)]) == 0
     trained = capsys.readouterr().out
     assert "[rigid_body seed 1] NODE" in trained and "[rigid_body seed 0]" not in trained
-    again = json.loads((tmp_path / "stable_time.json").read_text())["results"][0]["seeds"]
+    stored = json.loads((tmp_path / "stable_time.json").read_text())
+    again = stored["results"][0]["seeds"]
     assert [s["seed"] for s in again] == [0, 1] and again[0] == first[0]
+    assert stored["units_reused"] == ["rigid_body-seed0"]  # its wall time is not this run's
     with pytest.raises(StoredTaskMismatch, match="trials"):
         st.main([*args.replace("--trials 1", "--trials 2").split(), "--out", str(tmp_path)])
 
