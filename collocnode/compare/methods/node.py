@@ -159,9 +159,9 @@ class NODE(FieldTrainer):
     def _setup(self, system: Any, trajs: list[Trajectory]) -> int:
         self._prepare(system, trajs)
         lay, o = self.layout, self.options
+        zs = [lay.reduce(tr.x) for tr in trajs]  # the model states of each trajectory
         chunks, times, ids = [], [], []
-        for k, tr in enumerate(trajs):
-            z = lay.reduce(tr.x)
+        for k, (tr, z) in enumerate(zip(trajs, zs, strict=True)):
             n = tr.n_samples
             if n < 2:
                 raise ValueError(f"train[{k}] needs at least 2 samples, got {n}")
@@ -178,12 +178,12 @@ class NODE(FieldTrainer):
             [self._net_inputs(tr, mu) for tr, mu in zip(trajs, self.train_params, strict=True)]
         )
         d = np.concatenate(
-            [np.diff(lay.reduce(tr.x), axis=0) / np.diff(tr.t)[:, None] for tr in trajs]
+            [np.diff(z, axis=0) / np.diff(tr.t)[:, None] for tr, z in zip(trajs, zs, strict=True)]
         )
         if o.hamiltonian is None:
             self._build_field(feats, d[:, lay.n_q :] if lay.second_order else d, o.augment)
         else:
-            self._build_hamiltonian(system, np.concatenate([lay.reduce(tr.x) for tr in trajs]), d)
+            self._build_hamiltonian(system, np.concatenate(zs), d)
         self._func = _ODEFunc(self)
         self._signals_for(trajs)
         self._train_mu = [self._tensor(mu) for mu in self.train_params]
