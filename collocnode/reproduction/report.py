@@ -581,6 +581,11 @@ def _run_line(name: str, seeds: str, group: Sequence[StoredRun]) -> str:
     when += f" to {created[-1]}" if len(created) > 1 else ""
     if loads.values:
         when += f", load {loads.text(lambda x: f'{x:g}')} at start"
+    # a resumed benchmark's units taken from its store: computed by an earlier run, so its
+    # machine and times may differ from this record's
+    reused = [unit for r in group for unit in r.meta.get("units_reused") or ()]
+    if reused:
+        when += f"; {', '.join(reused)} stored by an earlier run"
     return (
         f"- `{name}`{seeds}: `{first.command or 'command not recorded'}` ({_machines(group)}{when})"
     )

@@ -466,6 +466,21 @@ def test_seeds_run_on_different_machines_name_each_machine_with_its_seeds(tmp_pa
     assert "(CPU (seed 0); another CPU (seeds 1, 2), day 0 to day 2)" in text
 
 
+def test_the_units_a_resumed_run_reused_are_named_with_it(tmp_path):
+    from collocnode.reproduction.published import SNDE_BASELINES
+
+    folder = tmp_path / "snde-baselines-dcdc"
+    folder.mkdir()
+    record = {"command": "python benchmarks/snde_stable_time.py", "machine": "CPU", "results": []}
+    (folder / "stable_time.json").write_text(
+        json.dumps({**record, "units_reused": ["dcdc-seed0", "dcdc-seed2"]})
+    )
+    text = render_table(SNDE_BASELINES, tmp_path)
+    assert "(CPU; dcdc-seed0, dcdc-seed2 stored by an earlier run)" in text
+    (folder / "stable_time.json").write_text(json.dumps({**record, "units_reused": []}))
+    assert "(CPU)" in render_table(SNDE_BASELINES, tmp_path)
+
+
 def test_two_stored_runs_of_one_seed_are_refused(tmp_path):
     row = [{"method": "fnode", "status": "success", "full_mse": 1e-3}]
     _seed(tmp_path, "run-a", 1, row, top=True)
