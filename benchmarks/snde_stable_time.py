@@ -297,7 +297,13 @@ def run_seed(name: str, cfg: Config, seed: int, log: Any = print) -> dict[str, A
     rng = np.random.default_rng([seed, 0])
     data = training_data(system, cfg.n_train, rng)
     t, truths = test_trials(system, cfg.trials, cfg.horizon, np.random.default_rng([seed, 1]))
-    entry: dict[str, Any] = {"seed": seed, "horizon_s": float(t[-1] - t[0]), "models": {}}
+    # the machine of this unit: a resumed run's units may come from other machines
+    entry: dict[str, Any] = {
+        "seed": seed,
+        "horizon_s": float(t[-1] - t[0]),
+        "machine": machine.describe(),
+        "models": {},
+    }
     for label, trainer in make_models(name, cfg, seed).items():
         fit = trainer.fit(system, data, budget_s=cfg.budget_s)
         tag = f"[{name} seed {seed}] {label}"

@@ -103,6 +103,8 @@ def test_tiny_end_to_end_run_writes_json_and_markdown(tmp_path):
     data = json.loads((tmp_path / "stable_time.json").read_text())
     (res,) = data["results"]
     assert res["system"] == "rigid_body"
+    # each (system, seed) unit names its machine: a resumed run's may come from others
+    assert res["seeds"][0]["machine"] == data["machine"]
     for label in ("NODE", "SNODE"):
         trials = res["seeds"][0]["models"][label]["trials"]
         assert len(trials) == 2
