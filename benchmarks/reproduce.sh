@@ -372,12 +372,12 @@ run snde-table3-dcdc-seeds python benchmarks/snde_stable_time.py --systems dcdc 
 # the same data (Table 4's settings), 500 epochs at 64 chunks per update, 10 trials of 400 s
 run snde-baselines-rigid_body python benchmarks/snde_stable_time.py --systems rigid_body \
   --models node,anode,snode,sanode,tpo --trials 10 --epochs rigid_body=500 --batch-size 64 \
-  --horizon 400 --threads 1 --out "$out/snde-baselines-rigid_body"
+  --horizon 400 --seeds 3 --jobs 2 --threads 1 --out "$out/snde-baselines-rigid_body"
 # ... and the two-body problem's (Fig. 2, top row) over the paper's 200 s trials: no TPO, whose
 # projection is onto the rigid body's sphere
 run snde-baselines-two_body python benchmarks/snde_stable_time.py --systems two_body \
   --models node,anode,snode,sanode --trials 10 --epochs two_body=1000 --batch-size 64 \
-  --threads 1 --out "$out/snde-baselines-two_body"
+  --seeds 3 --jobs 2 --threads 1 --out "$out/snde-baselines-two_body"
 # ... and the DC-DC converter's (Fig. 2, bottom row) over the paper's 160 s trials, the Table 3
 # row's 100 epochs, three trained sets (seeds 0, 1, 2)
 run snde-baselines-dcdc python benchmarks/snde_stable_time.py --systems dcdc \
