@@ -3,9 +3,10 @@
 SANODE on the sphere, beside the SNODE).
 
 Trains the SANODE of ``snde_stable_time.py --models sanode`` on the rigid body (the same data,
-options and seed; 500 epochs in batches of 64, as the stored run ``snde-baselines-rigid_body``),
-rolls it out from the first ``--trials`` test states of that run over ``--horizon`` seconds, and
-reports at a few times of each rollout:
+options and seed, ``--seed``; 500 epochs in batches of 64, as the stored run
+``snde-baselines-rigid_body``), rolls it out from the first ``--trials`` test states of that
+seed over ``--horizon`` seconds, and reports at a few times of each rollout (up to its
+divergence, if it diverges):
 
 * the drift ``g(u) − g(u0)`` of the constraint the SNDE stabilizes (the Casimir),
 * the learned field's component across the constraint's level set, ``G f_θ``: the SNDE
@@ -16,7 +17,7 @@ reports at a few times of each rollout:
 
 and, at the end of each rollout, the state and the speed ``|u'|``.
 
-    python benchmarks/sanode_drift.py [--epochs 500] [--batch-size 64] [--trials 3]
+    python benchmarks/sanode_drift.py [--seed 0] [--epochs 500] [--batch-size 64] [--trials 3]
         [--horizon 400] [--augmented-loss] [--json FILE]
 
 ``--augmented-loss`` trains the SANODE with its augmented states fitted to zero in the loss
@@ -44,11 +45,19 @@ def along(trainer: Any, system: Any, t: np.ndarray, truth: np.ndarray) -> dict[s
     """The rollout from ``truth[0]`` over ``t`` (``x``, ``dx``: its right-hand side), the
     drift ``g − g0`` of the first constraint, ``G f_θ`` of the module docstring, and the
     kinetic energy of the rollout and of the truth; each ``(n,)`` but ``x``, ``dx``
-    ``(n, n_states)``."""
+    ``(n, n_states)``. A rollout that diverges is cut before the sample where it did:
+    ``n`` is then smaller than ``t.size``, and ``diverged_at`` (else None) is that time [s]."""
+    from collocnode.compare import DivergenceError
     from collocnode.compare.methods.snde import constraint_functions, stabilization
 
     funcs = constraint_functions(system)
-    x, dx = trainer.predict_with_derivatives(t, truth[0])
+    diverged_at = None
+    try:
+        x, dx = trainer.predict_with_derivatives(t, truth[0])
+    except DivergenceError as exc:
+        diverged_at = exc.t
+        t, truth = t[: exc.step], truth[: exc.step]
+        x, dx = trainer.predict_with_derivatives(t, truth[0])
     ref = funcs[0](truth[:1], t[:1])  # (1, n_constraints): the constraints at the start
     refs = np.broadcast_to(ref, (t.size, ref.shape[1]))
     gamma = trainer.options.gamma
@@ -61,13 +70,14 @@ def along(trainer: Any, system: Any, t: np.ndarray, truth: np.ndarray) -> dict[s
         "G_f": np.einsum("kmn,kn->km", funcs[1](x, t), field)[:, 0],
         "energy": 0.5 * (x * x / inertia).sum(axis=1),
         "energy_true": 0.5 * (truth * truth / inertia).sum(axis=1),
+        "diverged_at": diverged_at,
     }
 
 
 def analyse(trainer: Any, system: Any, t: np.ndarray, truth: np.ndarray) -> dict[str, Any]:
     """The figures of :func:`along` at ``TIMES``, the state and speed at the end."""
     a = along(trainer, system, t, truth)
-    gamma = trainer.options.gamma
+    gamma, t = trainer.options.gamma, t[: len(a["x"])]
     rows = []
     for when in TIMES:
         if when > t[-1]:
@@ -87,11 +97,13 @@ def analyse(trainer: Any, system: Any, t: np.ndarray, truth: np.ndarray) -> dict
         "times": rows,
         "state_end": a["x"][-1].tolist(),
         "speed_end": float(np.linalg.norm(a["dx"][-1])),
+        "diverged_at": a["diverged_at"],
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seed", type=int, default=0, help="the seed of snde_stable_time's unit")
     p.add_argument("--epochs", type=int, default=500)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--trials", type=int, default=3)
@@ -119,17 +131,19 @@ def main(argv: list[str] | None = None) -> int:
         models=("sanode",),
     )
     system = problems.get("rigid_body")
-    # the data and test states of snde_stable_time.run_seed, seed 0
-    data = sst.training_data(system, cfg.n_train, np.random.default_rng([0, 0]))
-    t, truths = sst.test_trials(system, cfg.trials, cfg.horizon, np.random.default_rng([0, 1]))
+    # the data and test states of snde_stable_time.run_seed with this seed
+    data = sst.training_data(system, cfg.n_train, np.random.default_rng([args.seed, 0]))
+    rng = np.random.default_rng([args.seed, 1])
+    t, truths = sst.test_trials(system, cfg.trials, cfg.horizon, rng)
     # the SANODE of snde_stable_time.make_models, with the loss asked for (its own fits the
     # augmented states to zero, as --augmented-loss does)
-    trainer = sst.make_models("rigid_body", cfg, seed=0)["SANODE"]
+    trainer = sst.make_models("rigid_body", cfg, seed=args.seed)["SANODE"]
     trainer.options = replace(trainer.options, augmented_loss=args.augmented_loss)
     fit = trainer.fit(system, data)
     print(f"SANODE: {fit.status}, {fit.message}, {fit.train_time_s:.0f} s", flush=True)
     out = {
         **header,
+        "seed": args.seed,
         "gamma": trainer.options.gamma,
         "augment": trainer.options.augment,
         "augmented_loss": trainer.options.augmented_loss,
@@ -137,9 +151,11 @@ def main(argv: list[str] | None = None) -> int:
         "trials": [analyse(trainer, system, t, truth) for truth in truths],
     }
     for k, trial in enumerate(out["trials"]):
+        cut = trial["diverged_at"]
         print(
             f"trial {k}: state at the end {np.round(trial['state_end'], 6).tolist()}, "
             f"speed {trial['speed_end']:.2g}"
+            + ("" if cut is None else f" (diverged at {cut:.1f} s)")
         )
         print("  t [s]   g - g0     G f_θ    G f_θ / γ   H       H (truth)")
         for r in trial["times"]:

@@ -35,3 +35,27 @@ def test_the_drift_obeys_the_balance_it_reports():
     np.testing.assert_allclose(rate, implied, atol=0.05 * np.abs(implied).max() + 1e-9)
     assert a["drift"][0] == 0.0
     np.testing.assert_allclose(a["energy_true"], a["energy_true"][0], rtol=1e-6)
+
+
+def test_a_rollout_that_diverges_is_reported_up_to_its_divergence():
+    from collocnode.compare import DivergenceError, make_trainer
+
+    system = problems.get("rigid_body")
+    t = system.time_grid(21)
+    truth = system.simulate(t, system.sample_x0(np.random.default_rng(1))).x
+    options = make_trainer("sanode", problem="rigid_body").options
+
+    class Diverging:  # a SANODE whose rollout leaves the finite range at sample 8
+        def __init__(self) -> None:
+            self.options = options
+
+        def predict_with_derivatives(self, tt, x0):
+            if tt.size > 8:
+                raise DivergenceError(8, tt[8], truth[:8], "blow-up")
+            return truth[: tt.size], np.gradient(truth[: tt.size], tt, axis=0)
+
+    a = sanode_drift.along(Diverging(), system, t, truth)
+    assert a["diverged_at"] == t[8] and len(a["drift"]) == len(a["energy_true"]) == 8
+    np.testing.assert_allclose(a["drift"], 0.0, atol=1e-9)  # the truth keeps its Casimir
+    report = sanode_drift.analyse(Diverging(), system, t, truth)
+    assert report["diverged_at"] == t[8] and report["times"][-1]["t"] <= t[7]
