@@ -368,7 +368,7 @@ run snde-table3-rigid_body-seeds python benchmarks/snde_stable_time.py --systems
 run snde-table3-dcdc-seeds python benchmarks/snde_stable_time.py --systems dcdc --trials 20 \
   --seeds 3 --epochs dcdc=100 --batch-size 64 --budget 1800 --jobs 2 --threads 1 \
   --out "$out/snde-table3-dcdc-seeds"
-# ... and the DC-DC row at the paper's 1000 epochs (about 45 min per seed on one core)
+# ... and the DC-DC row at the paper's 1000 epochs (about 80 min per seed on one core)
 run snde-table3-dcdc-1000 python benchmarks/snde_stable_time.py --systems dcdc --trials 20 \
   --seeds 3 --epochs dcdc=1000 --batch-size 64 --budget 3600 --jobs 2 --threads 1 \
   --out "$out/snde-table3-dcdc-1000"
