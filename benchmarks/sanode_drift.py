@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         models=("sanode",),
     )
     system = problems.get("rigid_body")
-    # the data and test states of snde_stable_time.run_seed with this seed
+    # the data and test states of snde_stable_time.run_unit with this seed
     data = sst.training_data(system, cfg.n_train, np.random.default_rng([args.seed, 0]))
     rng = np.random.default_rng([args.seed, 1])
     t, truths = sst.test_trials(system, cfg.trials, cfg.horizon, rng)

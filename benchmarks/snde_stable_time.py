@@ -31,7 +31,9 @@ training and 1e-9 for the test rollouts, γ of Table 4. Each "trial" is one test
 own initial condition, as in the paper (which has 100 of them per system and one trained model
 per method); ``--seeds`` trains several model pairs and pools their trials.
 
-With ``--out`` each (system, seed) unit is stored in ``DIR/units/`` as it finishes; the same
+The unit of work is one model of one system trained with one seed and rolled out over every
+trial; ``--jobs`` runs units in parallel processes (one per core: a unit's training and rollouts
+are serial), and with ``--out`` each unit is stored in ``DIR/units/`` as it finishes; the same
 command again resumes a stopped run from there (other settings into the same folder are
 refused).
 """
@@ -44,7 +46,7 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -215,8 +217,6 @@ def make_models(system: str, cfg: Config, seed: int) -> dict[str, Any]:
 
 def make_pair(system: str, cfg: Config, seed: int) -> dict[str, Any]:
     """The NODE/SNODE pair of :func:`make_models`."""
-    from dataclasses import replace
-
     return make_models(system, replace(cfg, models=DEFAULT_MODELS), seed)
 
 
@@ -285,9 +285,10 @@ def evaluate(trainer: Any, system: Any, t: np.ndarray, truths: list[np.ndarray],
     return rows
 
 
-def run_seed(name: str, cfg: Config, seed: int, log: Any = print) -> dict[str, Any]:
-    """Train the models (the NODE/SNODE pair by default) of one system with one seed and
-    evaluate every trial: the unit of work ``--jobs`` spreads over processes."""
+def run_unit(name: str, cfg: Config, seed: int, model: str, log: Any = print) -> dict[str, Any]:
+    """Train ``model`` (a key of :data:`MODELS`) on one system with one seed and evaluate every
+    trial: the unit of work ``--jobs`` spreads over processes. Each trainer seeds itself at
+    ``fit``, so a unit computes what it would beside the system's other models in one process."""
     import torch
 
     from collocnode import problems
@@ -297,28 +298,37 @@ def run_seed(name: str, cfg: Config, seed: int, log: Any = print) -> dict[str, A
     rng = np.random.default_rng([seed, 0])
     data = training_data(system, cfg.n_train, rng)
     t, truths = test_trials(system, cfg.trials, cfg.horizon, np.random.default_rng([seed, 1]))
-    # the machine of this unit: a resumed run's units may come from other machines
-    entry: dict[str, Any] = {
+    label = MODELS[model]
+    trainer = make_models(name, replace(cfg, models=(model,)), seed)[label]
+    fit = trainer.fit(system, data, budget_s=cfg.budget_s)
+    tag = f"[{name} seed {seed}] {label}"
+    log(f"{tag}: {fit.status}, {fit.message}, {fit.train_time_s:.0f} s")
+    trials = evaluate(trainer, system, t, truths, cfg.e_stab)
+    log(f"{tag} stable times: " + ", ".join(f"{r['stable_time']:.1f}" for r in trials))
+    return {
         "seed": seed,
         "horizon_s": float(t[-1] - t[0]),
-        "machine": machine.describe(),
-        "models": {},
-    }
-    for label, trainer in make_models(name, cfg, seed).items():
-        fit = trainer.fit(system, data, budget_s=cfg.budget_s)
-        tag = f"[{name} seed {seed}] {label}"
-        log(f"{tag}: {fit.status}, {fit.message}, {fit.train_time_s:.0f} s")
-        trials = evaluate(trainer, system, t, truths, cfg.e_stab)
-        log(f"{tag} stable times: " + ", ".join(f"{r['stable_time']:.1f}" for r in trials))
-        entry["models"][label] = {
+        "label": label,
+        "fit": {
             "status": fit.status,
             "epochs": fit.epochs,
             "best_loss": fit.best_loss,
             "train_time_s": fit.train_time_s,
+            # the machine of this unit: a resumed run's units may come from other machines
+            "machine": machine.describe(),
             "options": asdict(trainer.options),
             "trials": trials,
-        }
-    return entry
+        },
+    }
+
+
+def seed_entry(units: list[dict[str, Any]]) -> dict[str, Any]:
+    """One seed's models (in ``--models`` order) from its units of :func:`run_unit`."""
+    return {
+        "seed": units[0]["seed"],
+        "horizon_s": units[0]["horizon_s"],
+        "models": {u["label"]: u["fit"] for u in units},
+    }
 
 
 def system_result(name: str, entries: list[dict[str, Any]]) -> dict[str, Any]:
@@ -450,7 +460,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Config, Path | None]:
     ap.add_argument("--budget", type=float, default=None, help="training cap per model [s]")
     ap.add_argument("--threads", type=int, default=1, help="torch threads per process")
     ap.add_argument(
-        "--jobs", type=int, default=1, help="(system, seed) units run in parallel processes"
+        "--jobs", type=int, default=1, help="(system, seed, model) units run in parallel processes"
     )
     ap.add_argument(
         "--out",
@@ -489,41 +499,60 @@ def parse_args(argv: list[str] | None = None) -> tuple[Config, Path | None]:
     return cfg, a.out
 
 
-def _run_unit(arg: tuple[str, Config, int]) -> dict[str, Any]:
-    """One (system, seed) unit in a task worker, logging as it goes."""
-    name, cfg, seed = arg
-    return run_seed(name, cfg, seed, log=lambda msg: print(msg, flush=True))
+def _run_unit(arg: tuple[str, Config, int, str]) -> dict[str, Any]:
+    """One (system, seed, model) unit in a task worker, logging as it goes."""
+    name, cfg, seed, model = arg
+    return run_unit(name, cfg, seed, model, log=lambda msg: print(msg, flush=True))
 
 
-def unit_settings(name: str, cfg: Config, seed: int) -> dict[str, Any]:
+def unit_settings(name: str, cfg: Config, seed: int, model: str) -> dict[str, Any]:
     """What one unit computes: a stored unit made with other settings is refused on a rerun."""
     own = {f.name: getattr(cfg, f.name) for f in fields(cfg)}
-    for other in ("systems", "seeds", "epochs", "jobs"):  # how the units are laid out
+    for other in ("systems", "seeds", "epochs", "jobs", "models"):  # how the units are laid out
         del own[other]
-    return {"system": name, "seed": seed, "epochs": cfg.epochs_for(name), **own}
+    return {"system": name, "seed": seed, "model": model, "epochs": cfg.epochs_for(name), **own}
+
+
+def unit_key(name: str, seed: int, model: str) -> str:
+    """The name of a unit and of its file in the store."""
+    return f"{name}-seed{seed}-{model}"
 
 
 def run_all(cfg: Config, store: Path | None = None) -> tuple[list[dict[str, Any]], list[str]]:
-    """Every (system, seed) unit, in ``cfg.jobs`` parallel processes (each with ``cfg.threads``
-    threads); the units are independent, so the result does not depend on ``cfg.jobs``.
+    """Every (system, seed, model) unit, in ``cfg.jobs`` parallel processes (each with
+    ``cfg.threads`` threads); the units are independent, so the result does not depend on
+    ``cfg.jobs``.
 
-    With a ``store`` each unit is written there as it finishes (``<system>-seed<K>.json``),
+    With a ``store`` each unit is written there as it finishes (``<system>-seed<K>-<model>.json``),
     and a rerun with the same settings reuses what is stored: a run stopped after some units
     resumes there. Returns the per-system results and the keys of the units reused."""
     from collocnode.tools.tasks import Task, run_tasks
 
-    tasks = [
-        Task(f"{name}-seed{seed}", (name, cfg, seed), settings=unit_settings(name, cfg, seed))
+    # a model's units one after another: on two cores the seeds of the costlier model do not
+    # all wait for the end (SNDE's DC-DC at 1000 epochs: NODE ~30 min, SNODE ~50 min a unit)
+    layout = [
+        (name, seed, model)
+        for model in cfg.models
         for name in cfg.systems
         for seed in range(cfg.seeds)
+    ]
+    tasks = [
+        Task(unit_key(*u), (u[0], cfg, u[1], u[2]), settings=unit_settings(u[0], cfg, *u[1:]))
+        for u in layout
     ]
     outcomes = run_tasks(_run_unit, tasks, store=store, workers=cfg.jobs, threads=cfg.threads)
     failed = [o for o in outcomes if o.status != "finished"]
     if failed:
         raise RuntimeError(f"unit {failed[0].key} failed: {failed[0].error}")
-    entries = {o.key: o.result for o in outcomes}
+    units = {o.key: o.result for o in outcomes}
     results = [
-        system_result(name, [entries[f"{name}-seed{seed}"] for seed in range(cfg.seeds)])
+        system_result(
+            name,
+            [
+                seed_entry([units[unit_key(name, seed, m)] for m in cfg.models])
+                for seed in range(cfg.seeds)
+            ],
+        )
         for name in cfg.systems
     ]
     return results, [o.key for o in outcomes if o.reused]

@@ -103,9 +103,9 @@ def test_tiny_end_to_end_run_writes_json_and_markdown(tmp_path):
     data = json.loads((tmp_path / "stable_time.json").read_text())
     (res,) = data["results"]
     assert res["system"] == "rigid_body"
-    # each (system, seed) unit names its machine: a resumed run's may come from others
-    assert res["seeds"][0]["machine"] == data["machine"]
     for label in ("NODE", "SNODE"):
+        # each (system, seed, model) unit names its machine: a resumed run's may come from others
+        assert res["seeds"][0]["models"][label]["machine"] == data["machine"]
         trials = res["seeds"][0]["models"][label]["trials"]
         assert len(trials) == 2
         assert all(0.0 <= r["stable_time"] <= 2.0 + 1e-9 for r in trials)
@@ -142,7 +142,7 @@ def test_a_rerun_reuses_the_stored_units_and_refuses_other_settings(tmp_path, ca
     args = "--systems rigid_body --trials 1 --epochs 1 --batch-size 512 --n-train 2 --horizon 1"
     assert st.main([*args.split(), "--seeds", "1", "--out", str(tmp_path)]) == 0
     first = json.loads((tmp_path / "stable_time.json").read_text())["results"][0]["seeds"]
-    assert (tmp_path / "units" / "rigid_body-seed0.json").exists()
+    assert (tmp_path / "units" / "rigid_body-seed0-node.json").exists()
     capsys.readouterr()
     assert st.main([*args.split(), "--seeds", "2", "--out", str(tmp_path)]) == 0
     trained = capsys.readouterr().out
@@ -150,7 +150,8 @@ def test_a_rerun_reuses_the_stored_units_and_refuses_other_settings(tmp_path, ca
     stored = json.loads((tmp_path / "stable_time.json").read_text())
     again = stored["results"][0]["seeds"]
     assert [s["seed"] for s in again] == [0, 1] and again[0] == first[0]
-    assert stored["units_reused"] == ["rigid_body-seed0"]  # its wall time is not this run's
+    # their wall time is not this run's
+    assert stored["units_reused"] == ["rigid_body-seed0-node", "rigid_body-seed0-snode"]
     with pytest.raises(StoredTaskMismatch, match="trials"):
         st.main([*args.replace("--trials 1", "--trials 2").split(), "--out", str(tmp_path)])
 
@@ -248,3 +249,21 @@ def test_constraint_drift_is_zero_on_the_true_flow_and_known_off_it():
     # a rollout that stopped early: the missing samples are inf
     short = st.constraint_error(system, t, truth[:10])
     assert np.isinf(short[10:]).all() and np.isfinite(short[:10]).all()
+
+
+def test_a_unit_of_one_model_trains_what_it_would_after_the_systems_other_model():
+    """Units are (system, seed, model): each trainer seeds itself, so training the SNODE in its
+    own unit gives the model it gave after the NODE in one process."""
+    pytest.importorskip("torchdiffeq")
+    from collocnode import problems
+
+    cfg = st.Config(systems=("rigid_body",), trials=1, epochs=(("rigid_body", 2),), n_train=2)
+    cfg = st.replace(cfg, batch_size=512, horizon=1.0)
+    alone = st.run_unit("rigid_body", cfg, 0, "snode", log=lambda _: None)["fit"]
+    system = problems.get("rigid_body")
+    data = st.training_data(system, cfg.n_train, np.random.default_rng([0, 0]))
+    pair = st.make_pair("rigid_body", cfg, seed=0)
+    pair["NODE"].fit(system, data)
+    after = pair["SNODE"].fit(system, data)
+    assert alone["best_loss"] == after.best_loss
+    assert alone["epochs"] == after.epochs == 2
