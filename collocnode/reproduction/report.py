@@ -478,7 +478,8 @@ def _stable_time_lines(row: Row, stored: Sequence[StoredRun]) -> list[str]:
     if result is None:
         why = "no stored run" if run is None else "not in the run"
         return [row.system, _as_printed(paper["trial_length"]), paper_text, why, "–", "–", "–", "–"]
-    node, snode = result["summary"]["NODE"], result["summary"]["SNODE"]
+    # a row may train the NODE alone (Table 3 is its stable time): no SNODE column then
+    node, snode = result["summary"]["NODE"], result["summary"].get("SNODE")
     st = node["stable_time"]
     epochs = sorted({s["models"]["NODE"]["epochs"] for s in result["seeds"]})
     seeds = [s.get("seed", "?") for s in result["seeds"]]
@@ -488,7 +489,7 @@ def _stable_time_lines(row: Row, stored: Sequence[StoredRun]) -> list[str]:
         paper_text,
         f"{_seconds(st['median'])} ({_seconds(st['min'])}–{_seconds(st['max'])})",
         f"{node['diverged']} / {node['trials']}",
-        f"{snode['diverged']} / {snode['trials']}",
+        "not in the run" if snode is None else f"{snode['diverged']} / {snode['trials']}",
         ", ".join(str(s) for s in seeds),
         ", ".join(str(e) for e in epochs),
     ]

@@ -191,6 +191,27 @@ def test_a_stable_time_row_reads_the_benchmark_file(tmp_path):
     assert rows["dcdc"][3] == "not in the run"
 
 
+def test_a_stable_time_row_of_the_node_alone_has_no_snode_column(tmp_path):
+    from collocnode.reproduction.published import SNDE_TABLE3
+
+    stats = {"min": 150.0, "max": 200.0, "median": 190.0, "mean": 180.0, "std": 20.0}
+    result = {
+        "system": "two_body",
+        "seeds": [{"seed": 0, "horizon_s": 200.0, "models": {"NODE": {"epochs": 1000}}}],
+        "summary": {"NODE": {"stable_time": stats, "diverged": 2, "trials": 5}},
+    }
+    for run in {row.run for row in SNDE_TABLE3.rows}:
+        (tmp_path / run).mkdir()
+        (tmp_path / run / "stable_time.json").write_text(
+            json.dumps({"command": "python benchmarks/snde_stable_time.py", "results": [result]})
+        )
+    (line,) = [
+        line for line in render_table(SNDE_TABLE3, tmp_path).splitlines() if "| two_body" in line
+    ]
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    assert cells[4:6] == ["2 / 5", "not in the run"]
+
+
 def test_a_stable_time_models_table_has_a_line_per_model(tmp_path):
     from collocnode.reproduction.published import SNDE_BASELINES
 
