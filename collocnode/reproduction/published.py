@@ -677,6 +677,11 @@ SNDE_TABLE3 = Table(
         ),
         Row(
             "dcdc",
+            "snde-table3-dcdc-1000",
+            _frozen(trial_length=160.0, min=19.3, max=160.0, median=113.9, mean=110.49, std=45.6),
+        ),
+        Row(
+            "dcdc",
             "snde-table3-dcdc-seeds",
             _frozen(trial_length=160.0, min=19.3, max=160.0, median=113.9, mean=110.49, std=45.6),
         ),
