@@ -368,8 +368,8 @@ run snde-table3-rigid_body-seeds python benchmarks/snde_stable_time.py --systems
 run snde-table3-dcdc-seeds python benchmarks/snde_stable_time.py --systems dcdc --trials 20 \
   --seeds 3 --epochs dcdc=100 --batch-size 64 --budget 1800 --jobs 2 --threads 1 \
   --out "$out/snde-table3-dcdc-seeds"
-# ... and the DC-DC row's NODE at the paper's 1000 epochs (Table 3 is its stable time; about
-# 50 min per seed on one core, the SNODE's 1000 epochs alone 43 min)
+# ... and the DC-DC row's NODE at the paper's 1000 epochs (Table 3 is its stable time; 56-73 min
+# per seed on one core for the 1000 epochs and 20 rollouts; the SNODE's epochs alone took 43 min)
 run snde-table3-dcdc-1000 python benchmarks/snde_stable_time.py --systems dcdc --models node \
   --trials 20 --seeds 3 --epochs dcdc=1000 --batch-size 64 --budget 3600 --jobs 2 --threads 1 \
   --out "$out/snde-table3-dcdc-1000"

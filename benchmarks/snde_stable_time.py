@@ -528,8 +528,8 @@ def run_all(cfg: Config, store: Path | None = None) -> tuple[list[dict[str, Any]
     resumes there. Returns the per-system results and the keys of the units reused."""
     from collocnode.tools.tasks import Task, run_tasks
 
-    # a model's units one after another: on two cores the seeds of the costlier model do not
-    # all wait for the end (SNDE's DC-DC at 1000 epochs: NODE ~30 min, SNODE ~50 min a unit)
+    # a model's units one after another: on two cores the seeds of the costlier model (the
+    # SNODE's) do not all wait for the end, and a stopped run has its first model's seeds
     layout = [
         (name, seed, model)
         for model in cfg.models
