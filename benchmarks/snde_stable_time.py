@@ -537,8 +537,12 @@ def run_all(cfg: Config, store: Path | None = None) -> tuple[list[dict[str, Any]
         for seed in range(cfg.seeds)
     ]
     tasks = [
-        Task(unit_key(*u), (u[0], cfg, u[1], u[2]), settings=unit_settings(u[0], cfg, *u[1:]))
-        for u in layout
+        Task(
+            unit_key(name, seed, model),
+            (name, cfg, seed, model),
+            settings=unit_settings(name, cfg, seed, model),
+        )
+        for name, seed, model in layout
     ]
     outcomes = run_tasks(_run_unit, tasks, store=store, workers=cfg.jobs, threads=cfg.threads)
     failed = [o for o in outcomes if o.status != "finished"]

@@ -658,6 +658,10 @@ GDOPT_TABLE3 = Table(
 )
 
 SNDE_TABLE3_TRIALS = 100
+# the paper's DC-DC row, beside both of ours (1000 epochs as the paper, and 100)
+_SNDE_TABLE3_DCDC = _frozen(
+    trial_length=160.0, min=19.3, max=160.0, median=113.9, mean=110.49, std=45.6
+)
 SNDE_TABLE3 = Table(
     key="snde-table3",
     title="SNDE Table 3: stable time of the plain NODE [s] (100 test trials in the paper)",
@@ -678,12 +682,12 @@ SNDE_TABLE3 = Table(
         Row(
             "dcdc",
             "snde-table3-dcdc-1000",
-            _frozen(trial_length=160.0, min=19.3, max=160.0, median=113.9, mean=110.49, std=45.6),
+            _SNDE_TABLE3_DCDC,
         ),
         Row(
             "dcdc",
             "snde-table3-dcdc-seeds",
-            _frozen(trial_length=160.0, min=19.3, max=160.0, median=113.9, mean=110.49, std=45.6),
+            _SNDE_TABLE3_DCDC,
         ),
     ),
 )

@@ -158,21 +158,28 @@ def test_the_script_checks_and_refuses_a_missing_folder(tmp_path):
     ]
 
 
+_STABLE_TIMES = {"min": 150.0, "max": 200.0, "median": 190.0, "mean": 180.0, "std": 20.0}
+
+
+def _store_stable_time_runs(tmp_path, table, result):
+    """Every run of ``table``'s rows holds a stable_time.json with ``result``."""
+    for run in {row.run for row in table.rows}:
+        (tmp_path / run).mkdir()
+        (tmp_path / run / "stable_time.json").write_text(
+            json.dumps({"command": "python benchmarks/snde_stable_time.py", "results": [result]})
+        )
+
+
 def test_a_stable_time_row_reads_the_benchmark_file(tmp_path):
     from collocnode.reproduction.published import SNDE_TABLE3
 
-    stats = {"min": 150.0, "max": 200.0, "median": 190.0, "mean": 180.0, "std": 20.0}
-    model = {"stable_time": stats, "diverged": 1, "trials": 5}
+    model = {"stable_time": _STABLE_TIMES, "diverged": 1, "trials": 5}
     result = {
         "system": "two_body",
         "seeds": [{"seed": 3, "horizon_s": 200.0, "models": {"NODE": {"epochs": 300}}}],
         "summary": {"NODE": model, "SNODE": {**model, "diverged": 0}},
     }
-    for run in {row.run for row in SNDE_TABLE3.rows}:  # the rows' runs each hold the file
-        (tmp_path / run).mkdir()
-        (tmp_path / run / "stable_time.json").write_text(
-            json.dumps({"command": "python benchmarks/snde_stable_time.py", "results": [result]})
-        )
+    _store_stable_time_runs(tmp_path, SNDE_TABLE3, result)
     rows = {
         line.split("|")[1].strip(): [c.strip() for c in line.strip().strip("|").split("|")]
         for line in render_table(SNDE_TABLE3, tmp_path).splitlines()
@@ -194,17 +201,12 @@ def test_a_stable_time_row_reads_the_benchmark_file(tmp_path):
 def test_a_stable_time_row_of_the_node_alone_has_no_snode_column(tmp_path):
     from collocnode.reproduction.published import SNDE_TABLE3
 
-    stats = {"min": 150.0, "max": 200.0, "median": 190.0, "mean": 180.0, "std": 20.0}
     result = {
         "system": "two_body",
         "seeds": [{"seed": 0, "horizon_s": 200.0, "models": {"NODE": {"epochs": 1000}}}],
-        "summary": {"NODE": {"stable_time": stats, "diverged": 2, "trials": 5}},
+        "summary": {"NODE": {"stable_time": _STABLE_TIMES, "diverged": 2, "trials": 5}},
     }
-    for run in {row.run for row in SNDE_TABLE3.rows}:
-        (tmp_path / run).mkdir()
-        (tmp_path / run / "stable_time.json").write_text(
-            json.dumps({"command": "python benchmarks/snde_stable_time.py", "results": [result]})
-        )
+    _store_stable_time_runs(tmp_path, SNDE_TABLE3, result)
     (line,) = [
         line for line in render_table(SNDE_TABLE3, tmp_path).splitlines() if "| two_body" in line
     ]
