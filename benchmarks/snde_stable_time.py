@@ -35,7 +35,9 @@ The unit of work is one model of one system trained with one seed and rolled out
 trial; ``--jobs`` runs units in parallel processes (one per core: a unit's training and rollouts
 are serial), and with ``--out`` each unit is stored in ``DIR/units/`` as it finishes; the same
 command again resumes a stopped run from there (other settings into the same folder are
-refused).
+refused). ``--units-from`` takes the units of a stored ``stable_time.json`` into the store first:
+a run that adds a model to a stored one (``--models node,snode`` after ``--models node``) trains
+only the new model's units.
 """
 
 from __future__ import annotations
@@ -441,7 +443,7 @@ def parse_epochs(text: str, systems: tuple[str, ...]) -> tuple[tuple[str, int], 
     return tuple(pairs)
 
 
-def parse_args(argv: list[str] | None = None) -> tuple[Config, Path | None]:
+def parse_args(argv: list[str] | None = None) -> tuple[Config, Path | None, tuple[Path, ...]]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--systems", default=",".join(SYSTEMS))
     ap.add_argument("--trials", type=int, default=3, help="test rollouts per trained model")
@@ -468,7 +470,17 @@ def parse_args(argv: list[str] | None = None) -> tuple[Config, Path | None]:
         default=None,
         help="writes stable_time.json/.md here, each finished unit to units/",
     )
+    ap.add_argument(
+        "--units-from",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="JSON",
+        help="a stored stable_time.json whose units (made with this run's settings) are reused",
+    )
     a = ap.parse_args(argv)
+    if a.units_from and a.out is None:
+        ap.error("--units-from needs --out (its units are copied into OUT/units/)")
     systems = tuple(s.strip() for s in a.systems.split(",") if s.strip())
     bad = [s for s in systems if s not in SYSTEMS]
     if bad:
@@ -496,7 +508,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Config, Path | None]:
         budget_s=a.budget,
         models=models,
     )
-    return cfg, a.out
+    return cfg, a.out, tuple(a.units_from)
 
 
 def _run_unit(arg: tuple[str, Config, int, str]) -> dict[str, Any]:
@@ -516,6 +528,61 @@ def unit_settings(name: str, cfg: Config, seed: int, model: str) -> dict[str, An
 def unit_key(name: str, seed: int, model: str) -> str:
     """The name of a unit and of its file in the store."""
     return f"{name}-seed{seed}-{model}"
+
+
+def stored_config(config: dict[str, Any]) -> Config:
+    """The :class:`Config` of a stored run from its JSON ``config`` (lists back to tuples)."""
+    own = {f.name for f in fields(Config)}
+    if not isinstance(config, dict) or set(config) - own:
+        raise ValueError(f"not a stable-time run's config: {str(config)[:80]!r}")
+    values = dict(config)
+    for name in ("systems", "models"):
+        if name in values:
+            values[name] = tuple(values[name])
+    if "epochs" in values:
+        values["epochs"] = tuple((str(k), int(n)) for k, n in values["epochs"])
+    return Config(**values)
+
+
+def import_units(path: Path, cfg: Config, store: Path) -> list[str]:
+    """Write the units of the stored run ``path`` (a ``stable_time.json``) that this run lays out
+    into the unit ``store``, where they are reused as if this run had made them; a unit already
+    in the store is left alone. Raises :class:`~collocnode.tools.tasks.StoredTaskMismatch` when
+    a unit of this run is in the stored run with other settings. Returns the keys written."""
+    import json
+
+    from collocnode.tools.tasks import StoredTaskMismatch, Task, TaskStore
+
+    try:
+        stored = json.loads(Path(path).read_text())
+        stored_cfg = stored_config(stored["config"])
+        results = {r["system"]: r["seeds"] for r in stored["results"]}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(
+            f"--units-from {str(path)!r} is not a stored stable-time run: {exc}"
+        ) from None
+    model_of = {label: model for model, label in MODELS.items()}
+    store.mkdir(parents=True, exist_ok=True)
+    target, written = TaskStore(store), []
+    for name, entries in results.items():
+        for entry in entries:
+            for label, fit in entry["models"].items():
+                model, seed = model_of.get(label), entry["seed"]
+                if name not in cfg.systems or model not in cfg.models or seed >= cfg.seeds:
+                    continue  # not a unit of this run
+                key = unit_key(name, seed, model)
+                settings = unit_settings(name, stored_cfg, seed, model)
+                if settings != unit_settings(name, cfg, seed, model):
+                    raise StoredTaskMismatch(
+                        f"unit {key} of {str(path)!r} was made with other settings: "
+                        f"{settings} there, {unit_settings(name, cfg, seed, model)} here"
+                    )
+                if (store / f"{key}.json").exists():
+                    continue
+                unit = {"seed": seed, "horizon_s": entry["horizon_s"], "label": label, "fit": fit}
+                target.save(Task(key, None, settings), unit)
+                written.append(key)
+    return written
 
 
 def run_all(cfg: Config, store: Path | None = None) -> tuple[list[dict[str, Any]], list[str]]:
@@ -569,10 +636,12 @@ def write(
     wall_s: float,
     header: dict[str, Any],
     reused: Sequence[str] = (),
+    units_from: Sequence[Path] = (),
 ) -> None:
     """``stable_time.json`` (strict JSON: a non-finite number is null; ``header`` first, the
     run's :func:`collocnode.tools.machine.run_record`; ``wall_time_s`` covers this run, not
-    the units ``units_reused`` from the store) and ``stable_time.md``."""
+    the units ``units_reused`` from the store, some of them taken from the stored runs
+    ``units_from``) and ``stable_time.md``."""
     from collocnode.tools.io import write_json
 
     out.mkdir(parents=True, exist_ok=True)
@@ -581,6 +650,7 @@ def write(
         "config": asdict(cfg),
         "wall_time_s": wall_s,
         "units_reused": list(reused),
+        "units_from": [str(p) for p in units_from],
         "paper_table3": PAPER_TABLE3,
         "results": results,
     }
@@ -589,15 +659,20 @@ def write(
 
 
 def main(argv: list[str] | None = None) -> int:
-    cfg, out = parse_args(argv)
+    cfg, out, units_from = parse_args(argv)
     header = machine.run_record("benchmarks/snde_stable_time.py", argv)
+    for path in units_from:
+        taken = import_units(path, cfg, out / "units")
+        print(
+            f"{len(taken)} unit(s) taken from {path}" + (f": {', '.join(taken)}" if taken else "")
+        )
     start = time.perf_counter()
     results, reused = run_all(cfg, store=None if out is None else out / "units")
     wall = time.perf_counter() - start
     print(markdown(results, cfg))
     print(f"wall time {wall:.0f} s" + (f" ({', '.join(reused)} reused)" if reused else ""))
     if out is not None:
-        write(results, cfg, out, wall, header, reused)
+        write(results, cfg, out, wall, header, reused, units_from)
     return 0
 
 

@@ -156,6 +156,36 @@ def test_a_rerun_reuses_the_stored_units_and_refuses_other_settings(tmp_path, ca
         st.main([*args.replace("--trials 1", "--trials 2").split(), "--out", str(tmp_path)])
 
 
+def test_a_run_that_adds_a_model_reuses_a_stored_runs_units_and_refuses_other_settings(
+    tmp_path, capsys
+):
+    pytest.importorskip("torchdiffeq")
+    from collocnode.tools.tasks import StoredTaskMismatch
+
+    args = "--systems rigid_body --trials 1 --epochs 1 --batch-size 512 --n-train 2 --horizon 1"
+    node_only = tmp_path / "node"
+    assert st.main([*args.split(), "--models", "node", "--out", str(node_only)]) == 0
+    stored = node_only / "stable_time.json"
+    node = json.loads(stored.read_text())["results"][0]["seeds"][0]["models"]["NODE"]
+    capsys.readouterr()
+    pair = tmp_path / "pair"
+    assert st.main([*args.split(), "--out", str(pair), "--units-from", str(stored)]) == 0
+    trained = capsys.readouterr().out
+    assert "1 unit(s) taken from" in trained and "rigid_body-seed0-node" in trained
+    assert "[rigid_body seed 0] SNODE" in trained and "[rigid_body seed 0] NODE" not in trained
+    data = json.loads((pair / "stable_time.json").read_text())
+    assert data["results"][0]["seeds"][0]["models"]["NODE"] == node
+    assert data["units_reused"] == ["rigid_body-seed0-node"]
+    assert data["units_from"] == [str(stored)]
+    # a unit of this run made with other settings is refused, named
+    with pytest.raises(StoredTaskMismatch, match="rigid_body-seed0-node"):
+        st.import_units(stored, st.replace(st.parse_args(args.split())[0], trials=2), tmp_path)
+    with pytest.raises(SystemExit):
+        st.parse_args(["--units-from", str(stored)])  # nowhere to copy the units to
+    with pytest.raises(ValueError, match="not a stored stable-time run"):
+        st.import_units(pair / "stable_time.md", st.Config(), tmp_path / "units")
+
+
 def test_a_stored_units_null_counts_as_the_non_finite_value_it_stood_for():
     def result(end):
         trial = {"stable_time": 50.0, "time_to_error_1": 5.0, "error_end": end}
@@ -179,7 +209,7 @@ def test_models_option():
     assert st.parse_models(" TPO, anode,tpo ") == ("tpo", "anode")
     with pytest.raises(ValueError, match="unknown or no model"):
         st.parse_models("node,lnn")
-    cfg, _ = st.parse_args(["--models", "anode,sanode,tpo"])
+    cfg, *_ = st.parse_args(["--models", "anode,sanode,tpo"])
     assert cfg.models == ("anode", "sanode", "tpo") and cfg.labels == ("ANODE", "SANODE", "TPO")
     with pytest.raises(SystemExit):
         st.parse_args(["--models", "lnn"])
