@@ -13,6 +13,9 @@ divergence, if it diverges):
   right-hand side is ``u' = f_θ − γ G⁺ (g − g0)`` (SNDE eq. 12), so ``f_θ = u' + γ G⁺ (g − g0)``,
 * ``G f_θ / γ``, the drift at which the stabilization balances that component (``d(g − g0)/dt
   = G f_θ − γ (g − g0)``),
+* the norm of the augmented states ``|a|`` (they start at 0 and are fitted to 0 over the 3-step
+  training chunks, each of which starts them at 0 again) and ``G f_θ`` at the same real state
+  with ``a = 0``: what of the component across comes from ``a`` leaving 0,
 * the kinetic energy ``H = Σ u_i² / (2 I_i)`` of the rollout and of the truth,
 
 and, at the end of each rollout, the state and the speed ``|u'|``.
@@ -47,6 +50,8 @@ def along(trainer: Any, system: Any, t: np.ndarray, truth: np.ndarray) -> dict[s
     kinetic energy of the rollout and of the truth; each ``(n,)`` but ``x``, ``dx``
     ``(n, n_states)``. A rollout that diverges is cut before the sample where it did:
     ``n`` is then smaller than ``t.size``, and ``diverged_at`` (else None) is that time [s]."""
+    import torch
+
     from collocnode.compare import DivergenceError
     from collocnode.compare.methods.snde import constraint_functions, stabilization
 
@@ -62,12 +67,22 @@ def along(trainer: Any, system: Any, t: np.ndarray, truth: np.ndarray) -> dict[s
     refs = np.broadcast_to(ref, (t.size, ref.shape[1]))
     gamma = trainer.options.gamma
     field = dx + gamma * stabilization(funcs, x, t, refs, trainer.options.stabilizer)
+    augmented = trainer.augmented_states(t, truth[0])
+    # the learned field at the same real states with the augmented ones at their start, 0: the
+    # rigid body has no inputs or parameters, and its model state is the whole state
+    with torch.no_grad():
+        za = torch.as_tensor(np.hstack([x, np.zeros_like(augmented)]), dtype=trainer.dtype)
+        empty = torch.zeros((t.size, 0), dtype=trainer.dtype)
+        at_zero = trainer.field(za, empty, torch.zeros(0, dtype=trainer.dtype)).numpy()
+    jacobian = funcs[1](x, t)
     inertia = system.inertia
     return {
         "x": x,
         "dx": dx,
+        "augmented": np.linalg.norm(augmented, axis=1),
         "drift": (funcs[0](x, t) - refs)[:, 0],
-        "G_f": np.einsum("kmn,kn->km", funcs[1](x, t), field)[:, 0],
+        "G_f": np.einsum("kmn,kn->km", jacobian, field)[:, 0],
+        "G_f_at_a0": np.einsum("kmn,kn->km", jacobian, at_zero[:, : x.shape[1]])[:, 0],
         "energy": 0.5 * (x * x / inertia).sum(axis=1),
         "energy_true": 0.5 * (truth * truth / inertia).sum(axis=1),
         "diverged_at": diverged_at,
@@ -89,6 +104,8 @@ def analyse(trainer: Any, system: Any, t: np.ndarray, truth: np.ndarray) -> dict
                 "drift": float(a["drift"][k]),
                 "G_f": float(a["G_f"][k]),
                 "G_f_over_gamma": float(a["G_f"][k] / gamma),
+                "G_f_at_a0": float(a["G_f_at_a0"][k]),
+                "augmented": float(a["augmented"][k]),
                 "energy": float(a["energy"][k]),
                 "energy_true": float(a["energy_true"][k]),
             }
@@ -157,10 +174,11 @@ def main(argv: list[str] | None = None) -> int:
             f"speed {trial['speed_end']:.2g}"
             + ("" if cut is None else f" (diverged at {cut:.1f} s)")
         )
-        print("  t [s]   g - g0     G f_θ    G f_θ / γ   H       H (truth)")
+        print("  t [s]   g - g0     G f_θ    G f_θ / γ  G f_θ(a=0)  |a|      H       H (truth)")
         for r in trial["times"]:
             print(
                 f"  {r['t']:5.0f}  {r['drift']:9.3g}  {r['G_f']:8.3g}  {r['G_f_over_gamma']:9.3g}"
+                f"  {r['G_f_at_a0']:9.3g}  {r['augmented']:8.3g}"
                 f"  {r['energy']:6.3f}  {r['energy_true']:6.3f}"
             )
     if args.json is not None:

@@ -9,7 +9,7 @@ from load_benchmark import load_benchmark
 
 from collocnode import problems
 
-pytest.importorskip("torch")
+torch = pytest.importorskip("torch")
 pytest.importorskip("torchdiffeq")
 sanode_drift = load_benchmark("sanode_drift")
 
@@ -35,6 +35,10 @@ def test_the_drift_obeys_the_balance_it_reports():
     np.testing.assert_allclose(rate, implied, atol=0.05 * np.abs(implied).max() + 1e-9)
     assert a["drift"][0] == 0.0
     np.testing.assert_allclose(a["energy_true"], a["energy_true"][0], rtol=1e-6)
+    # the augmented states start at 0, where the field with a = 0 is the field itself
+    assert a["augmented"][0] == 0.0 and a["augmented"][-1] > 0.0
+    assert a["G_f_at_a0"][0] == pytest.approx(a["G_f"][0], rel=1e-12, abs=1e-15)
+    assert not np.allclose(a["G_f_at_a0"], a["G_f"])  # elsewhere a moves the field
 
 
 def test_a_rollout_that_diverges_is_reported_up_to_its_divergence():
@@ -47,12 +51,20 @@ def test_a_rollout_that_diverges_is_reported_up_to_its_divergence():
 
     class Diverging:  # a SANODE whose rollout leaves the finite range at sample 8
         def __init__(self) -> None:
-            self.options = options
+            self.options, self.dtype = options, torch.float64
 
         def predict_with_derivatives(self, tt, x0):
             if tt.size > 8:
                 raise DivergenceError(8, tt[8], truth[:8], "blow-up")
             return truth[: tt.size], np.gradient(truth[: tt.size], tt, axis=0)
+
+        def augmented_states(self, tt, x0):
+            if tt.size > 8:
+                raise DivergenceError(8, tt[8], truth[:8], "blow-up")
+            return np.zeros((tt.size, 2))
+
+        def field(self, z, u, mu):
+            return torch.zeros_like(z)
 
     a = sanode_drift.along(Diverging(), system, t, truth)
     assert a["diverged_at"] == t[8] and len(a["drift"]) == len(a["energy_true"]) == 8

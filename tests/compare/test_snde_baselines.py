@@ -119,11 +119,12 @@ def test_augmented_states_start_at_zero_and_are_dropped(problem, n_net_out, monk
     x = trainer.predict(t, x0)
     assert x.shape == (t.size, n) and np.all(np.isfinite(x))
     sig, mu = trainer._inputs(t, None), trainer._mu(None)
+    a = trainer.augmented_states(t, x0)
+    assert a.shape == (t.size, 3)
+    np.testing.assert_array_equal(a[0], 0.0)
+    assert np.any(a[-1] != 0.0)  # the network drives them
     za = trainer._rollout_model(t, x0, sig, mu, x0, keep_augmented=True)
-    assert za.shape == (t.size, n + 3)
-    np.testing.assert_array_equal(za[0, n:], 0.0)
-    assert np.any(za[-1, n:] != 0.0)  # the network drives them
-    np.testing.assert_array_equal(za[:, :n], x)
+    np.testing.assert_array_equal(za, np.hstack([x, a]))
     # the derivative of the real state along the rollout
     x2, dx = trainer.predict_with_derivatives(t, x0)
     np.testing.assert_array_equal(x2, x)

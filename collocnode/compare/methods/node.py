@@ -382,3 +382,19 @@ class NODE(FieldTrainer):
         with torch.no_grad():
             dz = self._rhs_batch(self._tensor(np.zeros(())), self._tensor(za), ctx)
         return x, self._expand_derivative(dz[:, : lay.n_model].cpu().numpy())
+
+    def augmented_states(
+        self,
+        t: np.ndarray,
+        x0: np.ndarray,
+        u: Any = None,
+        *,
+        params: Mapping[str, float] | None = None,
+    ) -> np.ndarray:
+        """The augmented states ``(n, augment)`` of the rollout from ``x0`` over ``t`` (an
+        ANODE's; they start at 0 and are not part of the system's state). Raises
+        DivergenceError as :meth:`predict` does."""
+        t, x0 = self._check_predict_args(t, x0)
+        sig, lay = self._inputs(t, u), self.layout
+        za = self._rollout_model(t, lay.reduce(x0), sig, self._mu(params), x0, keep_augmented=True)
+        return za[:, lay.n_model :]
