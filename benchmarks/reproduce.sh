@@ -399,6 +399,13 @@ run snde-sanode-drift python benchmarks/sanode_drift.py \
   --json "$out/snde-sanode-drift/sanode_drift.json"
 run snde-sanode-drift-augmented-loss python benchmarks/sanode_drift.py --augmented-loss \
   --json "$out/snde-sanode-drift-augmented-loss/sanode_drift.json"
+# ... and for the SANODEs of seeds 1 and 2, which leave the sphere in about half their trials
+# (16-34 min each on one core of a 2-core AMD EPYC beside other runs: 500 epochs, then three
+# 400 s rollouts)
+run snde-sanode-drift-augmented-loss-seed1 python benchmarks/sanode_drift.py --seed 1 \
+  --augmented-loss --json "$out/snde-sanode-drift-augmented-loss-seed1/sanode_drift.json"
+run snde-sanode-drift-augmented-loss-seed2 python benchmarks/sanode_drift.py --seed 2 \
+  --augmented-loss --json "$out/snde-sanode-drift-augmented-loss-seed2/sanode_drift.json"
 # SNDE Table 3 at the paper's protocol: one chunk per update (batch size 1), 1000 epochs on every
 # system, 100 test trials, three model pairs; dopri5 where the paper has Tsit5 (torchdiffeq has
 # no Tsit5). docs/results.md estimates its cost
