@@ -572,10 +572,11 @@ def import_units(path: Path, cfg: Config, store: Path) -> list[str]:
                     continue  # not a unit of this run
                 key = unit_key(name, seed, model)
                 settings = unit_settings(name, stored_cfg, seed, model)
-                if settings != unit_settings(name, cfg, seed, model):
+                current = unit_settings(name, cfg, seed, model)
+                if settings != current:
                     raise StoredTaskMismatch(
                         f"unit {key} of {str(path)!r} was made with other settings: "
-                        f"{settings} there, {unit_settings(name, cfg, seed, model)} here"
+                        f"{settings} there, {current} here"
                     )
                 if (store / f"{key}.json").exists():
                     continue
