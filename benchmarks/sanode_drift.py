@@ -49,7 +49,8 @@ def along(trainer: Any, system: Any, t: np.ndarray, truth: np.ndarray) -> dict[s
     drift ``g − g0`` of the first constraint, ``G f_θ`` of the module docstring, and the
     kinetic energy of the rollout and of the truth; each ``(n,)`` but ``x``, ``dx``
     ``(n, n_states)``. A rollout that diverges is cut before the sample where it did:
-    ``n`` is then smaller than ``t.size``, and ``diverged_at`` (else None) is that time [s]."""
+    ``n`` is then smaller than ``t.size`` (1 for a divergence at the first step), and
+    ``diverged_at`` (else None) is the earliest time [s] a rollout diverged at."""
     import torch
 
     from collocnode.compare import DivergenceError
@@ -57,12 +58,19 @@ def along(trainer: Any, system: Any, t: np.ndarray, truth: np.ndarray) -> dict[s
 
     funcs = constraint_functions(system)
     diverged_at = None
-    try:
-        x, dx = trainer.predict_with_derivatives(t, truth[0])
-    except DivergenceError as exc:
-        diverged_at = exc.t
-        t, truth = t[: exc.step], truth[: exc.step]
-        x, dx = trainer.predict_with_derivatives(t, truth[0])
+    while True:
+        try:
+            x, dx = trainer.predict_with_derivatives(t, truth[0])
+            break
+        except DivergenceError as exc:
+            if t.size == 1:
+                raise
+            # an adaptive solver's rollout over the shorter grid takes other steps and may
+            # diverge earlier: cut again (each cut is shorter, and the first sample, the
+            # finite initial state, always stays)
+            diverged_at = exc.t if diverged_at is None else min(diverged_at, exc.t)
+            keep = max(1, min(exc.step, t.size - 1))
+            t, truth = t[:keep], truth[:keep]
     ref = funcs[0](truth[:1], t[:1])  # (1, n_constraints): the constraints at the start
     refs = np.broadcast_to(ref, (t.size, ref.shape[1]))
     gamma = trainer.options.gamma

@@ -71,3 +71,37 @@ def test_a_rollout_that_diverges_is_reported_up_to_its_divergence():
     np.testing.assert_allclose(a["drift"], 0.0, atol=1e-9)  # the truth keeps its Casimir
     report = sanode_drift.analyse(Diverging(), system, t, truth)
     assert report["diverged_at"] == t[8] and report["times"][-1]["t"] <= t[7]
+
+
+@pytest.mark.parametrize("steps", [(1,), (12, 5), (9, 1)], ids=["first", "earlier", "to-first"])
+def test_a_rollout_is_cut_until_it_no_longer_diverges(steps):
+    """A divergence at the first step leaves the initial state alone; an adaptive solver's
+    rollout over the cut grid may diverge earlier still, and is cut again."""
+    from collocnode.compare import DivergenceError, make_trainer
+
+    system = problems.get("rigid_body")
+    t = system.time_grid(21)
+    truth = system.simulate(t, system.sample_x0(np.random.default_rng(2))).x
+    options = make_trainer("sanode", problem="rigid_body").options
+    queue = list(steps)  # where each successive rollout diverges
+
+    class Diverging:
+        def __init__(self) -> None:
+            self.options, self.dtype = options, torch.float64
+
+        def predict_with_derivatives(self, tt, x0):
+            if queue and tt.size > queue[0]:
+                k = queue.pop(0)
+                raise DivergenceError(k, tt[k], truth[:k], "blow-up")
+            return truth[: tt.size], np.zeros_like(truth[: tt.size])
+
+        def augmented_states(self, tt, x0):
+            return np.zeros((tt.size, 2))
+
+        def field(self, z, u, mu):
+            return torch.zeros_like(z)
+
+    a = sanode_drift.along(Diverging(), system, t, truth)
+    assert len(a["x"]) == len(a["drift"]) == steps[-1] and not queue
+    assert a["diverged_at"] == t[min(steps)]
+    np.testing.assert_array_equal(a["x"][0], truth[0])
