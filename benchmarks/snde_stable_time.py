@@ -33,11 +33,12 @@ per method); ``--seeds`` trains several model pairs and pools their trials.
 
 The unit of work is one model of one system trained with one seed and rolled out over every
 trial; ``--jobs`` runs units in parallel processes (one per core: a unit's training and rollouts
-are serial), and with ``--out`` each unit is stored in ``DIR/units/`` as it finishes; the same
-command again resumes a stopped run from there (other settings into the same folder are
-refused). ``--units-from`` takes the units of a stored ``stable_time.json`` into the store first:
-a run that adds a model to a stored one (``--models node,snode`` after ``--models node``) trains
-only the new model's units.
+are serial), and with ``--out`` each unit is stored in ``DIR/units/`` as it finishes, its
+trained weights already before its rollouts (``<unit>.trained.npz``); the same command again
+resumes a stopped run from there, without training again a unit stopped in its rollouts (other
+settings into the same folder are refused). ``--units-from`` takes the units of a stored
+``stable_time.json`` into the store first: a run that adds a model to a stored one (``--models
+node,snode`` after ``--models node``) trains only the new model's units.
 """
 
 from __future__ import annotations
@@ -287,10 +288,21 @@ def evaluate(trainer: Any, system: Any, t: np.ndarray, truths: list[np.ndarray],
     return rows
 
 
-def run_unit(name: str, cfg: Config, seed: int, model: str, log: Any = print) -> dict[str, Any]:
+def run_unit(
+    name: str,
+    cfg: Config,
+    seed: int,
+    model: str,
+    log: Any = print,
+    checkpoints: Path | None = None,
+) -> dict[str, Any]:
     """Train ``model`` (a key of :data:`MODELS`) on one system with one seed and evaluate every
     trial: the unit of work ``--jobs`` spreads over processes. Each trainer seeds itself at
-    ``fit``, so a unit computes what it would beside the system's other models in one process."""
+    ``fit``, so a unit computes what it would beside the system's other models in one process.
+
+    With ``checkpoints`` (a folder) the trained weights are stored there before the rollouts
+    (:func:`save_trained`), and a unit whose weights are there is not trained again: a unit
+    stopped during its rollouts (an hour for the DC-DC converter) keeps its training."""
     import torch
 
     from collocnode import problems
@@ -302,9 +314,27 @@ def run_unit(name: str, cfg: Config, seed: int, model: str, log: Any = print) ->
     t, truths = test_trials(system, cfg.trials, cfg.horizon, np.random.default_rng([seed, 1]))
     label = MODELS[model]
     trainer = make_models(name, replace(cfg, models=(model,)), seed)[label]
-    fit = trainer.fit(system, data, budget_s=cfg.budget_s)
+    settings = unit_settings(name, cfg, seed, model)
+    key = unit_key(name, seed, model)
     tag = f"[{name} seed {seed}] {label}"
-    log(f"{tag}: {fit.status}, {fit.message}, {fit.train_time_s:.0f} s")
+    fit = (
+        None
+        if checkpoints is None
+        else load_trained(trainer, system, data, checkpoints, key, settings)
+    )
+    if fit is None:
+        result = trainer.fit(system, data, budget_s=cfg.budget_s)
+        fit = {
+            "status": result.status.value,
+            "epochs": result.epochs,
+            "best_loss": result.best_loss,
+            "train_time_s": result.train_time_s,
+        }
+        if checkpoints is not None:
+            save_trained(trainer, checkpoints, key, settings, fit)
+        log(f"{tag}: {fit['status']}, {result.message}, {fit['train_time_s']:.0f} s")
+    else:
+        log(f"{tag}: weights trained earlier ({fit['status']}, {fit['epochs']} epochs)")
     trials = evaluate(trainer, system, t, truths, cfg.e_stab)
     log(f"{tag} stable times: " + ", ".join(f"{r['stable_time']:.1f}" for r in trials))
     return {
@@ -312,16 +342,84 @@ def run_unit(name: str, cfg: Config, seed: int, model: str, log: Any = print) ->
         "horizon_s": float(t[-1] - t[0]),
         "label": label,
         "fit": {
-            "status": fit.status,
-            "epochs": fit.epochs,
-            "best_loss": fit.best_loss,
-            "train_time_s": fit.train_time_s,
+            **fit,
             # the machine of this unit: a resumed run's units may come from other machines
             "machine": machine.describe(),
             "options": asdict(trainer.options),
             "trials": trials,
         },
     }
+
+
+def save_trained(
+    trainer: Any, folder: Path, key: str, settings: dict[str, Any], fit: dict[str, Any]
+) -> None:
+    """Store a unit's trained weights: ``<key>.trained.npz`` (the trainer's module state dicts
+    as arrays named ``<module index>/<name>``; data, no pickles) and ``<key>.trained.json``
+    (the unit's settings and its fit record), written last: it marks the weights complete."""
+    from collocnode.tools.io import write_json, write_npz
+
+    arrays = {
+        f"{k}/{name}": value.detach().cpu().numpy()
+        for k, module in enumerate(trainer.modules())
+        for name, value in module.state_dict().items()
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    write_npz(folder / f"{key}.trained.npz", arrays)
+    write_json(folder / f"{key}.trained.json", {"settings": settings, "fit": fit})
+
+
+def load_trained(
+    trainer: Any,
+    system: Any,
+    data: list[Any],
+    folder: Path,
+    key: str,
+    settings: dict[str, Any],
+) -> dict[str, Any] | None:
+    """The fit record of the weights :func:`save_trained` stored for unit ``key``, loaded into
+    ``trainer``; None when none are stored. The trainer is first fitted for one epoch on the
+    unit's ``data`` (its setup from the data — state layout, inputs, normalisation — is the
+    trained one's), then its modules take the stored weights. Raises
+    :class:`~collocnode.tools.tasks.StoredTaskMismatch` for weights trained with other settings
+    and ValueError for damaged files."""
+    import json
+
+    import torch
+
+    from collocnode.tools.io import jsonable
+    from collocnode.tools.tasks import StoredTaskMismatch
+
+    marker = folder / f"{key}.trained.json"
+    if not marker.is_file():
+        return None
+    try:
+        record = json.loads(marker.read_text())
+        stored, fit = record["settings"], dict(record["fit"])
+        with np.load(folder / f"{key}.trained.npz", allow_pickle=False) as npz:
+            arrays = {name: npz[name] for name in npz.files}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"stored weights {str(marker)!r} cannot be read: {exc}") from None
+    if stored != jsonable(settings):
+        raise StoredTaskMismatch(
+            f"stored weights {str(marker)!r} were trained with other settings: {stored} there, "
+            f"{jsonable(settings)} here"
+        )
+    trainer.fit(system, data, callback=lambda progress: True)  # one epoch: the setup
+    for k, module in enumerate(trainer.modules()):
+        prefix = f"{k}/"
+        state = {
+            name[len(prefix) :]: torch.from_numpy(value)
+            for name, value in arrays.items()
+            if name.startswith(prefix)
+        }
+        try:
+            module.load_state_dict(state, strict=True)
+        except RuntimeError as exc:
+            raise ValueError(
+                f"stored weights {str(marker)!r} do not fit the model: {exc}"
+            ) from None
+    return fit
 
 
 def seed_entry(units: list[dict[str, Any]]) -> dict[str, Any]:
@@ -511,10 +609,14 @@ def parse_args(argv: list[str] | None = None) -> tuple[Config, Path | None, tupl
     return cfg, a.out, tuple(a.units_from)
 
 
-def _run_unit(arg: tuple[str, Config, int, str]) -> dict[str, Any]:
+def _run_unit(arg: tuple[str, Config, int, str, Path | None]) -> dict[str, Any]:
     """One (system, seed, model) unit in a task worker, logging as it goes."""
-    name, cfg, seed, model = arg
-    return run_unit(name, cfg, seed, model, log=lambda msg: print(msg, flush=True))
+    name, cfg, seed, model, checkpoints = arg
+    return run_unit(name, cfg, seed, model, log=_print_now, checkpoints=checkpoints)
+
+
+def _print_now(message: str) -> None:
+    print(message, flush=True)
 
 
 def unit_settings(name: str, cfg: Config, seed: int, model: str) -> dict[str, Any]:
@@ -607,7 +709,7 @@ def run_all(cfg: Config, store: Path | None = None) -> tuple[list[dict[str, Any]
     tasks = [
         Task(
             unit_key(name, seed, model),
-            (name, cfg, seed, model),
+            (name, cfg, seed, model, store),
             settings=unit_settings(name, cfg, seed, model),
         )
         for name, seed, model in layout

@@ -297,3 +297,51 @@ def test_a_unit_of_one_model_trains_what_it_would_after_the_systems_other_model(
     after = pair["SNODE"].fit(system, data)
     assert alone["best_loss"] == after.best_loss
     assert alone["epochs"] == after.epochs == 2
+
+
+@pytest.mark.parametrize("model", ["snode", "sanode"])
+def test_a_unit_stopped_in_its_rollouts_keeps_its_training(tmp_path, monkeypatch, model):
+    """The trained weights are stored before the rollouts: a unit stopped there is not trained
+    again, and its rollouts from the stored weights are the ones it would have made."""
+    pytest.importorskip("torchdiffeq")
+    from collocnode.tools.tasks import StoredTaskMismatch
+
+    cfg = st.Config(systems=("rigid_body",), trials=2, epochs=(("rigid_body", 3),), n_train=2)
+    cfg = st.replace(cfg, batch_size=512, horizon=1.0)
+    whole = st.run_unit("rigid_body", cfg, 0, model, log=lambda _: None)["fit"]
+
+    evaluate = st.evaluate
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt  # the unit is stopped once trained
+
+    monkeypatch.setattr(st, "evaluate", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        st.run_unit("rigid_body", cfg, 0, model, log=lambda _: None, checkpoints=tmp_path)
+    key = st.unit_key("rigid_body", 0, model)
+    assert (tmp_path / f"{key}.trained.json").exists()
+    monkeypatch.setattr(st, "evaluate", evaluate)
+    lines: list[str] = []
+    resumed = st.run_unit("rigid_body", cfg, 0, model, log=lines.append, checkpoints=tmp_path)
+    assert "weights trained earlier (success, 3 epochs)" in lines[0]
+    resumed = resumed["fit"]
+    assert [resumed[k] for k in ("status", "epochs", "best_loss")] == [
+        whole[k] for k in ("status", "epochs", "best_loss")
+    ]
+    stored = json.loads((tmp_path / f"{key}.trained.json").read_text())["fit"]
+    assert resumed["train_time_s"] == stored["train_time_s"]  # the training's, not the setup's
+
+    def outcome(trials):  # all but the rollouts' wall times
+        return [{k: v for k, v in r.items() if k != "predict_time_s"} for r in trials]
+
+    assert outcome(resumed["trials"]) == outcome(whole["trials"])
+    # weights trained with other settings are refused, not rolled out
+    with pytest.raises(StoredTaskMismatch, match="other settings"):
+        st.run_unit(
+            "rigid_body",
+            st.replace(cfg, trials=1),
+            0,
+            model,
+            log=lambda _: None,
+            checkpoints=tmp_path,
+        )
