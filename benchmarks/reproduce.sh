@@ -368,19 +368,19 @@ run snde-table3-rigid_body-seeds python benchmarks/snde_stable_time.py --systems
 run snde-table3-dcdc-seeds python benchmarks/snde_stable_time.py --systems dcdc --trials 20 \
   --seeds 3 --epochs dcdc=100 --batch-size 64 --budget 1800 --jobs 2 --threads 1 \
   --out "$out/snde-table3-dcdc-seeds"
-# ... and the DC-DC row's NODE at the paper's 1000 epochs (Table 3 is its stable time; 56-73 min
-# per seed on one core for the 1000 epochs and 20 rollouts)
-run snde-table3-dcdc-1000 python benchmarks/snde_stable_time.py --systems dcdc --models node \
-  --trials 20 --seeds 3 --epochs dcdc=1000 --batch-size 64 --budget 3600 --jobs 2 --threads 1 \
-  --out "$out/snde-table3-dcdc-1000"
-# ... and its SNODE at 1000 epochs, a unit per core and nothing else running: on a 2-core AMD
-# EPYC two units at once took 2974-2979 s of the 3600 s budget and 59.5 min more for their 20
-# rollouts each; beside two other runs a unit stopped at 893-987 epochs. Once stored,
-# `--models node,snode --units-from` this run's and the NODE run's stable_time.json gives the
-# row both columns without training.
+# ... and the DC-DC row at the paper's 1000 epochs. Its SNODE first, a unit per core and nothing
+# else running: on a 2-core AMD EPYC two units at once took 2974-2979 s of the 3600 s budget and
+# 59.5 min more for their 20 rollouts each; beside two other runs a unit stopped at 893-987
+# epochs.
 run snde-table3-dcdc-1000-snode python benchmarks/snde_stable_time.py --systems dcdc \
   --models snode --trials 20 --seeds 3 --epochs dcdc=1000 --batch-size 64 --budget 3600 \
   --jobs 2 --threads 1 --out "$out/snde-table3-dcdc-1000-snode"
+# Then its NODE (Table 3 is the NODE's stable time; 56-73 min per seed on one core for the 1000
+# epochs and 20 rollouts), the SNODE's units taken from the run above: the row has both columns
+run snde-table3-dcdc-1000 python benchmarks/snde_stable_time.py --systems dcdc \
+  --models node,snode --trials 20 --seeds 3 --epochs dcdc=1000 --batch-size 64 --budget 3600 \
+  --jobs 2 --threads 1 --out "$out/snde-table3-dcdc-1000" \
+  --units-from "$out/snde-table3-dcdc-1000-snode/stable_time.json"
 # SNDE Fig. 2 and 8 on the rigid body: the NODE, ANODE, SNODE, SANODE and tangent projection on
 # the same data (Table 4's settings), 500 epochs at 64 chunks per update, 10 trials of 400 s
 run snde-baselines-rigid_body python benchmarks/snde_stable_time.py --systems rigid_body \
