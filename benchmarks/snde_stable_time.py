@@ -34,7 +34,7 @@ per method); ``--seeds`` trains several model pairs and pools their trials.
 The unit of work is one model of one system trained with one seed and rolled out over every
 trial; ``--jobs`` runs units in parallel processes (one per core: a unit's training and rollouts
 are serial), and with ``--out`` each unit is stored in ``DIR/units/`` as it finishes, its
-trained weights already before its rollouts (``<unit>.trained.npz``); the same command again
+trained weights already before its rollouts (``<unit>.trained``); the same command again
 resumes a stopped run from there, without training again a unit stopped in its rollouts (other
 settings into the same folder are refused). ``--units-from`` takes the units of a stored
 ``stable_time.json`` into the store first: a run that adds a model to a stored one (``--models
@@ -351,13 +351,20 @@ def run_unit(
     }
 
 
+def _trained_task(key: str, settings: dict[str, Any]) -> Any:
+    """The task under which a unit's trained weights are kept in the unit store."""
+    from collocnode.tools.tasks import Task
+
+    return Task(f"{key}.trained", None, settings)
+
+
 def save_trained(
     trainer: Any, folder: Path, key: str, settings: dict[str, Any], fit: dict[str, Any]
 ) -> None:
-    """Store a unit's trained weights: ``<key>.trained.npz`` (the trainer's module state dicts
-    as arrays named ``<module index>/<name>``; data, no pickles) and ``<key>.trained.json``
-    (the unit's settings and its fit record), written last: it marks the weights complete."""
-    from collocnode.tools.io import write_json, write_npz
+    """Store a unit's trained weights in the task store ``folder`` as ``<key>.trained``: the
+    trainer's module state dicts as arrays named ``<module index>/<name>`` (``.npz``, data, no
+    pickles) beside the unit's settings and fit record (``.json``, written last)."""
+    from collocnode.tools.tasks import TaskStore
 
     arrays = {
         f"{k}/{name}": value.detach().cpu().numpy()
@@ -365,8 +372,7 @@ def save_trained(
         for name, value in module.state_dict().items()
     }
     folder.mkdir(parents=True, exist_ok=True)
-    write_npz(folder / f"{key}.trained.npz", arrays)
-    write_json(folder / f"{key}.trained.json", {"settings": settings, "fit": fit})
+    TaskStore(folder).save(_trained_task(key, settings), {"fit": fit, **arrays})
 
 
 def load_trained(
@@ -383,42 +389,26 @@ def load_trained(
     trained one's), then its modules take the stored weights. Raises
     :class:`~collocnode.tools.tasks.StoredTaskMismatch` for weights trained with other settings
     and ValueError for damaged files."""
-    import json
-
     import torch
 
-    from collocnode.tools.io import jsonable
-    from collocnode.tools.tasks import StoredTaskMismatch
+    from collocnode.tools.tasks import TaskStore
 
-    marker = folder / f"{key}.trained.json"
-    if not marker.is_file():
+    stored = TaskStore(folder).load(_trained_task(key, settings))
+    if stored is None:
         return None
-    try:
-        record = json.loads(marker.read_text())
-        stored, fit = record["settings"], dict(record["fit"])
-        with np.load(folder / f"{key}.trained.npz", allow_pickle=False) as npz:
-            arrays = {name: npz[name] for name in npz.files}
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"stored weights {str(marker)!r} cannot be read: {exc}") from None
-    if stored != jsonable(settings):
-        raise StoredTaskMismatch(
-            f"stored weights {str(marker)!r} were trained with other settings: {stored} there, "
-            f"{jsonable(settings)} here"
-        )
+    fit = stored.pop("fit")
     trainer.fit(system, data, callback=lambda progress: True)  # one epoch: the setup
     for k, module in enumerate(trainer.modules()):
         prefix = f"{k}/"
         state = {
             name[len(prefix) :]: torch.from_numpy(value)
-            for name, value in arrays.items()
+            for name, value in stored.items()
             if name.startswith(prefix)
         }
         try:
             module.load_state_dict(state, strict=True)
         except RuntimeError as exc:
-            raise ValueError(
-                f"stored weights {str(marker)!r} do not fit the model: {exc}"
-            ) from None
+            raise ValueError(f"stored weights of unit {key} do not fit the model: {exc}") from None
     return fit
 
 

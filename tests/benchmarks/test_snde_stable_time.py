@@ -328,7 +328,7 @@ def test_a_unit_stopped_in_its_rollouts_keeps_its_training(tmp_path, monkeypatch
     assert [resumed[k] for k in ("status", "epochs", "best_loss")] == [
         whole[k] for k in ("status", "epochs", "best_loss")
     ]
-    stored = json.loads((tmp_path / f"{key}.trained.json").read_text())["fit"]
+    stored = json.loads((tmp_path / f"{key}.trained.json").read_text())["result"]["fit"]
     assert resumed["train_time_s"] == stored["train_time_s"]  # the training's, not the setup's
 
     def outcome(trials):  # all but the rollouts' wall times
