@@ -1,0 +1,209 @@
+"""A PEtab problem imported: its parameters, its PEtab-way objective, its collocation fit."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._numeric import NumericModel
+from ._sbml import SbmlError, ode_from_document
+from ._simulate import Simulation, SimulationFailed, Simulator
+from ._tables import PetabError, ResolvedProblem, file_names, resolve
+
+
+def import_petab(path: str | Path) -> PetabProblem:
+    """Read the PEtab (v1) problem whose YAML file is ``path``.
+
+    The tables are read and linted by ``petab``; the SBML model is read by ``python-libsbml``
+    and turned into an ODE (:mod:`collocnode.petab._sbml` lists what is supported); formulas go
+    to CasADi through SymPy.
+
+    Raises:
+        PetabError: a missing or malformed file, a failed lint, an unsupported construct;
+            the message names the file (and the row and column where there is one). Nothing is
+            written.
+    """
+    import petab.v1 as petab
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise PetabError(f"{path}: no such PEtab problem file")
+    try:
+        config = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise PetabError(f"{path}: not YAML: {exc}") from None
+    if not isinstance(config, dict) or "problems" not in config:
+        raise PetabError(f"{path}: not a PEtab problem file (no 'problems' entry)")
+    version = str(config.get("format_version", ""))
+    if not version.startswith("1"):
+        raise PetabError(f"{path}: PEtab format_version {version!r}; this importer reads 1")
+    if len(config["problems"]) != 1:
+        raise PetabError(f"{path}: {len(config['problems'])} problems; one is supported")
+    files = file_names(path, config)
+    for kind, name in files.items():
+        if not (path.parent / name).is_file():
+            raise PetabError(f"{path}: the {kind} file {name!r} does not exist")
+    try:
+        problem = petab.Problem.from_yaml(str(path))
+    except Exception as exc:  # petab raises what pandas and libsbml raise
+        raise PetabError(f"{path}: petab could not read the problem: {exc}") from None
+    _lint(problem, path)
+    try:
+        model = ode_from_document(problem.sbml_document, files.get("sbml", "the SBML model"))
+    except SbmlError as exc:
+        raise PetabError(str(exc)) from None
+    resolved = resolve(problem, files, model)
+    return PetabProblem(path, problem, resolved)
+
+
+def _lint(problem: Any, path: Path) -> None:
+    """``petab``'s lint; its first error message becomes a :class:`PetabError`."""
+    import petab.v1 as petab
+
+    messages: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.levelno >= logging.ERROR:
+                messages.append(record.getMessage())
+
+    handler = Collect()
+    logger = logging.getLogger("petab")
+    logger.addHandler(handler)
+    try:
+        failed = petab.lint_problem(problem)
+    except Exception as exc:  # a table so malformed that the lint itself fails
+        raise PetabError(f"{path}: {exc}") from None
+    finally:
+        logger.removeHandler(handler)
+    if failed:
+        first = messages[0] if messages else "the PEtab lint failed"
+        raise PetabError(f"{path}: {first}")
+
+
+@dataclass(frozen=True)
+class Score:
+    """An imported problem scored the PEtab way at θ: the CVODES simulation's table through
+    ``petab.calculate_llh`` / ``calculate_chi2``, and the prior.
+
+    Attributes:
+        llh: the log-likelihood.
+        chi2: the sum of squared weighted residuals.
+        log_prior: log prior density of θ (0 without priors).
+        objective: ``-(llh + log_prior)``, the negative log-posterior PEtab tools minimise.
+    """
+
+    llh: float
+    chi2: float
+    log_prior: float
+
+    @property
+    def objective(self) -> float:
+        return -(self.llh + self.log_prior)
+
+
+class PetabProblem:
+    """An imported PEtab problem (:func:`import_petab`).
+
+    Attributes:
+        path: the YAML file.
+        petab: the ``petab.v1.Problem`` (tables as pandas DataFrames).
+        parameter_ids: the estimated parameters, in the order of every θ vector.
+        scales: their scales ("lin", "log", "log10").
+        lb, ub, nominal: bounds and nominal values on the estimation scale, (n_theta,).
+    """
+
+    def __init__(self, path: Path, petab_problem: Any, resolved: ResolvedProblem) -> None:
+        self.path = path
+        self.petab = petab_problem
+        self.resolved = resolved
+        self.numeric = NumericModel(resolved)
+        self.simulator = Simulator(self.numeric)
+        params = resolved.parameters
+        self.parameter_ids = tuple(p.id for p in params)
+        self.scales = tuple(p.scale for p in params)
+        self.lb = np.array([p.lb for p in params])
+        self.ub = np.array([p.ub for p in params])
+        self.nominal = np.array([p.nominal for p in params])
+
+    def __repr__(self) -> str:
+        r = self.resolved
+        return (
+            f"PetabProblem({self.path.name!r}: {r.model.n_states} states, "
+            f"{len(self.parameter_ids)} estimated parameters, {len(r.experiments)} experiments, "
+            f"{len(r.measurements.time)} measurements)"
+        )
+
+    @property
+    def n_theta(self) -> int:
+        return len(self.parameter_ids)
+
+    def theta(self, values: Any = None) -> np.ndarray:
+        """θ on the estimation scale: ``values`` checked, or the nominal values."""
+        if values is None:
+            return self.nominal.copy()
+        theta = np.asarray(values, dtype=float).ravel()
+        if theta.size != self.n_theta:
+            raise ValueError(f"theta must hold {self.n_theta} values, got {theta.size}")
+        if not np.all(np.isfinite(theta)):
+            raise ValueError(f"theta must be finite, got {theta}")
+        return theta
+
+    def simulate(self, theta: Any = None, dense: int = 0) -> Simulation:
+        """CVODES simulation of every experiment at θ (estimation scale; default nominal)."""
+        return self.simulator.run(self.theta(theta), dense)
+
+    def simulation_table(self, theta: Any = None) -> Any:
+        """The PEtab simulation table at θ: the measurement table with ``simulation`` in place
+        of ``measurement``."""
+        values = self.simulate(theta).values
+        table = self.petab.measurement_df.copy()
+        table = table.rename(columns={"measurement": "simulation"})
+        table["simulation"] = values
+        return table
+
+    def parameter_table(self, theta: Any = None) -> Any:
+        """The parameter table with θ (linear scale) as the nominal values."""
+        theta = self.theta(theta)
+        table = self.petab.parameter_df.copy()
+        for p, value in zip(self.resolved.parameters, theta, strict=True):
+            table.loc[p.id, "nominalValue"] = float(p.unscale(value))
+        return table
+
+    def score(self, theta: Any = None) -> Score:
+        """The PEtab-way score at θ (:class:`Score`); a failed simulation scores -inf."""
+        import petab.v1 as petab
+
+        theta = self.theta(theta)
+        log_prior = -float(self.numeric.prior(theta))
+        try:
+            simulated = self.simulation_table(theta)
+        except SimulationFailed:
+            return Score(-np.inf, np.inf, log_prior)
+        parameters = self.parameter_table(theta)
+        measured = self.petab.measurement_df
+        observables = self.petab.observable_df
+        llh = petab.calculate_llh(measured, simulated, observables, parameters)
+        chi2 = petab.calculate_chi2(measured, simulated, observables, parameters)
+        return Score(float(llh), float(chi2), log_prior)
+
+    def objective(self, theta: Any = None) -> float:
+        """The negative log-posterior at θ, scored the PEtab way (:meth:`score`)."""
+        return self.score(theta).objective
+
+    def sample_starts(self, n: int, seed: int = 0) -> np.ndarray:
+        """``n`` starts uniform on the estimation scale within the bounds (the community's
+        multistart protocol), (n, n_theta)."""
+        rng = np.random.default_rng(seed)
+        return rng.uniform(self.lb, self.ub, size=(n, self.n_theta))
+
+    def timed_score(self, theta: Any = None) -> tuple[Score, float]:
+        t0 = time.perf_counter()
+        s = self.score(theta)
+        return s, time.perf_counter() - t0
