@@ -44,8 +44,6 @@ class OdeModel:
             constants).
         assignments: assignment-rule targets -> their expressions (already substituted into
             ``rhs``; kept for observables that name them).
-        stoichiometry: (n_states, n_columns) amount changes per reaction (a rate-ruled state has
-            a column of its own), for conservation laws.
         volumes: per state the compartment size its value is divided by (1 for amounts).
         name: the model's id.
     """
@@ -55,7 +53,6 @@ class OdeModel:
     initial: tuple[sp.Expr, ...]
     constants: dict[str, sp.Expr]
     assignments: dict[str, sp.Expr]
-    stoichiometry: np.ndarray
     volumes: tuple[sp.Expr, ...]
     name: str = ""
 
@@ -222,8 +219,7 @@ class _Reader:
         assignments = self.assignments(assign_rules)
         amount_rate = [sp.Integer(0)] * len(states)
         reactions = list(m.getListOfReactions())
-        stoichiometry = np.zeros((len(states), len(reactions) + len(rate_rules)))
-        for j, r in enumerate(reactions):
+        for r in reactions:
             if not r.isSetKineticLaw():
                 raise SbmlError(f"{self.where}: reaction {r.getId()!r} has no kinetic law")
             law = r.getKineticLaw()
@@ -250,13 +246,10 @@ class _Reader:
                     if sid not in index or s.getBoundaryCondition() or s.getConstant():
                         continue  # boundary and constant species: reactions leave them be
                     amount_rate[index[sid]] += sign * st * rate
-                    stoichiometry[index[sid], j] += sign * st
         rhs = []
         for k, sid in enumerate(states):
             if sid in rate_rules:
                 rhs.append(self.math(rate_rules[sid]))
-                stoichiometry[k, :] = 0.0
-                stoichiometry[k, len(reactions) + list(rate_rules).index(sid)] = 1.0
             else:
                 rhs.append(amount_rate[k] / volumes[k])
         expand = {sym(a): e for a, e in assignments.items()}
@@ -269,7 +262,6 @@ class _Reader:
             initial=tuple(initial),
             constants=constants,
             assignments=assignments,
-            stoichiometry=stoichiometry,
             volumes=tuple(volumes),
             name=m.getId(),
         )

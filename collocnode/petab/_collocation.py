@@ -1,0 +1,283 @@
+"""An imported PEtab problem as one dynamic optimization problem (Radau IIA collocation).
+
+Every experiment is a segment of the DOP; all share the NLP parameters
+``p = [θ (estimation scale), x_ss of each pre-equilibration condition]``. Its constant numbers
+(:class:`~._numeric.NumericModel`'s ``c``, which states it re-initialises, which steady state it
+starts from) are the segment's known inputs ``u``, constant in time.
+
+The initial state of an experiment depends on θ (an initial assignment ``A = a0``, a condition
+that sets ``B0`` to an estimated parameter): the segment's states are the offsets
+``x̃ = x − x0(p, u)``, which start at 0 in every experiment, so the initial value is exact for
+any θ without boundary rows per segment. A pre-equilibration steady state is a block of p, held
+by boundary rows: the model's amount rates projected onto the span they can take equal 0, and
+the conserved moieties (the directions no rate can change: reactions' and rate rules' alike)
+keep the values of the pre-equilibration condition's initial state.
+
+The objective is the negative log-likelihood of every measurement, ``Σ_i ℓ_i(x(t_i), θ)``, with
+x(t_i) the collocation polynomial at the measurement time (the DOP's sample loss), plus the
+negative log prior as the Mayer term.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import casadi as ca
+import numpy as np
+import sympy as sp
+
+from ..transcription.mesh import Mesh
+from ..transcription.problem import Constraint, DynamicOptimizationProblem, Inputs, Samples, Segment
+from ._numeric import NumericModel
+from ._simulate import Simulation
+from ._symbolic import to_casadi
+from ._tables import sym
+
+MIN_HORIZON = 1e-6  # an experiment measured only at t = 0 still needs an interval
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where things live in the DOP's p and u."""
+
+    n_theta: int
+    n_x: int
+    n_c: int
+    pre_instances: tuple[int, ...]  # the condition instances that are pre-equilibrations
+
+    @property
+    def n_pre(self) -> int:
+        return len(self.pre_instances)
+
+    @property
+    def n_p(self) -> int:
+        return self.n_theta + self.n_pre * self.n_x
+
+    @property
+    def n_u(self) -> int:
+        return self.n_c + self.n_x + self.n_pre
+
+    def steady(self, p: Any, k: int) -> Any:
+        first = self.n_theta + k * self.n_x
+        return p[first : first + self.n_x]
+
+
+def layout_of(numeric: NumericModel) -> Layout:
+    pre = tuple(sorted({k for k in numeric.preequilibration_instance if k is not None}))
+    return Layout(numeric.n_theta, numeric.n_x, int(numeric.c.numel()), pre)
+
+
+def initial_state(numeric: NumericModel, layout: Layout, p: Any, u: Any) -> Any:
+    """x0(p, u) of a segment (module docstring)."""
+    theta, c = p[: layout.n_theta], u[: layout.n_c]
+    x0 = numeric.initial(theta, c)
+    if not layout.n_pre:
+        return x0
+    reinit = u[layout.n_c : layout.n_c + layout.n_x]
+    onehot = u[layout.n_c + layout.n_x :]
+    steady = sum(onehot[k] * layout.steady(p, k) for k in range(layout.n_pre))
+    return reinit * x0 + (1 - reinit) * steady
+
+
+def segment_inputs(numeric: NumericModel, layout: Layout, k: int) -> np.ndarray:
+    """The constant ``u`` of experiment ``k``, (n_u,)."""
+    cond = numeric.condition_data[numeric.simulation_instance[k]]
+    pre = numeric.preequilibration_instance[k]
+    onehot = np.zeros(layout.n_pre)
+    reinit = np.ones(layout.n_x)
+    if pre is not None:
+        onehot[layout.pre_instances.index(pre)] = 1.0
+        reinit = cond.reinitialised.astype(float)
+    return np.concatenate([cond.c, reinit, onehot])
+
+
+def _constant_inputs(values: np.ndarray) -> Inputs:
+    row = values[None, :]
+    return Inputs.from_function(lambda t: np.repeat(row, np.size(t), axis=0), values.size)
+
+
+def build_dop(
+    numeric: NumericModel,
+    theta0: np.ndarray,
+    simulation: Simulation,
+    lb: np.ndarray,
+    ub: np.ndarray,
+) -> DynamicOptimizationProblem:
+    """The DOP of the imported problem, its guess from ``simulation`` (a CVODES run at
+    ``theta0``)."""
+    layout = layout_of(numeric)
+    problem = numeric.problem
+    m = problem.measurements
+    data = numeric.measurement_data
+    nt = layout.n_theta
+
+    def dynamics(x: Any, p: Any, u: Any, t: Any) -> Any:
+        return numeric.rhs(x + initial_state(numeric, layout, p, u), p[:nt], u[: layout.n_c], t)
+
+    def sample_loss(x: Any, p: Any, u: Any, t: Any, d: Any) -> Any:
+        x_full = x + initial_state(numeric, layout, p, u)
+        return numeric.nll(x_full, p[:nt], u[: layout.n_c], t, d)
+
+    segments, offsets = [], []
+    for k, e in enumerate(problem.experiments):
+        u = segment_inputs(numeric, layout, k)
+        x0 = _initial_numbers(numeric, layout, theta0, simulation, u)
+        grid, states = simulation.grids[k], simulation.states[k] - x0
+        offsets.append(states)
+        horizon = max(e.tmax, MIN_HORIZON)
+        segments.append(
+            Segment(
+                tspan=(0.0, horizon),
+                inputs=_constant_inputs(u),
+                x0=np.zeros(layout.n_x),
+                x_guess=_interpolant(grid, states),
+                samples=Samples(m.time[e.rows], data[e.rows]),
+            )
+        )
+    p_guess = np.concatenate(
+        [theta0, *[_steady_guess(simulation, numeric, layout, j) for j in range(layout.n_pre)]]
+    )
+    p_lb = np.concatenate([lb, np.full(layout.n_pre * layout.n_x, -np.inf)])
+    p_ub = np.concatenate([ub, np.full(layout.n_pre * layout.n_x, np.inf)])
+    prior = numeric.prior(numeric.theta)
+    has_prior = not (prior.is_constant() and float(ca.DM(prior)) == 0.0)
+    return DynamicOptimizationProblem(
+        dynamics=dynamics,
+        n_states=layout.n_x,
+        n_params=layout.n_p,
+        tspan=segments[0].tspan,
+        inputs=segments[0].inputs,
+        segments=tuple(segments),
+        sample_loss=sample_loss,
+        mayer=(lambda x0, xf, p: numeric.prior(p[:nt])) if has_prior else None,
+        boundary=_steady_state_rows(numeric, layout),
+        p_lb=p_lb,
+        p_ub=p_ub,
+        p_guess=np.clip(p_guess, p_lb, p_ub),
+        x_nominal=_nominal(offsets, simulation),
+        state_names=problem.model.states,
+        param_names=tuple(p.id for p in problem.parameters)
+        + tuple(f"{s}@steady{j}" for j in range(layout.n_pre) for s in problem.model.states),
+    )
+
+
+def _initial_numbers(
+    numeric: NumericModel, layout: Layout, theta: np.ndarray, sim: Simulation, u: np.ndarray
+) -> np.ndarray:
+    p = np.concatenate(
+        [theta, *[_steady_guess(sim, numeric, layout, j) for j in range(layout.n_pre)]]
+    )
+    return np.asarray(ca.DM(initial_state(numeric, layout, ca.DM(p), ca.DM(u)))).ravel()
+
+
+def _steady_guess(sim: Simulation, numeric: NumericModel, layout: Layout, j: int) -> np.ndarray:
+    instance = layout.pre_instances[j]
+    k = numeric.preequilibration_instance.index(instance)
+    return np.asarray(sim.steady[k], dtype=float)
+
+
+def _interpolant(grid: np.ndarray, states: np.ndarray) -> Any:
+    def guess(t: np.ndarray) -> np.ndarray:
+        t = np.asarray(t, dtype=float)
+        return np.column_stack([np.interp(t, grid, states[:, j]) for j in range(states.shape[1])])
+
+    return guess
+
+
+def _nominal(offsets: list[np.ndarray], sim: Simulation) -> np.ndarray:
+    """A typical magnitude per state: the spread of its offsets, else of its values, else 1."""
+    spread = np.max([np.max(np.abs(o), axis=0) for o in offsets], axis=0)
+    size = np.max([np.max(np.abs(s), axis=0) for s in sim.states], axis=0)
+    out = np.where(spread > 1e-8 * np.maximum(size, 1e-300), spread, size)
+    return np.where(out > 0, out, 1.0)
+
+
+def _steady_state_rows(numeric: NumericModel, layout: Layout) -> Constraint | None:
+    """Boundary rows that make each pre-equilibration block of p a steady state (module
+    docstring), or None without pre-equilibration."""
+    if not layout.n_pre:
+        return None
+    model = numeric.problem.model
+    blocks = []
+    for j, instance in enumerate(layout.pre_instances):
+        constants, _ = numeric.instances[instance]
+        c_pre = numeric.condition_data[instance].c
+        volumes = [
+            to_casadi(
+                sp.sympify(v).xreplace({sym(k): e for k, e in constants.items()}), numeric.theta_lin
+            )
+            for v in model.volumes
+        ]
+        volume = ca.Function("volume", [numeric.theta], [ca.vertcat(*volumes)])
+        rng, conserved = _rate_subspaces(numeric, volume, c_pre, layout)
+        blocks.append((j, c_pre, volume, rng, conserved))
+
+    def rows(x0: Any, xf: Any, p: Any) -> Any:
+        theta = p[: layout.n_theta]
+        out = []
+        for j, c_pre, volume, rng, conserved in blocks:
+            x_ss = layout.steady(p, j)
+            V = volume(theta)
+            f = numeric.rhs(x_ss, theta, c_pre, 0.0)
+            out.append(ca.mtimes(rng.T, V * f))
+            if conserved.shape[1]:
+                start = numeric.initial(theta, c_pre)
+                out.append(ca.mtimes(conserved.T, V * (x_ss - start)))
+        return ca.vertcat(*out)
+
+    n = layout.n_pre * layout.n_x
+    return Constraint.make("steady state", rows, n, 0.0, 0.0)
+
+
+def _rate_subspaces(
+    numeric: NumericModel, volume: ca.Function, c: np.ndarray, layout: Layout
+) -> tuple[np.ndarray, np.ndarray]:
+    """Orthonormal bases of the span of the amount rates V ⊙ f(x, θ) and of its complement
+    (the conserved moieties: L with Lᵀ(V ⊙ f) ≡ 0), found from the rates at random states and
+    parameters (positive states, θ uniform in its bounds): rate rules and reactions alike."""
+    rng = np.random.default_rng(0)
+    n = layout.n_x
+    bounds = numeric.problem.parameters
+    lb = np.array([p.lb for p in bounds])
+    ub = np.array([p.ub for p in bounds])
+    columns = []
+    for _ in range(3 * n + 5):
+        theta = rng.uniform(lb, ub)
+        x = rng.uniform(0.1, 2.0, n)
+        t = float(rng.uniform(0.0, 1.0))
+        rate = np.asarray(volume(theta) * numeric.rhs(x, theta, c, t), dtype=float).ravel()
+        if np.all(np.isfinite(rate)):
+            columns.append(rate / max(1.0, float(np.max(np.abs(rate)))))
+    F = np.column_stack(columns) if columns else np.eye(n)
+    u, s, _ = np.linalg.svd(F, full_matrices=True)
+    rank = int(np.sum(s > 1e-9 * max(float(s.max()) if s.size else 0.0, 1e-300)))
+    return u[:, :rank], u[:, rank:]
+
+
+def meshes(
+    numeric: NumericModel, simulation: Simulation, intervals: int, stages: int
+) -> list[Mesh]:
+    """Per experiment a mesh of ``intervals`` intervals that equidistributes the simulated
+    states' variation (half of the intervals) and time (the other half)."""
+    out = []
+    for k, e in enumerate(numeric.problem.experiments):
+        horizon = max(e.tmax, MIN_HORIZON)
+        grid, states = simulation.grids[k], simulation.states[k]
+        if grid.size < 3:
+            out.append(Mesh.equidistant(0.0, horizon, intervals, stages))
+            continue
+        scale = np.max(np.abs(states), axis=0)
+        scale = np.where(scale > 0, scale, 1.0)
+        variation = np.sum(np.abs(np.diff(states / scale, axis=0)), axis=1)
+        if variation.sum() <= 0:
+            out.append(Mesh.equidistant(0.0, horizon, intervals, stages))
+            continue
+        density = 0.5 * variation / variation.sum() + 0.5 * np.diff(grid) / (grid[-1] - grid[0])
+        cumulative = np.concatenate([[0.0], np.cumsum(density)])
+        levels = np.linspace(0.0, cumulative[-1], intervals + 1)
+        points = np.interp(levels, cumulative, grid)
+        points[0], points[-1] = 0.0, horizon
+        points = np.unique(points)
+        out.append(Mesh.from_grid(points, stages))
+    return out
