@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("petab")
 pytest.importorskip("libsbml")
 
-from collocnode.petab import PetabError, import_petab  # noqa: E402
+from collocnode.petab import PetabError, import_petab
 
 CASE = Path(__file__).parent / "data" / "petab_test_suite" / "0005"
 

@@ -10,8 +10,8 @@ import pytest
 pytest.importorskip("petab")
 pytest.importorskip("libsbml")
 
-from collocnode import SolverStatus  # noqa: E402
-from collocnode.petab import import_petab  # noqa: E402
+from collocnode import SolverStatus
+from collocnode.petab import import_petab
 
 SUITE = Path(__file__).parent / "data" / "petab_test_suite"
 # 0015 estimates a noise σ with lower bound 0 from two measurements: the likelihood has no
