@@ -197,10 +197,12 @@ class NumericModel:
         for k, oid in enumerate(obs_ids):
             obs = problem.observables[oid]
             h, sigma = self._formulas(obs, symbols)
-            onehot = self.d[1 + k]
-            h_all += onehot * h
-            s_all += onehot * sigma
-            nll_all += onehot * _nll(obs, y, h, sigma)
+            # selected, not multiplied: another observable's formula may be inf or NaN here
+            # (a log of a zero state), and 0 * inf is NaN; CasADi's if_else_zero is 0
+            chosen = self.d[1 + k] > 0.5
+            h_all += ca.if_else(chosen, h, 0.0)
+            s_all += ca.if_else(chosen, sigma, 0.0)
+            nll_all += ca.if_else(chosen, _nll(obs, y, h, sigma), 0.0)
         args = [self.x, self.theta, self.c, self.t, self.d]
         self.observable = ca.Function("observable", args, [h_all])
         self.sigma = ca.Function("sigma", args, [s_all])
@@ -234,18 +236,23 @@ class NumericModel:
             kind, (a, b) = p.prior
             scaled = self.theta[j]
             lin = p.unscale(scaled)
-            if kind == "parameterScaleNormal":
-                total += 0.5 * np.log(2 * np.pi * b**2) + 0.5 * ((scaled - a) / b) ** 2
-            elif kind == "normal":
-                total += 0.5 * np.log(2 * np.pi * b**2) + 0.5 * ((lin - a) / b) ** 2
-            elif kind == "logNormal":
-                total += (
-                    0.5 * np.log(2 * np.pi * b**2)
-                    + ca.log(lin)
-                    + 0.5 * ((ca.log(lin) - a) / b) ** 2
-                )
-            elif kind in ("uniform", "parameterScaleUniform"):
+            value = {
+                "parameterScaleNormal": scaled,
+                "parameterScaleLaplace": scaled,
+                "normal": lin,
+                "laplace": lin,
+                "logNormal": ca.log(lin),
+                "logLaplace": ca.log(lin),
+            }.get(kind)
+            if kind.endswith(("Normal", "normal")):
+                total += 0.5 * LOG_2PI + np.log(b) + 0.5 * ((value - a) / b) ** 2
+            elif kind.endswith(("Laplace", "laplace")):
+                # |.| smoothed as in the Laplace noise model, so the NLP's Hessian exists
+                total += np.log(2 * b) + ca.sqrt(((value - a) / b) ** 2 + LAPLACE_SMOOTHING**2)
+            else:  # uniform on the bounds: a constant
                 total += np.log(b - a)
+            if kind in ("logNormal", "logLaplace"):
+                total += ca.log(lin)  # the density of a log-distributed linear value
         return total
 
     # ---- numbers of conditions and measurements ---------------------------------------------

@@ -29,12 +29,14 @@ class Simulation:
 
     Attributes:
         values: the observable at each measurement row, (n_measurements,).
+        sigmas: the noise formula's σ at each measurement row, (n_measurements,).
         grids: per experiment the times of ``states`` (n_k,).
         states: per experiment the states (n_k, n_states).
         steady: per experiment the pre-equilibrated state, or None.
     """
 
     values: np.ndarray
+    sigmas: np.ndarray
     grids: list[np.ndarray]
     states: list[np.ndarray]
     steady: list[np.ndarray | None]
@@ -73,6 +75,7 @@ class Simulator:
         problem = n.problem
         m = problem.measurements
         values = np.full(len(m.time), np.nan)
+        sigmas = np.full(len(m.time), np.nan)
         grids, states, steady = [], [], []
         data = n.measurement_data
         for k, e in enumerate(problem.experiments):
@@ -89,11 +92,13 @@ class Simulator:
             x = self.trajectory(theta, cond.c, x0, grid)
             for i in e.rows:
                 j = int(np.searchsorted(grid, m.time[i]))
-                values[i] = float(n.observable(x[j], theta, cond.c, m.time[i], data[i]))
+                args = (x[j], theta, cond.c, m.time[i], data[i])
+                values[i] = float(n.observable(*args))
+                sigmas[i] = float(n.sigma(*args))
             grids.append(grid)
             states.append(x)
             steady.append(x_ss)
-        return Simulation(values, grids, states, steady)
+        return Simulation(values, sigmas, grids, states, steady)
 
     def trajectory(
         self, theta: np.ndarray, c: np.ndarray, x0: np.ndarray, grid: np.ndarray

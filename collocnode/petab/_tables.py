@@ -29,7 +29,16 @@ from ._sbml import TIME, OdeModel
 NOISE_MODELS = ("normal", "laplace")
 TRANSFORMATIONS = ("lin", "log", "log10")
 SCALES = ("lin", "log", "log10")
-PRIORS = ("normal", "parameterScaleNormal", "uniform", "parameterScaleUniform", "logNormal")
+PRIORS = (
+    "normal",
+    "parameterScaleNormal",
+    "laplace",
+    "parameterScaleLaplace",
+    "uniform",
+    "parameterScaleUniform",
+    "logNormal",
+    "logLaplace",
+)
 
 
 class PetabError(ValueError):

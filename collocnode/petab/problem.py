@@ -96,10 +96,13 @@ def _lint(problem: Any, path: Path) -> None:
         raise PetabError(f"{path}: {first}")
 
 
+_TRANSFORMS = {"lin": lambda v: v, "log": np.log, "log10": np.log10}
+
+
 @dataclass(frozen=True)
 class Score:
-    """An imported problem scored the PEtab way at θ: the CVODES simulation's table through
-    ``petab.calculate_llh`` / ``calculate_chi2``, and the prior.
+    """An imported problem scored the PEtab way at θ: the CVODES simulation through
+    ``petab``'s per-measurement log-likelihood, and the prior.
 
     Attributes:
         llh: the log-likelihood.
@@ -186,20 +189,30 @@ class PetabProblem:
         return table
 
     def score(self, theta: Any = None) -> Score:
-        """The PEtab-way score at θ (:class:`Score`); a failed simulation scores -inf."""
-        import petab.v1 as petab
+        """The PEtab-way score at θ (:class:`Score`): each measurement's log-likelihood by
+        ``petab.calculate_single_llh`` from the CVODES simulation and the noise formula's σ
+        evaluated on it (so σ may depend on states, which ``petab.calculate_llh`` does not
+        evaluate); a failed simulation scores -inf."""
+        from petab.v1 import calculate_single_llh
 
         theta = self.theta(theta)
         log_prior = -float(self.numeric.prior(theta))
         try:
-            simulated = self.simulation_table(theta)
+            simulation = self.simulate(theta)
         except SimulationFailed:
             return Score(-np.inf, np.inf, log_prior)
-        parameters = self.parameter_table(theta)
-        measured = self.petab.measurement_df
-        observables = self.petab.observable_df
-        llh = petab.calculate_llh(measured, simulated, observables, parameters)
-        chi2 = petab.calculate_chi2(measured, simulated, observables, parameters)
+        m = self.resolved.measurements
+        observables = self.resolved.observables
+        llh = chi2 = 0.0
+        for i, oid in enumerate(m.observable):
+            obs = observables[oid]
+            y, sigma, value = simulation.values[i], simulation.sigmas[i], m.value[i]
+            llh += calculate_single_llh(value, y, obs.transformation, obs.distribution, sigma)
+            transform = _TRANSFORMS[obs.transformation]
+            with np.errstate(all="ignore"):
+                chi2 += ((transform(value) - transform(y)) / sigma) ** 2
+        if not np.isfinite(llh):
+            llh = -np.inf
         return Score(float(llh), float(chi2), log_prior)
 
     def objective(self, theta: Any = None) -> float:

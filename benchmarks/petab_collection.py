@@ -1,0 +1,187 @@
+"""The Benchmark-Models-PEtab collection imported, scored and fitted by collocation.
+
+Per model (each in a process of its own, with a time limit): the import time, the PEtab-way
+log-likelihood at the nominal parameters (CVODES) against AMICI's reference where it lists one
+(matched at 1e-3 relative, AMICI's own rule), and with ``--starts N`` a multistart of N
+collocation fits from starts uniform on the parameter scale: per start its status, objective
+(PEtab-way, CVODES), iterations and times, and the best objective's gap to the best known
+optimum (the smaller of the collocation peer's PEtab.jl objective and the nominal parameters').
+The model list and reference values are ``benchmarks/data/petab_benchmark_models.json``
+(sources named in its README).
+
+The collection is not part of this repository; clone Benchmarking-Initiative/Benchmark-Models-PEtab
+and pass its ``Benchmark-Models`` folder:
+
+    python benchmarks/petab_collection.py --collection PATH/Benchmark-Models
+    python benchmarks/petab_collection.py --collection PATH/Benchmark-Models --starts 10 \\
+        --models Boehm_JProteomeRes2014 Elowitz_Nature2000 --out runs/petab_collection.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).parent
+MODELS = HERE / "data" / "petab_benchmark_models.json"
+
+
+def catalogue() -> dict[str, dict[str, Any]]:
+    return {m["id"]: m for m in json.loads(MODELS.read_text())["models"]}
+
+
+def best_known(entry: dict[str, Any], nominal_objective: float) -> float:
+    """The best known objective: the nominal parameters' and the peer's PEtab.jl values."""
+    values = [nominal_objective]
+    peer = entry.get("peer") or {}
+    for key in ("petab_reference_objective", "petab_min_objective"):
+        value = peer.get(key)
+        if isinstance(value, (int, float)) and np.isfinite(value):
+            values.append(float(value))
+    return float(np.nanmin(values))
+
+
+def run_one(collection: Path, model_id: str, starts: int, seed: int) -> dict[str, Any]:
+    """Everything measured on one model (runs in a process of its own)."""
+    from collocnode.petab import PetabError, import_petab
+
+    entry = catalogue()[model_id]
+    path = collection.parent / entry["yaml"]
+    out: dict[str, Any] = {"id": model_id}
+    t0 = time.perf_counter()
+    try:
+        problem = import_petab(path)
+    except PetabError as exc:
+        out.update(status="refused", reason=str(exc)[:300])
+        return out
+    out["import_seconds"] = time.perf_counter() - t0
+    out["n_states"] = problem.resolved.model.n_states
+    out["n_theta"] = problem.n_theta
+    out["n_experiments"] = len(problem.resolved.experiments)
+    out["n_measurements"] = len(problem.resolved.measurements.time)
+    t0 = time.perf_counter()
+    score = problem.score()
+    out["score_seconds"] = time.perf_counter() - t0
+    out["nominal_llh"] = score.llh
+    out["nominal_objective"] = score.objective
+    reference = entry.get("amici_reference_llh")
+    out["amici_reference_llh"] = reference
+    if reference is not None:
+        out["llh_matches_amici"] = bool(np.isclose(score.llh, reference, rtol=1e-3, atol=1e-3))
+    out["status"] = "imported"
+    if starts:
+        fits = []
+        for k, theta0 in enumerate(problem.sample_starts(starts, seed)):
+            try:
+                fit = problem.fit(start=theta0)
+            except Exception as exc:  # a start CVODES cannot simulate: a failed start
+                fits.append({"start": k, "status": "error", "reason": str(exc)[:200]})
+                continue
+            fits.append(
+                {
+                    "start": k,
+                    "status": fit.status.name,
+                    "objective": fit.objective,
+                    "collocation_objective": fit.collocation_objective,
+                    "iterations": fit.iterations,
+                    "seconds": fit.seconds,
+                }
+            )
+        out["fits"] = fits
+        objectives = [f["objective"] for f in fits if "objective" in f]
+        finite = [v for v in objectives if np.isfinite(v)]
+        best = best_known(entry, score.objective)
+        out["best_known_objective"] = best
+        if finite:
+            out["best_objective"] = min(finite)
+            out["gap"] = (min(finite) - best) / max(abs(best), 1e-12)
+            out["fraction_within_0.1%"] = float(
+                np.mean([(v - best) <= 1e-3 * max(abs(best), 1e-12) for v in objectives])
+            )
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--collection", type=Path, required=True, help="Benchmark-Models folder")
+    parser.add_argument("--models", nargs="*", help="model ids (default: the continuous 23)")
+    parser.add_argument("--starts", type=int, default=0, help="collocation fits per model")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per model")
+    parser.add_argument("--out", type=Path, default=Path("runs/petab_collection.json"))
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.one:
+        print(json.dumps(run_one(args.collection, args.one, args.starts, args.seed)))
+        return 0
+    known = catalogue()
+    models = args.models or [m for m, e in known.items() if not e["possible_discontinuities"]]
+    records = []
+    for model_id in models:
+        command = [
+            sys.executable,
+            __file__,
+            "--collection",
+            str(args.collection),
+            "--one",
+            model_id,
+            "--starts",
+            str(args.starts),
+            "--seed",
+            str(args.seed),
+        ]
+        t0 = time.perf_counter()
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
+            lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+            record = (
+                json.loads(lines[-1])
+                if lines
+                else {"id": model_id, "status": "crashed", "reason": done.stderr[-300:]}
+            )
+        except subprocess.TimeoutExpired:
+            record = {"id": model_id, "status": "timeout", "reason": f"{args.timeout:.0f} s"}
+        record["wall_seconds"] = time.perf_counter() - t0
+        records.append(record)
+        print(_line(record), flush=True)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(
+            json.dumps(
+                {
+                    "command": "python benchmarks/petab_collection.py "
+                    + " ".join(argv or sys.argv[1:]),
+                    "starts": args.starts,
+                    "seed": args.seed,
+                    "models": records,
+                },
+                indent=1,
+            )
+        )
+    imported = sum(r.get("status") == "imported" for r in records)
+    matched = sum(bool(r.get("llh_matches_amici")) for r in records)
+    listed = sum(r.get("amici_reference_llh") is not None for r in records)
+    print(f"{imported}/{len(records)} imported; llh matches AMICI's for {matched}/{listed} listed")
+    return 0
+
+
+def _line(r: dict[str, Any]) -> str:
+    if r.get("status") != "imported":
+        return f"{r['id']}: {r.get('status')} ({r.get('reason', '')[:160]})"
+    text = (
+        f"{r['id']}: import {r['import_seconds']:.1f} s, llh {r['nominal_llh']:.6g}"
+        f" (AMICI {r['amici_reference_llh']})"
+    )
+    if "best_objective" in r:
+        text += f", best of {len(r['fits'])} {r['best_objective']:.6g}, gap {r['gap']:.2e}"
+    return text
+
+
+if __name__ == "__main__":
+    sys.exit(main())
