@@ -15,6 +15,7 @@ and pass its ``Benchmark-Models`` folder:
     python benchmarks/petab_collection.py --collection PATH/Benchmark-Models
     python benchmarks/petab_collection.py --collection PATH/Benchmark-Models --starts 10 \\
         --models Boehm_JProteomeRes2014 Elowitz_Nature2000 --out runs/petab_collection.json
+    python benchmarks/petab_collection.py --table IMPORT.json [FITS.json]   # the docs' table
 """
 
 from __future__ import annotations
@@ -48,8 +49,25 @@ def best_known(entry: dict[str, Any], nominal_objective: float) -> float:
     return float(np.nanmin(values))
 
 
-def run_one(collection: Path, model_id: str, starts: int, seed: int) -> dict[str, Any]:
+def _fit_record(problem: Any, start: Any, options: dict[str, Any]) -> dict[str, Any]:
+    try:
+        fit = problem.fit(start=start, **options)
+    except Exception as exc:  # a start CVODES cannot simulate: a failed start
+        return {"status": "error", "reason": str(exc)[:200]}
+    return {
+        "status": fit.status.name,
+        "objective": fit.objective,
+        "collocation_objective": fit.collocation_objective,
+        "iterations": fit.iterations,
+        "seconds": fit.seconds,
+    }
+
+
+def run_one(
+    collection: Path, model_id: str, starts: int, seed: int, seconds: float
+) -> dict[str, Any]:
     """Everything measured on one model (runs in a process of its own)."""
+    from collocnode import IpoptOptions
     from collocnode.petab import PetabError, import_petab
 
     entry = catalogue()[model_id]
@@ -77,23 +95,13 @@ def run_one(collection: Path, model_id: str, starts: int, seed: int) -> dict[str
         out["llh_matches_amici"] = bool(np.isclose(score.llh, reference, rtol=1e-3, atol=1e-3))
     out["status"] = "imported"
     if starts:
+        options = {"ipopt": IpoptOptions(print_level=0, max_wall_time=seconds)}
+        # from the nominal parameters (in this collection mostly the published estimate):
+        # does collocation hold the known optimum?
+        out["nominal_fit"] = _fit_record(problem, None, options)
         fits = []
         for k, theta0 in enumerate(problem.sample_starts(starts, seed)):
-            try:
-                fit = problem.fit(start=theta0)
-            except Exception as exc:  # a start CVODES cannot simulate: a failed start
-                fits.append({"start": k, "status": "error", "reason": str(exc)[:200]})
-                continue
-            fits.append(
-                {
-                    "start": k,
-                    "status": fit.status.name,
-                    "objective": fit.objective,
-                    "collocation_objective": fit.collocation_objective,
-                    "iterations": fit.iterations,
-                    "seconds": fit.seconds,
-                }
-            )
+            fits.append({"start": k, **_fit_record(problem, theta0, options)})
         out["fits"] = fits
         objectives = [f["objective"] for f in fits if "objective" in f]
         finite = [v for v in objectives if np.isfinite(v)]
@@ -110,17 +118,32 @@ def run_one(collection: Path, model_id: str, starts: int, seed: int) -> dict[str
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--collection", type=Path, required=True, help="Benchmark-Models folder")
+    parser.add_argument("--collection", type=Path, help="the collection's Benchmark-Models folder")
     parser.add_argument("--models", nargs="*", help="model ids (default: the continuous 23)")
     parser.add_argument("--starts", type=int, default=0, help="collocation fits per model")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--start-seconds", type=float, default=60.0, help="IPOPT's cap per fit")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per model")
     parser.add_argument("--out", type=Path, default=Path("runs/petab_collection.json"))
     parser.add_argument("--one", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--table",
+        nargs="+",
+        type=Path,
+        metavar="JSON",
+        help="print the Markdown table of a stored import run (and a stored fit run)",
+    )
     args = parser.parse_args(argv)
-    if args.one:
-        print(json.dumps(run_one(args.collection, args.one, args.starts, args.seed)))
+    if args.table:
+        stored = [json.loads(p.read_text()) for p in args.table]
+        print(markdown_table(*stored))
         return 0
+    if args.one:
+        record = run_one(args.collection, args.one, args.starts, args.seed, args.start_seconds)
+        print(json.dumps(record))
+        return 0
+    if args.collection is None:
+        parser.error("--collection is required (except with --table)")
     known = catalogue()
     models = args.models or [m for m, e in known.items() if not e["possible_discontinuities"]]
     records = []
@@ -136,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
             str(args.starts),
             "--seed",
             str(args.seed),
+            "--start-seconds",
+            str(args.start_seconds),
         ]
         t0 = time.perf_counter()
         try:
@@ -149,6 +174,9 @@ def main(argv: list[str] | None = None) -> int:
         except subprocess.TimeoutExpired:
             record = {"id": model_id, "status": "timeout", "reason": f"{args.timeout:.0f} s"}
         record["wall_seconds"] = time.perf_counter() - t0
+        # the report names files inside the collection, not where this machine keeps it
+        local = str(args.collection.resolve().parent) + "/"
+        record = json.loads(json.dumps(record).replace(local, ""))
         records.append(record)
         print(_line(record), flush=True)
         args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -169,6 +197,46 @@ def main(argv: list[str] | None = None) -> int:
     listed = sum(r.get("amici_reference_llh") is not None for r in records)
     print(f"{imported}/{len(records)} imported; llh matches AMICI's for {matched}/{listed} listed")
     return 0
+
+
+def markdown_table(imported: dict[str, Any], fitted: dict[str, Any] | None = None) -> str:
+    """The docs' table of a stored import run and (optionally) a stored fit run."""
+    fits = {r["id"]: r for r in (fitted or {}).get("models", [])}
+    starts = (fitted or {}).get("starts", 0)
+    lines = [
+        "| model | states | θ | import [s] | nominal llh (CVODES) | AMICI's llh | "
+        f"best of {starts} collocation starts | gap to best known | starts within 0.1 % |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in imported["models"]:
+        if r.get("status") != "imported":
+            reason = r.get("reason", r.get("status", ""))
+            lines.append(f"| {r['id']} | | | | refused: {reason[:90]} | | | | |")
+            continue
+        ref = r.get("amici_reference_llh")
+        ref_text = (
+            "" if ref is None else f"{ref:.6g}" + (" ✓" if r.get("llh_matches_amici") else " ✗")
+        )
+        f = fits.get(r["id"], {})
+        if "best_objective" in f:
+            fit_text = f"{f['best_objective']:.6g}"
+            gap = f"{f['gap']:.1e}"
+            within = f"{f['fraction_within_0.1%']:.0%}"
+        elif f:
+            fit_text, gap, within = f.get("status", "no fit"), "", ""
+        else:
+            fit_text, gap, within = "", "", ""
+        lines.append(
+            f"| {r['id']} | {r['n_states']} | {r['n_theta']} | {r['import_seconds']:.1f} | "
+            f"{r['nominal_llh']:.6g} | {ref_text} | {fit_text} | {gap} | {within} |"
+        )
+    return "\n".join(lines)
+
+
+def _command(argv: list[str], collection: Path) -> str:
+    """The command line, with the collection's folder named as in the module docstring."""
+    words = ["PATH/Benchmark-Models" if w == str(collection) else w for w in argv]
+    return "python benchmarks/petab_collection.py " + " ".join(words)
 
 
 def _line(r: dict[str, Any]) -> str:

@@ -20,7 +20,7 @@ negative log prior as the Mayer term.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import casadi as ca
@@ -56,7 +56,8 @@ class Layout:
 
     @property
     def n_u(self) -> int:
-        return self.n_c + self.n_x + self.n_pre
+        """c, the re-initialised states, the pre-equilibration one-hot, the time shift."""
+        return self.n_c + self.n_x + self.n_pre + 1
 
     def steady(self, p: Any, k: int) -> Any:
         first = self.n_theta + k * self.n_x
@@ -75,7 +76,7 @@ def initial_state(numeric: NumericModel, layout: Layout, p: Any, u: Any) -> Any:
     if not layout.n_pre:
         return x0
     reinit = u[layout.n_c : layout.n_c + layout.n_x]
-    onehot = u[layout.n_c + layout.n_x :]
+    onehot = u[layout.n_c + layout.n_x : layout.n_c + layout.n_x + layout.n_pre]
     steady = sum(onehot[k] * layout.steady(p, k) for k in range(layout.n_pre))
     return reinit * x0 + (1 - reinit) * steady
 
@@ -92,9 +93,20 @@ def segment_inputs(numeric: NumericModel, layout: Layout, k: int) -> np.ndarray:
     return np.concatenate([cond.c, reinit, onehot])
 
 
-def _constant_inputs(values: np.ndarray) -> Inputs:
+def _segment_inputs(values: np.ndarray, switches: np.ndarray, horizon: float) -> Inputs:
+    """The segment's constant ``u`` and, last, a time shift: −1e-10·horizon at a switching time,
+    0 elsewhere. A switching time is a mesh boundary, so the node there is the last Radau node
+    of the interval before it; shifted, the right-hand side takes its value from the left
+    (``t >= t_dose`` is still false there), as the interval's polynomial needs."""
     row = values[None, :]
-    return Inputs.from_function(lambda t: np.repeat(row, np.size(t), axis=0), values.size)
+    shift = 1e-10 * horizon
+
+    def u(t: np.ndarray) -> np.ndarray:
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        at_switch = np.any(np.abs(t[:, None] - switches[None, :]) <= 1e-12 * horizon, axis=1)
+        return np.column_stack([np.repeat(row, t.size, axis=0), -shift * at_switch])
+
+    return Inputs.from_function(u, values.size + 1)
 
 
 def build_dop(
@@ -113,7 +125,8 @@ def build_dop(
     nt = layout.n_theta
 
     def dynamics(x: Any, p: Any, u: Any, t: Any) -> Any:
-        return numeric.rhs(x + initial_state(numeric, layout, p, u), p[:nt], u[: layout.n_c], t)
+        x_full = x + initial_state(numeric, layout, p, u)
+        return numeric.rhs(x_full, p[:nt], u[: layout.n_c], t + u[layout.n_u - 1])
 
     def sample_loss(x: Any, p: Any, u: Any, t: Any, d: Any) -> Any:
         x_full = x + initial_state(numeric, layout, p, u)
@@ -122,6 +135,7 @@ def build_dop(
     segments, offsets = [], []
     for k, e in enumerate(problem.experiments):
         u = segment_inputs(numeric, layout, k)
+        c_sim = numeric.condition_data[numeric.simulation_instance[k]].c
         x0 = _initial_numbers(numeric, layout, theta0, simulation, u)
         grid, states = simulation.grids[k], simulation.states[k] - x0
         offsets.append(states)
@@ -129,7 +143,7 @@ def build_dop(
         segments.append(
             Segment(
                 tspan=(0.0, horizon),
-                inputs=_constant_inputs(u),
+                inputs=_segment_inputs(u, numeric.breakpoints(theta0, c_sim, horizon), horizon),
                 x0=np.zeros(layout.n_x),
                 x_guess=_interpolant(grid, states),
                 samples=Samples(m.time[e.rows], data[e.rows]),
@@ -255,29 +269,66 @@ def _rate_subspaces(
     return u[:, :rank], u[:, rank:]
 
 
+def halved(mesh: Mesh) -> Mesh:
+    """``mesh`` with every interval split in two (h-refinement), stages kept."""
+    grid = np.asarray(mesh.grid)
+    middle = 0.5 * (grid[:-1] + grid[1:])
+    stages = np.repeat(np.asarray(mesh.stages), 2)
+    return Mesh.from_grid(np.sort(np.concatenate([grid, middle])), stages)
+
+
+def warm_started(dop: DynamicOptimizationProblem, previous: Any) -> DynamicOptimizationProblem:
+    """``dop`` with the states and parameters of a ``previous`` solution of it as its guess
+    (its collocation polynomials, evaluated on the new mesh)."""
+    segments = tuple(
+        replace(seg, x_guess=_states_of(previous, k)) for k, seg in enumerate(dop.segments)
+    )
+    p = np.clip(np.asarray(previous.p, dtype=float), dop.p_lb, dop.p_ub)
+    return dop.remake(segments=segments, p_guess=p)
+
+
+def _states_of(solution: Any, segment: int) -> Any:
+    def guess(t: np.ndarray) -> np.ndarray:
+        return np.asarray(solution.states(np.asarray(t, dtype=float), segment))
+
+    return guess
+
+
 def meshes(
-    numeric: NumericModel, simulation: Simulation, intervals: int, stages: int
+    numeric: NumericModel, simulation: Simulation, intervals: int, stages: int, theta: np.ndarray
 ) -> list[Mesh]:
-    """Per experiment a mesh of ``intervals`` intervals that equidistributes the simulated
-    states' variation (half of the intervals) and time (the other half)."""
+    """Per experiment a mesh of about ``intervals`` intervals that equidistributes the simulated
+    states' variation (half of the intervals) and time (the other half), with an interval
+    boundary at every time where the right-hand side switches at ``theta`` (a dose at a fixed
+    time, a piecewise input): no collocation polynomial straddles a discontinuity."""
     out = []
     for k, e in enumerate(numeric.problem.experiments):
         horizon = max(e.tmax, MIN_HORIZON)
         grid, states = simulation.grids[k], simulation.states[k]
-        if grid.size < 3:
-            out.append(Mesh.equidistant(0.0, horizon, intervals, stages))
-            continue
-        scale = np.max(np.abs(states), axis=0)
-        scale = np.where(scale > 0, scale, 1.0)
-        variation = np.sum(np.abs(np.diff(states / scale, axis=0)), axis=1)
-        if variation.sum() <= 0:
-            out.append(Mesh.equidistant(0.0, horizon, intervals, stages))
-            continue
-        density = 0.5 * variation / variation.sum() + 0.5 * np.diff(grid) / (grid[-1] - grid[0])
-        cumulative = np.concatenate([[0.0], np.cumsum(density)])
-        levels = np.linspace(0.0, cumulative[-1], intervals + 1)
-        points = np.interp(levels, cumulative, grid)
-        points[0], points[-1] = 0.0, horizon
-        points = np.unique(points)
+        points = _equidistributed(grid, states, horizon, intervals)
+        c = numeric.condition_data[numeric.simulation_instance[k]].c
+        switches = numeric.breakpoints(theta, c, horizon)
+        if switches.size:
+            gap = 1e-6 * horizon
+            far = np.all(np.abs(points[:, None] - switches[None, :]) > gap, axis=1)
+            points = np.union1d(points[far | (points == 0) | (points == horizon)], switches)
         out.append(Mesh.from_grid(points, stages))
     return out
+
+
+def _equidistributed(
+    grid: np.ndarray, states: np.ndarray, horizon: float, intervals: int
+) -> np.ndarray:
+    if grid.size < 3:
+        return np.linspace(0.0, horizon, intervals + 1)
+    scale = np.max(np.abs(states), axis=0)
+    scale = np.where(scale > 0, scale, 1.0)
+    variation = np.sum(np.abs(np.diff(states / scale, axis=0)), axis=1)
+    if variation.sum() <= 0:
+        return np.linspace(0.0, horizon, intervals + 1)
+    density = 0.5 * variation / variation.sum() + 0.5 * np.diff(grid) / (grid[-1] - grid[0])
+    cumulative = np.concatenate([[0.0], np.cumsum(density)])
+    levels = np.linspace(0.0, cumulative[-1], intervals + 1)
+    points = np.interp(levels, cumulative, grid)
+    points[0], points[-1] = 0.0, horizon
+    return np.unique(points)

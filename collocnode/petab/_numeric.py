@@ -152,6 +152,10 @@ class NumericModel:
         x0 = ca.vertcat(*self.initial_slots.symbolic(self.c[const_width:], self.theta_lin))
         self.rhs = ca.Function("rhs", [self.x, self.theta, self.c, self.t], [rhs])
         self.initial = ca.Function("initial", [self.theta, self.c], [x0])
+        switches = [to_casadi(b, symbols) for b in time_switches(model.rhs, model.states)]
+        self.switches = ca.Function(
+            "switches", [self.theta, self.c], [ca.vertcat(*switches) if switches else ca.DM(0, 1)]
+        )
         self._observation()
 
     def _initial_default(self, k: int, constants: dict[str, sp.Expr]) -> sp.Expr:
@@ -255,6 +259,14 @@ class NumericModel:
                 total += ca.log(lin)  # the density of a log-distributed linear value
         return total
 
+    def breakpoints(self, theta: np.ndarray, c: np.ndarray, horizon: float) -> np.ndarray:
+        """The times in (0, horizon) where the right-hand side switches (sorted, unique)."""
+        if not self.switches.size1_out(0):
+            return np.zeros(0)
+        times = np.asarray(self.switches(theta, c), dtype=float).ravel()
+        times = times[np.isfinite(times) & (times > 0) & (times < horizon)]
+        return np.unique(times)
+
     # ---- numbers of conditions and measurements ---------------------------------------------
     @cached_property
     def condition_data(self) -> list[ConditionData]:
@@ -287,6 +299,37 @@ class NumericModel:
 
     def has_log_data(self) -> bool:
         return any(o.transformation != "lin" for o in self.problem.observables.values())
+
+
+def time_switches(expressions: Any, states: Any) -> list[sp.Expr]:
+    """The times at which the expressions switch: for each relation or Heaviside step whose
+    argument is linear in t with a constant slope (``t >= t_dose``, ``Heaviside(t - 10)``), the
+    time it changes side, as an expression of the constants. Relations of states are not
+    time-triggered (``states``: the state ids) and are left out."""
+    state_names = set(states)
+    out: list[sp.Expr] = []
+    seen: set[sp.Expr] = set()
+    for expr in expressions:
+        for node in sp.preorder_traversal(expr):
+            if isinstance(node, sp.core.relational.Relational):
+                gap = node.lhs - node.rhs
+            elif isinstance(node, sp.Heaviside):
+                gap = node.args[0]
+            else:
+                continue
+            if not gap.has(TIME):
+                continue
+            slope = sp.diff(gap, TIME)
+            if slope.has(TIME) or slope.free_symbols or slope == 0:
+                continue
+            rest = sp.expand(gap - slope * TIME)
+            if rest.has(TIME) or any(s.name in state_names for s in rest.free_symbols):
+                continue
+            switch = sp.simplify(-rest / slope)
+            if switch not in seen:
+                seen.add(switch)
+                out.append(switch)
+    return out
 
 
 def _fixed_parameters(problem: ResolvedProblem) -> dict[str, float]:

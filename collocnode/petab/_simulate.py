@@ -8,6 +8,7 @@ mesh was.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import casadi as ca
@@ -56,8 +57,9 @@ class Simulator:
         }
         self._cache: dict[tuple[float, ...], ca.Function] = {}
 
-    def integrator(self, grid: np.ndarray) -> ca.Function:
-        key = tuple(float(t) for t in grid)
+    def integrator(self, t0: float, grid: np.ndarray) -> ca.Function:
+        """CVODES from ``t0`` with outputs at ``grid`` (all > t0), built once per pair."""
+        key = (float(t0), *(float(t) for t in grid))
         if key not in self._cache:
             opts = {
                 "abstol": self.atol,
@@ -65,7 +67,9 @@ class Simulator:
                 "max_num_steps": 200000,
                 "disable_internal_warnings": True,
             }
-            self._cache[key] = ca.integrator("cvodes", "cvodes", self.dae, 0.0, list(grid), opts)
+            self._cache[key] = ca.integrator(
+                "cvodes", "cvodes", self.dae, float(t0), list(grid), opts
+            )
         return self._cache[key]
 
     def run(self, theta: np.ndarray, dense: int = 0) -> Simulation:
@@ -89,7 +93,8 @@ class Simulator:
                 x0 = np.where(cond.reinitialised, x0, x_ss)
             t_meas = m.time[e.rows]
             grid = np.unique(np.concatenate([t_meas, np.linspace(0.0, e.tmax, dense + 1)]))
-            x = self.trajectory(theta, cond.c, x0, grid)
+            switches = n.breakpoints(theta, cond.c, float(grid[-1]))
+            x = self.trajectory(theta, cond.c, x0, grid, switches)
             for i in e.rows:
                 j = int(np.searchsorted(grid, m.time[i]))
                 args = (x[j], theta, cond.c, m.time[i], data[i])
@@ -101,19 +106,36 @@ class Simulator:
         return Simulation(values, sigmas, grids, states, steady)
 
     def trajectory(
-        self, theta: np.ndarray, c: np.ndarray, x0: np.ndarray, grid: np.ndarray
+        self,
+        theta: np.ndarray,
+        c: np.ndarray,
+        x0: np.ndarray,
+        grid: np.ndarray,
+        breakpoints: Sequence[float] = (),
     ) -> np.ndarray:
-        """States at ``grid`` (sorted, from 0) starting from ``x0``, (n, n_states)."""
+        """States at ``grid`` (sorted, from 0) starting from ``x0``, (n, n_states); CVODES is
+        restarted at each of the ``breakpoints`` (where the right-hand side switches), so that
+        no step straddles a discontinuity."""
         out = np.empty((grid.size, x0.size))
-        later = grid > 0
-        out[~later] = x0
-        if np.any(later):
-            F = self.integrator(grid[later])
+        out[grid <= 0] = x0
+        p = np.concatenate([theta, c])
+        x, start = x0, 0.0
+        for stop in [*breakpoints, np.inf]:
+            inside = (grid > start) & (grid <= stop)
+            outputs = grid[inside]
+            if np.isfinite(stop) and (outputs.size == 0 or outputs[-1] < stop):
+                outputs = np.append(outputs, stop)
+            if outputs.size == 0:
+                break
             try:
-                res = F(x0=x0, p=np.concatenate([theta, c]))
+                res = self.integrator(start, outputs)(x0=x, p=p)
             except RuntimeError as exc:
                 raise SimulationFailed(str(exc).splitlines()[-1][:200]) from None
-            out[later] = np.asarray(res["xf"]).T
+            states = np.asarray(res["xf"]).T
+            out[inside] = states[: int(inside.sum())]
+            x, start = states[-1], stop
+            if not np.any(grid > stop):
+                break
         if not np.all(np.isfinite(out)):
             raise SimulationFailed("the states became non-finite")
         return out
@@ -124,7 +146,7 @@ class Simulator:
         n = self.numeric
         x0 = np.asarray(n.initial(theta, c)).ravel()
         grid = np.array(STEADY_STATE_TIMES)
-        x = self.trajectory(theta, c, x0, grid)
+        x = self.trajectory(theta, c, x0, grid, n.breakpoints(theta, c, grid[-1]))
         for row, t in zip(x, grid, strict=True):
             f = np.asarray(n.rhs(row, theta, c, t)).ravel()
             if np.all(np.abs(f) <= 1e-8 + 1e-8 * np.abs(row)):

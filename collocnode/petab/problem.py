@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..status import SolverStatus
 from ..transcription import IpoptOptions
 from ._numeric import NumericModel
 from ._sbml import SbmlError, ode_from_document
@@ -231,56 +232,117 @@ class PetabProblem:
         intervals: int = 30,
         stages: int = 3,
         ipopt: IpoptOptions | None = None,
+        refinements: int = 2,
+        agreement: float = 1e-3,
     ) -> PetabFit:
         """Fit θ by collocation: one NLP over θ and the states of every experiment, solved by
         IPOPT with exact Hessians; the result scored the PEtab way.
 
+        The NLP's objective (on the collocation trajectory) is compared with the PEtab-way
+        objective of the CVODES simulation at the fitted θ; where they differ by more than
+        ``agreement`` (relative, at least 1e-3 absolute) the mesh was too coarse for this θ:
+        the fit is repeated on the mesh with every interval halved, warm-started from the
+        collocation solution, at most ``refinements`` times.
+
         Args:
             start: θ to start from (estimation scale; default: the nominal values), clipped into
                 the bounds. The states start from a CVODES simulation at ``start``.
-            intervals, stages: the mesh of each experiment: ``intervals`` Radau IIA intervals of
-                ``stages`` nodes, placed where the start's simulated states change.
-            ipopt: IPOPT settings (default: tol 1e-8, no output).
+            intervals, stages: the first mesh of each experiment: ``intervals`` Radau IIA
+                intervals of ``stages`` nodes, placed where the start's simulated states change,
+                with a boundary wherever the right-hand side switches in time.
+            ipopt: IPOPT settings (default: tol 1e-8, no output); ``max_wall_time`` caps the
+                whole fit, refinements included.
+            refinements: how often the mesh may be refined (0: never).
+            agreement: the relative difference of the two objectives that is accepted.
 
         Raises:
             SimulationFailed: CVODES cannot simulate the start (no state guess).
         """
         from ..transcription import IpoptOptions as Options
-        from ..transcription import RadauIIA
-        from ..transcription.collocation import solve_collocation
-        from ._collocation import build_dop, meshes
 
         t0 = time.perf_counter()
-        theta0 = np.clip(self.theta(start), self.lb, self.ub)
-        simulation = self.simulate(theta0, dense=200)
-        t_guess = time.perf_counter() - t0
-        dop = build_dop(self.numeric, theta0, simulation, self.lb, self.ub)
+        theta = np.clip(self.theta(start), self.lb, self.ub)
         options = ipopt if ipopt is not None else Options(print_level=0)
+        seconds = dict.fromkeys(("guess", "build", "ipopt", "score"), 0.0)
+        iterations = 0
+        rounds: list[tuple[Any, np.ndarray, Score]] = []
+        for round_ in range(refinements + 1):
+            if options.max_wall_time is not None and round_:
+                left = options.max_wall_time - (time.perf_counter() - t0)
+                if left <= 0:
+                    break
+                options = replace(options, max_wall_time=left)
+            previous = rounds[-1][0] if rounds else None
+            solution, theta, score = self._fit_once(
+                theta, intervals, stages, options, seconds, previous
+            )
+            iterations += int(solution.iterations)
+            rounds.append((solution, theta, score))
+            if _agrees(solution, score, agreement) or solution.status is not SolverStatus.SUCCESS:
+                break
+        # a refinement that ends worse (scored the PEtab way) than the round before is not kept
+        solution, theta, score = min(
+            rounds, key=lambda r: r[2].objective if np.isfinite(r[2].objective) else np.inf
+        )
+        seconds["total"] = time.perf_counter() - t0
+        return PetabFit(
+            theta=theta,
+            start=np.clip(self.theta(start), self.lb, self.ub),
+            status=solution.status,
+            collocation_objective=float(solution.objective),
+            score=score,
+            iterations=iterations,
+            seconds=seconds,
+            solution=solution,
+            agrees=_agrees(solution, score, agreement),
+            intervals=int(solution.meshes[0].n_intervals),
+        )
+
+    def _fit_once(
+        self,
+        theta0: np.ndarray,
+        intervals: int,
+        stages: int,
+        options: IpoptOptions,
+        seconds: dict[str, float],
+        previous: Any = None,
+    ) -> tuple[Any, np.ndarray, Score]:
+        """One collocation solve: from θ0, its states from the simulation at θ0 on a mesh placed
+        by it; or, with a ``previous`` solution, on its meshes with every interval halved,
+        warm-started from it. Its times are added to ``seconds``."""
+        from ..transcription import RadauIIA
+        from ..transcription.collocation import solve_collocation
+        from ._collocation import build_dop, halved, meshes, warm_started
+
+        t0 = time.perf_counter()
+        simulation = self.simulate(theta0, dense=200)
+        seconds["guess"] += time.perf_counter() - t0
+        dop = build_dop(self.numeric, theta0, simulation, self.lb, self.ub)
         alg = RadauIIA(intervals=intervals, stages=stages, ipopt=options)
-        mesh = meshes(self.numeric, simulation, intervals, stages)
+        if previous is None:
+            mesh = meshes(self.numeric, simulation, intervals, stages, theta0)
+        else:
+            mesh = [halved(m) for m in previous.meshes]
+            dop = warm_started(dop, previous)
+            # an interior point method leaves a good start unless its barrier starts small
+            alg = replace(alg, ipopt=replace(options, extra={"mu_init": 1e-6, **options.extra}))
         solution = solve_collocation(dop, alg, mesh)
+        seconds["build"] += float(solution.timings.get("build", 0.0))
+        seconds["ipopt"] += float(solution.timings.get("ipopt", 0.0))
         # IPOPT relaxes bounds by ~1e-8 (bound_relax_factor); θ is reported inside them
         theta = np.clip(np.asarray(solution.p[: self.n_theta], dtype=float), self.lb, self.ub)
         t1 = time.perf_counter()
         score = self.score(theta)
-        t_score = time.perf_counter() - t1
-        timings = dict(solution.timings)
-        return PetabFit(
-            theta=theta,
-            start=theta0,
-            status=solution.status,
-            collocation_objective=float(solution.objective),
-            score=score,
-            iterations=int(solution.iterations),
-            seconds={
-                "guess": t_guess,
-                "build": float(timings.get("build", np.nan)),
-                "ipopt": float(timings.get("ipopt", np.nan)),
-                "score": t_score,
-                "total": time.perf_counter() - t0,
-            },
-            solution=solution,
-        )
+        seconds["score"] += time.perf_counter() - t1
+        return solution, theta, score
+
+
+def _agrees(solution: Any, score: Score, tolerance: float) -> bool:
+    """Whether the NLP's objective and the PEtab-way objective of the simulation agree."""
+    if not np.isfinite(score.objective):
+        return False
+    gap = abs(float(solution.objective) - score.objective)
+    return bool(gap <= tolerance * max(1.0, abs(score.objective)))
 
 
 @dataclass(frozen=True)
@@ -295,10 +357,15 @@ class PetabFit:
             trajectory, plus the negative log prior).
         score: the PEtab-way score of ``theta`` (CVODES simulation; :class:`Score`).
         iterations: IPOPT iterations.
-        seconds: wall times [s]: ``guess`` (the CVODES run of the start), ``build``, ``ipopt``,
-            ``score``, ``total``.
-        solution: the collocation :class:`~collocnode.Solution` (segments: the experiments; its
-            states are offsets from each experiment's initial state).
+        seconds: wall times [s], summed over the rounds: ``guess`` (the CVODES run of each
+            round's start), ``build``, ``ipopt``, ``score``, ``total``.
+        solution: the collocation :class:`~collocnode.Solution` of the last round (segments:
+            the experiments; its states are offsets from each experiment's initial state).
+        intervals: the intervals of the first experiment's mesh in the kept round.
+        agrees: whether ``collocation_objective`` and the PEtab-way objective agree within the
+            fit's ``agreement``: False says the mesh was too coarse for θ (or θ moves a
+            switching time that the mesh holds fixed), and the collocation objective is not to
+            be trusted; ``objective`` always is.
     """
 
     theta: np.ndarray
@@ -309,14 +376,17 @@ class PetabFit:
     iterations: int
     seconds: dict[str, float]
     solution: Any
+    intervals: int = 0
+    agrees: bool = True
 
     @property
     def objective(self) -> float:
         return self.score.objective
 
     def summary(self) -> str:
+        agreement = "" if self.agrees else " (they disagree: the mesh is too coarse)"
         return (
             f"{self.status.name}: objective {self.objective:.6g} (PEtab, CVODES), "
-            f"{self.collocation_objective:.6g} on the collocation trajectory, "
+            f"{self.collocation_objective:.6g} on the collocation trajectory{agreement}, "
             f"{self.iterations} iterations, {self.seconds['total']:.2f} s"
         )

@@ -32,6 +32,7 @@ def test_fit_improves_and_agrees_with_the_simulation(name):
     assert fit.status is SolverStatus.SUCCESS, fit.summary()
     assert fit.objective <= nominal + 1e-6
     assert fit.collocation_objective == pytest.approx(fit.objective, rel=1e-4, abs=1e-4)
+    assert fit.agrees
     assert np.all(fit.theta >= problem.lb - 1e-9) and np.all(fit.theta <= problem.ub + 1e-9)
 
 
