@@ -30,7 +30,7 @@ import sympy as sp
 from ..transcription.mesh import Mesh
 from ..transcription.problem import Constraint, DynamicOptimizationProblem, Inputs, Samples, Segment
 from ._numeric import NumericModel
-from ._simulate import Simulation
+from ._simulate import SETTLED_TIME, Simulation
 from ._symbolic import to_casadi
 from ._tables import sym
 
@@ -45,14 +45,20 @@ class Layout:
     n_x: int
     n_c: int
     pre_instances: tuple[int, ...]  # the condition instances that are pre-equilibrations
+    settling: tuple[int, ...] = ()  # the experiments measured at their steady state
 
     @property
     def n_pre(self) -> int:
         return len(self.pre_instances)
 
     @property
+    def n_blocks(self) -> int:
+        """Steady states in p: the pre-equilibrations', then the settling experiments'."""
+        return self.n_pre + len(self.settling)
+
+    @property
     def n_p(self) -> int:
-        return self.n_theta + self.n_pre * self.n_x
+        return self.n_theta + self.n_blocks * self.n_x
 
     @property
     def n_u(self) -> int:
@@ -66,7 +72,9 @@ class Layout:
 
 def layout_of(numeric: NumericModel) -> Layout:
     pre = tuple(sorted({k for k in numeric.preequilibration_instance if k is not None}))
-    return Layout(numeric.n_theta, numeric.n_x, int(numeric.c.numel()), pre)
+    problem = numeric.problem
+    settling = tuple(k for k in range(len(problem.experiments)) if problem.settles(k).size)
+    return Layout(numeric.n_theta, numeric.n_x, int(numeric.c.numel()), pre, settling)
 
 
 def initial_state(numeric: NumericModel, layout: Layout, p: Any, u: Any) -> Any:
@@ -146,14 +154,14 @@ def build_dop(
                 inputs=_segment_inputs(u, numeric.breakpoints(theta0, c_sim, horizon), horizon),
                 x0=np.zeros(layout.n_x),
                 x_guess=_interpolant(grid, states),
-                samples=Samples(m.time[e.rows], data[e.rows]),
+                samples=_finite_samples(m.time[e.rows], data[e.rows]),
             )
         )
     p_guess = np.concatenate(
-        [theta0, *[_steady_guess(simulation, numeric, layout, j) for j in range(layout.n_pre)]]
+        [theta0, *[_steady_guess(simulation, numeric, layout, j) for j in range(layout.n_blocks)]]
     )
-    p_lb = np.concatenate([lb, np.full(layout.n_pre * layout.n_x, -np.inf)])
-    p_ub = np.concatenate([ub, np.full(layout.n_pre * layout.n_x, np.inf)])
+    p_lb = np.concatenate([lb, np.full(layout.n_blocks * layout.n_x, -np.inf)])
+    p_ub = np.concatenate([ub, np.full(layout.n_blocks * layout.n_x, np.inf)])
     prior = numeric.prior(numeric.theta)
     has_prior = not (prior.is_constant() and float(ca.DM(prior)) == 0.0)
     return DynamicOptimizationProblem(
@@ -164,7 +172,7 @@ def build_dop(
         inputs=segments[0].inputs,
         segments=tuple(segments),
         sample_loss=sample_loss,
-        mayer=(lambda x0, xf, p: numeric.prior(p[:nt])) if has_prior else None,
+        mayer=_mayer(numeric, layout) if has_prior or layout.settling else None,
         boundary=_steady_state_rows(numeric, layout),
         p_lb=p_lb,
         p_ub=p_ub,
@@ -172,8 +180,14 @@ def build_dop(
         x_nominal=_nominal(offsets, simulation),
         state_names=problem.model.states,
         param_names=tuple(p.id for p in problem.parameters)
-        + tuple(f"{s}@steady{j}" for j in range(layout.n_pre) for s in problem.model.states),
+        + tuple(f"{s}@steady{j}" for j in range(layout.n_blocks) for s in problem.model.states),
     )
+
+
+def _finite_samples(t: np.ndarray, d: np.ndarray) -> Samples | None:
+    """The measurements at finite times (those at ``inf`` are the Mayer term's)."""
+    finite = np.isfinite(t)
+    return Samples(t[finite], d[finite]) if np.any(finite) else None
 
 
 def _initial_numbers(
@@ -186,6 +200,9 @@ def _initial_numbers(
 
 
 def _steady_guess(sim: Simulation, numeric: NumericModel, layout: Layout, j: int) -> np.ndarray:
+    """The simulated steady state of block ``j`` of p (:attr:`Layout.n_blocks`)."""
+    if j >= layout.n_pre:
+        return np.asarray(sim.settled[layout.settling[j - layout.n_pre]], dtype=float)
     instance = layout.pre_instances[j]
     k = numeric.preequilibration_instance.index(instance)
     return np.asarray(sim.steady[k], dtype=float)
@@ -207,41 +224,85 @@ def _nominal(offsets: list[np.ndarray], sim: Simulation) -> np.ndarray:
     return np.where(out > 0, out, 1.0)
 
 
+def _mayer(numeric: NumericModel, layout: Layout) -> Any:
+    """The negative log prior, plus the measurements at a steady state (time ``inf``), each at
+    its experiment's steady-state block of p."""
+    problem = numeric.problem
+    data = numeric.measurement_data
+    nt = layout.n_theta
+    settled = [
+        (
+            layout.n_pre + q,
+            numeric.condition_data[numeric.simulation_instance[k]].c,
+            problem.settles(k),
+        )
+        for q, k in enumerate(layout.settling)
+    ]
+
+    def mayer(x0: Any, xf: Any, p: Any) -> Any:
+        total = numeric.prior(p[:nt])
+        for block, c, rows in settled:
+            x_post = layout.steady(p, block)
+            for i in rows:
+                total += numeric.nll(x_post, p[:nt], c, SETTLED_TIME, data[i])
+        return total
+
+    return mayer
+
+
 def _steady_state_rows(numeric: NumericModel, layout: Layout) -> Constraint | None:
-    """Boundary rows that make each pre-equilibration block of p a steady state (module
-    docstring), or None without pre-equilibration."""
-    if not layout.n_pre:
+    """Boundary rows that make each steady-state block of p a steady state (module docstring):
+    a pre-equilibration's, whose moieties are those of its condition's initial state, and a
+    settling experiment's, whose moieties are those of the experiment's initial state. None
+    without such blocks."""
+    if not layout.n_blocks:
         return None
-    model = numeric.problem.model
     blocks = []
     for j, instance in enumerate(layout.pre_instances):
-        constants, _ = numeric.instances[instance]
-        c_pre = numeric.condition_data[instance].c
-        volumes = [
-            to_casadi(
-                sp.sympify(v).xreplace({sym(k): e for k, e in constants.items()}), numeric.theta_lin
-            )
-            for v in model.volumes
-        ]
-        volume = ca.Function("volume", [numeric.theta], [ca.vertcat(*volumes)])
-        rng, conserved = _rate_subspaces(numeric, volume, c_pre, layout)
-        blocks.append((j, c_pre, volume, rng, conserved))
+        c = numeric.condition_data[instance].c
+
+        def start(p: Any, c: np.ndarray = c) -> Any:
+            return numeric.initial(p[: layout.n_theta], c)
+
+        blocks.append((j, instance, c, start))
+    for q, k in enumerate(layout.settling):
+        instance = numeric.simulation_instance[k]
+        u = segment_inputs(numeric, layout, k)
+
+        def start(p: Any, u: np.ndarray = u) -> Any:
+            return initial_state(numeric, layout, p, ca.DM(u))
+
+        blocks.append((layout.n_pre + q, instance, numeric.condition_data[instance].c, start))
+    rows_of = []
+    for j, instance, c, start in blocks:
+        volume = _volume(numeric, instance)
+        rng, conserved = _rate_subspaces(numeric, volume, c, layout)
+        rows_of.append((j, c, start, volume, rng, conserved))
 
     def rows(x0: Any, xf: Any, p: Any) -> Any:
         theta = p[: layout.n_theta]
         out = []
-        for j, c_pre, volume, rng, conserved in blocks:
+        for j, c, start, volume, rng, conserved in rows_of:
             x_ss = layout.steady(p, j)
             V = volume(theta)
-            f = numeric.rhs(x_ss, theta, c_pre, 0.0)
-            out.append(ca.mtimes(rng.T, V * f))
+            out.append(ca.mtimes(rng.T, V * numeric.rhs(x_ss, theta, c, SETTLED_TIME)))
             if conserved.shape[1]:
-                start = numeric.initial(theta, c_pre)
-                out.append(ca.mtimes(conserved.T, V * (x_ss - start)))
+                out.append(ca.mtimes(conserved.T, V * (x_ss - start(p))))
         return ca.vertcat(*out)
 
-    n = layout.n_pre * layout.n_x
-    return Constraint.make("steady state", rows, n, 0.0, 0.0)
+    return Constraint.make("steady state", rows, layout.n_blocks * layout.n_x, 0.0, 0.0)
+
+
+def _volume(numeric: NumericModel, instance: int) -> ca.Function:
+    """The compartment size each state's value is divided by, in condition ``instance``, as a
+    function of θ."""
+    constants, _ = numeric.instances[instance]
+    subs = {sym(k): e for k, e in constants.items()}
+    volumes = [
+        to_casadi(sp.sympify(v).xreplace(subs), numeric.theta_lin)
+        for v in numeric.problem.model.volumes
+    ]
+    return ca.Function("volume", [numeric.theta], [ca.vertcat(*volumes)])
 
 
 def _rate_subspaces(

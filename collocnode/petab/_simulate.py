@@ -17,6 +17,8 @@ import numpy as np
 from ._numeric import NumericModel
 
 STEADY_STATE_TIMES = tuple(10.0**k for k in range(-1, 9))
+#: the time handed to an observable measured at a steady state (time ``inf`` in the table)
+SETTLED_TIME = STEADY_STATE_TIMES[-1]
 
 
 class SimulationFailed(RuntimeError):
@@ -34,6 +36,8 @@ class Simulation:
         grids: per experiment the times of ``states`` (n_k,).
         states: per experiment the states (n_k, n_states).
         steady: per experiment the pre-equilibrated state, or None.
+        settled: per experiment the steady state it settles to where it is measured there
+            (time ``inf``), or None.
     """
 
     values: np.ndarray
@@ -41,6 +45,7 @@ class Simulation:
     grids: list[np.ndarray]
     states: list[np.ndarray]
     steady: list[np.ndarray | None]
+    settled: list[np.ndarray | None]
 
 
 class Simulator:
@@ -80,7 +85,7 @@ class Simulator:
         m = problem.measurements
         values = np.full(len(m.time), np.nan)
         sigmas = np.full(len(m.time), np.nan)
-        grids, states, steady = [], [], []
+        grids, states, steady, settled = [], [], [], []
         data = n.measurement_data
         for k, e in enumerate(problem.experiments):
             cond = n.condition_data[n.simulation_instance[k]]
@@ -92,18 +97,26 @@ class Simulator:
                 x_ss = self.steady_state(theta, pre_c)
                 x0 = np.where(cond.reinitialised, x0, x_ss)
             t_meas = m.time[e.rows]
+            t_meas = t_meas[np.isfinite(t_meas)]
             grid = np.unique(np.concatenate([t_meas, np.linspace(0.0, e.tmax, dense + 1)]))
             switches = n.breakpoints(theta, cond.c, float(grid[-1]))
             x = self.trajectory(theta, cond.c, x0, grid, switches)
+            x_post = None
+            if problem.settles(k).size:
+                x_post = self.steady_state(theta, cond.c, x0)
             for i in e.rows:
-                j = int(np.searchsorted(grid, m.time[i]))
-                args = (x[j], theta, cond.c, m.time[i], data[i])
+                if np.isinf(m.time[i]):
+                    args = (x_post, theta, cond.c, SETTLED_TIME, data[i])
+                else:
+                    j = int(np.searchsorted(grid, m.time[i]))
+                    args = (x[j], theta, cond.c, m.time[i], data[i])
                 values[i] = float(n.observable(*args))
                 sigmas[i] = float(n.sigma(*args))
             grids.append(grid)
             states.append(x)
             steady.append(x_ss)
-        return Simulation(values, sigmas, grids, states, steady)
+            settled.append(x_post)
+        return Simulation(values, sigmas, grids, states, steady, settled)
 
     def trajectory(
         self,
@@ -140,15 +153,18 @@ class Simulator:
             raise SimulationFailed("the states became non-finite")
         return out
 
-    def steady_state(self, theta: np.ndarray, c: np.ndarray) -> np.ndarray:
-        """The state the pre-equilibration condition settles to: simulated from its initial
-        state until ‖x'‖ ≤ atol + rtol |x| (componentwise), up to t = 1e8."""
+    def steady_state(
+        self, theta: np.ndarray, c: np.ndarray, x0: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The state condition ``c`` settles to from ``x0`` (default: its initial state):
+        simulated until ‖x'‖ ≤ atol + rtol |x| (componentwise), up to t = 1e8."""
         n = self.numeric
-        x0 = np.asarray(n.initial(theta, c)).ravel()
+        if x0 is None:
+            x0 = np.asarray(n.initial(theta, c)).ravel()
         grid = np.array(STEADY_STATE_TIMES)
         x = self.trajectory(theta, c, x0, grid, n.breakpoints(theta, c, grid[-1]))
         for row, t in zip(x, grid, strict=True):
             f = np.asarray(n.rhs(row, theta, c, t)).ravel()
             if np.all(np.abs(f) <= 1e-8 + 1e-8 * np.abs(row)):
                 return row
-        raise SimulationFailed("the pre-equilibration did not reach a steady state by t = 1e8")
+        raise SimulationFailed("no steady state reached by t = 1e8")

@@ -109,7 +109,8 @@ class Experiment:
         preequilibration: for the pre-equilibration condition: (constants, initial) as above,
             or None.
         rows: indices of its measurement rows (into the problem's measurement table).
-        tmax: the last measurement time [model time units].
+        tmax: the last finite measurement time [model time units] (0 if none); a time of
+            ``inf`` is a measurement at the steady state the experiment settles to.
     """
 
     key: tuple[str, str]
@@ -142,6 +143,11 @@ class ResolvedProblem:
     measurements: Measurement
     files: dict[str, str] = field(default_factory=dict)
     fixed: dict[str, float] = field(default_factory=dict)
+
+    def settles(self, k: int) -> np.ndarray:
+        """The rows of experiment ``k`` measured at its steady state (time ``inf``)."""
+        rows = self.experiments[k].rows
+        return rows[np.isinf(self.measurements.time[rows])]
 
     @property
     def theta(self) -> tuple[sp.Symbol, ...]:
@@ -355,13 +361,8 @@ class _Resolver:
         experiment = np.array([order[k] for k in keys], dtype=int)
         times = np.array(df["time"], dtype=float)
         for i, t in enumerate(times):
-            if not np.isfinite(t):
-                raise self.error(
-                    "measurement",
-                    i + 2,
-                    "time",
-                    f"{t!r}: steady-state measurements are not supported",
-                )
+            if np.isnan(t) or t == -np.inf:
+                raise self.error("measurement", i + 2, "time", f"{t!r} is no time")
         values = np.array(df["measurement"], dtype=float)
         overrides = []
         for i, (_, row) in enumerate(df.iterrows()):
@@ -394,13 +395,18 @@ class _Resolver:
             pre_part = self.condition(pre) if pre else None
             experiments.append(
                 Experiment(
-                    (pre, sim_id), constants, initial, pre_part, rows, float(times[rows].max())
+                    (pre, sim_id), constants, initial, pre_part, rows, _last_finite(times[rows])
                 )
             )
         measurement = Measurement(
             tuple(str(o) for o in df["observableId"]), times, values, experiment, tuple(overrides)
         )
         return tuple(experiments), measurement
+
+
+def _last_finite(times: np.ndarray) -> float:
+    finite = times[np.isfinite(times)]
+    return float(finite.max()) if finite.size else 0.0
 
 
 def _real(expr: sp.Expr) -> sp.Expr:

@@ -51,3 +51,14 @@ def test_collocation_places_a_mesh_boundary_at_the_switch_and_recovers_k():
     assert fit.agrees
     assert 2.0 in fit.solution.meshes[0].grid
     assert 10.0 ** fit.theta[0] == pytest.approx(0.5, rel=1e-6)
+
+
+def test_a_measurement_at_the_steady_state():
+    """The same data and one more measurement at time inf: the steady state 1/k = 2, by CVODES
+    and by a steady-state block of the NLP."""
+    problem = import_petab(DOSE.with_name("dose_settled.yaml"))
+    values = problem.simulate().values
+    assert values[-1] == pytest.approx(2.0, rel=1e-7)
+    fit = problem.fit(start=[np.log10(2.0)])
+    assert fit.status is SolverStatus.SUCCESS and fit.agrees
+    assert 10.0 ** fit.theta[0] == pytest.approx(0.5, rel=1e-6)
