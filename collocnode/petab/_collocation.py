@@ -5,12 +5,17 @@ Every experiment is a segment of the DOP; all share the NLP parameters
 (:class:`~._numeric.NumericModel`'s ``c``, which states it re-initialises, which steady state it
 starts from) are the segment's known inputs ``u``, constant in time.
 
-The initial state of an experiment depends on θ (an initial assignment ``A = a0``, a condition
-that sets ``B0`` to an estimated parameter): the segment's states are the offsets
-``x̃ = x − x0(p, u)``, which start at 0 in every experiment, so the initial value is exact for
-any θ without boundary rows per segment. A pre-equilibration steady state is a block of p, held
-by boundary rows: the model's amount rates projected onto the span they can take equal 0, and
-the conserved moieties (the directions no rate can change: reactions' and rate rules' alike)
+The initial state of an experiment may depend on θ (an initial assignment ``A = a0``, a
+condition that sets ``B0`` to an estimated parameter, a pre-equilibration): such a state is an
+offset ``x̃ = x − x0(p, u)`` in the NLP, which starts at 0 in every experiment, so the initial
+value is exact for any θ without boundary rows per segment. Every other state is itself, its
+initial value fixed per experiment; a species among them that the start's simulation keeps
+non-negative is bounded below by 0 (IPOPT keeps bounds strictly, so a Hill term's fractional
+power of a concentration is never evaluated at a negative one).
+
+A pre-equilibration steady state is a block of p, held by boundary rows: the model's amount
+rates projected onto the span they can take equal 0, and the conserved moieties (the directions
+no rate can change: reactions' and rate rules' alike)
 keep the values of the pre-equilibration condition's initial state.
 
 The objective is the negative log-likelihood of every measurement, ``Σ_i ℓ_i(x(t_i), θ)``, with
@@ -46,6 +51,7 @@ class Layout:
     n_c: int
     pre_instances: tuple[int, ...]  # the condition instances that are pre-equilibrations
     settling: tuple[int, ...] = ()  # the experiments measured at their steady state
+    offset: np.ndarray | None = None  # per state: is it an offset from x0(p, u)?
 
     @property
     def n_pre(self) -> int:
@@ -74,7 +80,12 @@ def layout_of(numeric: NumericModel) -> Layout:
     pre = tuple(sorted({k for k in numeric.preequilibration_instance if k is not None}))
     problem = numeric.problem
     settling = tuple(k for k in range(len(problem.experiments)) if problem.settles(k).size)
-    return Layout(numeric.n_theta, numeric.n_x, int(numeric.c.numel()), pre, settling)
+    layout = Layout(numeric.n_theta, numeric.n_x, int(numeric.c.numel()), pre, settling)
+    p = ca.SX.sym("p", layout.n_p)
+    u = ca.SX.sym("u", layout.n_u)
+    x0 = initial_state(numeric, layout, p, u)
+    offset = np.array([ca.depends_on(x0[i], p) for i in range(layout.n_x)], dtype=bool)
+    return replace(layout, offset=offset)
 
 
 def initial_state(numeric: NumericModel, layout: Layout, p: Any, u: Any) -> Any:
@@ -132,28 +143,36 @@ def build_dop(
     data = numeric.measurement_data
     nt = layout.n_theta
 
+    offset = ca.DM(layout.offset.astype(float))
+
+    def full(x: Any, p: Any, u: Any) -> Any:
+        if not np.any(layout.offset):
+            return x
+        return x + offset * initial_state(numeric, layout, p, u)
+
     def dynamics(x: Any, p: Any, u: Any, t: Any) -> Any:
-        x_full = x + initial_state(numeric, layout, p, u)
+        x_full = full(x, p, u)
         return numeric.rhs(x_full, p[:nt], u[: layout.n_c], t + u[layout.n_u - 1])
 
     def sample_loss(x: Any, p: Any, u: Any, t: Any, d: Any) -> Any:
-        x_full = x + initial_state(numeric, layout, p, u)
+        x_full = full(x, p, u)
         return numeric.nll(x_full, p[:nt], u[: layout.n_c], t, d)
 
+    lower = _state_lower_bounds(numeric, layout, simulation)
     segments, offsets = [], []
     for k, e in enumerate(problem.experiments):
         u = segment_inputs(numeric, layout, k)
         c_sim = numeric.condition_data[numeric.simulation_instance[k]].c
         x0 = _initial_numbers(numeric, layout, theta0, simulation, u)
-        grid, states = simulation.grids[k], simulation.states[k] - x0
+        grid, states = simulation.grids[k], simulation.states[k] - layout.offset * x0
         offsets.append(states)
         horizon = max(e.tmax, MIN_HORIZON)
         segments.append(
             Segment(
                 tspan=(0.0, horizon),
                 inputs=_segment_inputs(u, numeric.breakpoints(theta0, c_sim, horizon), horizon),
-                x0=np.zeros(layout.n_x),
-                x_guess=_interpolant(grid, states),
+                x0=np.where(layout.offset, 0.0, x0),
+                x_guess=_interpolant(grid, np.maximum(states, lower)),
                 samples=_finite_samples(m.time[e.rows], data[e.rows]),
             )
         )
@@ -178,10 +197,28 @@ def build_dop(
         p_ub=p_ub,
         p_guess=np.clip(p_guess, p_lb, p_ub),
         x_nominal=_nominal(offsets, simulation),
+        x_lb=lower,
         state_names=problem.model.states,
         param_names=tuple(p.id for p in problem.parameters)
         + tuple(f"{s}@steady{j}" for j in range(layout.n_blocks) for s in problem.model.states),
     )
+
+
+def _state_lower_bounds(
+    numeric: NumericModel, layout: Layout, simulation: Simulation
+) -> np.ndarray:
+    """0 for each species that is no offset and that the start's simulation keeps non-negative
+    in every experiment, -inf for every other state."""
+    lower = np.full(layout.n_x, -np.inf)
+    n_species = numeric.problem.model.n_species
+    for i in range(n_species):
+        if layout.offset[i]:
+            continue
+        values = np.concatenate([s[:, i] for s in simulation.states])
+        scale = max(float(np.max(np.abs(values))), 1e-300)
+        if np.min(values) >= -1e-9 * scale:
+            lower[i] = 0.0
+    return lower
 
 
 def _finite_samples(t: np.ndarray, d: np.ndarray) -> Samples | None:

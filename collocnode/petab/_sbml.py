@@ -46,6 +46,7 @@ class OdeModel:
             ``rhs``; kept for observables that name them).
         volumes: per state the compartment size its value is divided by (1 for amounts).
         name: the model's id.
+        n_species: how many of the states (the first) are species.
     """
 
     states: tuple[str, ...]
@@ -55,6 +56,7 @@ class OdeModel:
     assignments: dict[str, sp.Expr]
     volumes: tuple[sp.Expr, ...]
     name: str = ""
+    n_species: int = 0
 
     @property
     def n_states(self) -> int:
@@ -264,6 +266,7 @@ class _Reader:
             assignments=assignments,
             volumes=tuple(volumes),
             name=m.getId(),
+            n_species=len(species),
         )
 
     def assignments(self, rules: dict[str, object]) -> dict[str, sp.Expr]:

@@ -93,7 +93,9 @@ def _node(e: sp.Basic, walk: Callable[[sp.Basic], Any], symbols: Mapping) -> Any
         if exponent.is_Integer and 0 < int(exponent) <= 4:
             b = walk(base)
             return _fold([b] * int(exponent), lambda z: z, lambda a, c: a * c)
-        return walk(base) ** walk(exponent)
+        if exponent.is_Integer:
+            return walk(base) ** int(exponent)
+        return _power(walk(base), walk(exponent))
     func = type(e)
     if func in _UNARY:
         if func is sp.log and len(e.args) == 2:
@@ -131,6 +133,19 @@ def _node(e: sp.Basic, walk: Callable[[sp.Basic], Any], symbols: Mapping) -> Any
     if e in (sp.oo, -sp.oo):
         return float(e)
     raise UnsupportedMathError(f"unsupported math construct {func.__name__} in {str(e)[:80]}")
+
+
+def _power(base: Any, exponent: Any) -> Any:
+    """``base ** exponent``, 0 where the base is negative and the exponent not an integer.
+
+    Such a power is undefined (NaN): SBML leaves it so, and a simulator meets it only where a
+    concentration has strayed below 0 by its round-off. An optimizer meets it wherever an
+    iterate puts a concentration slightly below 0 (a Hill term ``X^n`` of a state that starts
+    at an estimated value cannot be bounded), so it is taken at the base's nearest defined
+    value, 0. CasADi's if_else is 0 where its condition is false, whatever the other branch.
+    """
+    defined = ca.logic_or(base >= 0, ca.floor(exponent) == exponent)
+    return ca.if_else(defined, base**exponent, 0.0)
 
 
 def _xor(a: Any, b: Any) -> Any:
