@@ -297,9 +297,6 @@ class NumericModel:
             out[:, 1 + len(self.observable_ids) :] = self.placeholder_slots.values
         return out
 
-    def has_log_data(self) -> bool:
-        return any(o.transformation != "lin" for o in self.problem.observables.values())
-
 
 def time_switches(expressions: Any, states: Any) -> list[sp.Expr]:
     """The times at which the expressions switch: for each relation or Heaviside step whose

@@ -62,15 +62,11 @@ class OdeModel:
     def n_states(self) -> int:
         return len(self.states)
 
-    def symbol(self, name: str) -> sp.Symbol:
-        return sp.Symbol(name, real=True)
-
     def expand(self, expr: sp.Expr) -> sp.Expr:
         """``expr`` with assignment-rule targets replaced by their expressions."""
-        return expr.xreplace(self._assignment_map()) if self.assignments else expr
-
-    def _assignment_map(self) -> dict[sp.Symbol, sp.Expr]:
-        return {self.symbol(k): v for k, v in self.assignments.items()}
+        if not self.assignments:
+            return expr
+        return expr.xreplace({sp.Symbol(k, real=True): v for k, v in self.assignments.items()})
 
 
 def read_sbml(path: str | Path) -> OdeModel:
@@ -113,6 +109,10 @@ def _from_document(document: object, where: str) -> OdeModel:
     if model is None:
         raise SbmlError(f"{where}: the document holds no model")
     return _Reader(model, where).ode()
+
+
+def _sym(name: str) -> sp.Symbol:
+    return sp.Symbol(name, real=True)
 
 
 class _Reader:
@@ -170,91 +170,29 @@ class _Reader:
     def ode(self) -> OdeModel:
         self.refuse_unsupported()
         m = self.model
-        compartments = {c.getId(): c for c in m.getListOfCompartments()}
-        rate_rules = {r.getVariable(): r for r in m.getListOfRules() if r.isRate()}
-        assign_rules = {r.getVariable(): r for r in m.getListOfRules() if r.isAssignment()}
-        for cid in compartments:
-            if cid in rate_rules or (cid in assign_rules):
-                raise self.fail(f"a rule on the compartment {cid!r} (a variable volume)")
-        initial_assign = {a.getSymbol(): a for a in m.getListOfInitialAssignments()}
-
-        species = [s for s in m.getListOfSpecies() if s.getId() not in assign_rules]
-        rate_params = [p for p in m.getListOfParameters() if p.getId() in rate_rules]
+        self.rate_rules = {r.getVariable(): r for r in m.getListOfRules() if r.isRate()}
+        self.assign_rules = {r.getVariable(): r for r in m.getListOfRules() if r.isAssignment()}
+        self.initial_assign = {a.getSymbol(): a for a in m.getListOfInitialAssignments()}
+        for c in m.getListOfCompartments():
+            if c.getId() in self.rate_rules or c.getId() in self.assign_rules:
+                raise self.fail(f"a rule on the compartment {c.getId()!r} (a variable volume)")
+        species = [s for s in m.getListOfSpecies() if s.getId() not in self.assign_rules]
+        rate_params = [p for p in m.getListOfParameters() if p.getId() in self.rate_rules]
         states = [s.getId() for s in species] + [p.getId() for p in rate_params]
-        index = {sid: k for k, sid in enumerate(states)}
-
-        constants: dict[str, sp.Expr] = {}
-        for c in compartments.values():
-            constants[c.getId()] = sp.Float(c.getSize()) if c.isSetSize() else sp.Float(1.0)
-        for p in m.getListOfParameters():
-            if p.getId() in rate_rules or p.getId() in assign_rules:
-                continue
-            constants[p.getId()] = sp.Float(p.getValue()) if p.isSetValue() else sp.nan
-        for sid, a in initial_assign.items():
-            if sid in constants:
-                constants[sid] = self.math(a)
-
-        volumes, initial = [], []
-        sym = lambda name: sp.Symbol(name, real=True)  # noqa: E731
-        for s in species:
-            v = sym(s.getCompartment()) if not s.getHasOnlySubstanceUnits() else sp.Integer(1)
-            volumes.append(v)
-            if s.getId() in initial_assign:
-                initial.append(self.math(initial_assign[s.getId()]))
-            elif s.isSetInitialConcentration():
-                c = sp.Float(s.getInitialConcentration())
-                initial.append(
-                    c if not s.getHasOnlySubstanceUnits() else c * sym(s.getCompartment())
-                )
-            elif s.isSetInitialAmount():
-                a = sp.Float(s.getInitialAmount())
-                initial.append(a if s.getHasOnlySubstanceUnits() else a / sym(s.getCompartment()))
-            else:
-                initial.append(sp.nan)
-        for p in rate_params:
-            volumes.append(sp.Integer(1))
-            if p.getId() in initial_assign:
-                initial.append(self.math(initial_assign[p.getId()]))
-            else:
-                initial.append(sp.Float(p.getValue()) if p.isSetValue() else sp.nan)
-
-        assignments = self.assignments(assign_rules)
-        amount_rate = [sp.Integer(0)] * len(states)
-        reactions = list(m.getListOfReactions())
-        for r in reactions:
-            if not r.isSetKineticLaw():
-                raise SbmlError(f"{self.where}: reaction {r.getId()!r} has no kinetic law")
-            law = r.getKineticLaw()
-            local = {
-                sym(q.getId()): sp.Float(q.getValue())
-                for q in list(law.getListOfParameters()) + list(law.getListOfLocalParameters())
-            }
-            rate = self.math(law, local)
-            for refs, sign in ((r.getListOfReactants(), -1.0), (r.getListOfProducts(), 1.0)):
-                for ref in refs:
-                    sid = ref.getSpecies()
-                    if hasattr(ref, "isSetStoichiometryMath") and ref.isSetStoichiometryMath():
-                        raise self.fail(f"stoichiometryMath (reaction {r.getId()!r})")
-                    if ref.isSetId() and (
-                        ref.getId() in rate_rules
-                        or ref.getId() in assign_rules
-                        or ref.getId() in initial_assign
-                    ):
-                        raise self.fail(f"a variable stoichiometry (reaction {r.getId()!r})")
-                    st = ref.getStoichiometry() if ref.isSetStoichiometry() else 1.0
-                    if not np.isfinite(st):
-                        st = 1.0
-                    s = m.getSpecies(sid)
-                    if sid not in index or s.getBoundaryCondition() or s.getConstant():
-                        continue  # boundary and constant species: reactions leave them be
-                    amount_rate[index[sid]] += sign * st * rate
-        rhs = []
-        for k, sid in enumerate(states):
-            if sid in rate_rules:
-                rhs.append(self.math(rate_rules[sid]))
-            else:
-                rhs.append(amount_rate[k] / volumes[k])
-        expand = {sym(a): e for a, e in assignments.items()}
+        volumes = [
+            _sym(s.getCompartment()) if not s.getHasOnlySubstanceUnits() else sp.Integer(1)
+            for s in species
+        ] + [sp.Integer(1)] * len(rate_params)
+        initial = [self.species_initial(s) for s in species] + [
+            self.parameter_initial(p) for p in rate_params
+        ]
+        amount_rate = self.amount_rates(states)
+        rhs = [
+            self.math(self.rate_rules[sid]) if sid in self.rate_rules else rate / volume
+            for sid, rate, volume in zip(states, amount_rate, volumes, strict=True)
+        ]
+        assignments = self.assignments(self.assign_rules)
+        expand = {_sym(a): e for a, e in assignments.items()}
         rhs = [sp.sympify(f).xreplace(expand) for f in rhs]
         initial = [sp.sympify(x0).xreplace(expand) for x0 in initial]
         self.check_initial(states, initial)
@@ -262,12 +200,79 @@ class _Reader:
             states=tuple(states),
             rhs=tuple(rhs),
             initial=tuple(initial),
-            constants=constants,
+            constants=self.constants(),
             assignments=assignments,
             volumes=tuple(volumes),
             name=m.getId(),
             n_species=len(species),
         )
+
+    def constants(self) -> dict[str, sp.Expr]:
+        """Compartment sizes and parameters without rules: their values or initial assignments."""
+        m = self.model
+        constants: dict[str, sp.Expr] = {}
+        for c in m.getListOfCompartments():
+            constants[c.getId()] = sp.Float(c.getSize()) if c.isSetSize() else sp.Float(1.0)
+        for p in m.getListOfParameters():
+            if p.getId() in self.rate_rules or p.getId() in self.assign_rules:
+                continue
+            constants[p.getId()] = sp.Float(p.getValue()) if p.isSetValue() else sp.nan
+        for sid, a in self.initial_assign.items():
+            if sid in constants:
+                constants[sid] = self.math(a)
+        return constants
+
+    def species_initial(self, s: object) -> sp.Expr:
+        """A species' initial value in the units of its symbol (concentration or amount)."""
+        compartment = _sym(s.getCompartment())
+        amounts = s.getHasOnlySubstanceUnits()
+        if s.getId() in self.initial_assign:
+            return self.math(self.initial_assign[s.getId()])
+        if s.isSetInitialConcentration():
+            c = sp.Float(s.getInitialConcentration())
+            return c * compartment if amounts else c
+        if s.isSetInitialAmount():
+            a = sp.Float(s.getInitialAmount())
+            return a if amounts else a / compartment
+        return sp.nan
+
+    def parameter_initial(self, p: object) -> sp.Expr:
+        if p.getId() in self.initial_assign:
+            return self.math(self.initial_assign[p.getId()])
+        return sp.Float(p.getValue()) if p.isSetValue() else sp.nan
+
+    def amount_rates(self, states: list[str]) -> list[sp.Expr]:
+        """Per state Σ_r stoichiometry · v_r over the reactions (boundary and constant species,
+        and states that are no species: 0)."""
+        m = self.model
+        index = {sid: k for k, sid in enumerate(states)}
+        rates = [sp.Integer(0)] * len(states)
+        for r in m.getListOfReactions():
+            if not r.isSetKineticLaw():
+                raise SbmlError(f"{self.where}: reaction {r.getId()!r} has no kinetic law")
+            law = r.getKineticLaw()
+            local = {
+                _sym(q.getId()): sp.Float(q.getValue())
+                for q in list(law.getListOfParameters()) + list(law.getListOfLocalParameters())
+            }
+            rate = self.math(law, local)
+            for refs, sign in ((r.getListOfReactants(), -1.0), (r.getListOfProducts(), 1.0)):
+                for ref in refs:
+                    sid = ref.getSpecies()
+                    s = m.getSpecies(sid)
+                    if sid not in index or s.getBoundaryCondition() or s.getConstant():
+                        continue  # boundary and constant species: reactions leave them be
+                    rates[index[sid]] += sign * self.stoichiometry(r, ref) * rate
+        return rates
+
+    def stoichiometry(self, reaction: object, ref: object) -> float:
+        if hasattr(ref, "isSetStoichiometryMath") and ref.isSetStoichiometryMath():
+            raise self.fail(f"stoichiometryMath (reaction {reaction.getId()!r})")
+        variable = (self.rate_rules, self.assign_rules, self.initial_assign)
+        if ref.isSetId() and any(ref.getId() in rules for rules in variable):
+            raise self.fail(f"a variable stoichiometry (reaction {reaction.getId()!r})")
+        st = ref.getStoichiometry() if ref.isSetStoichiometry() else 1.0
+        return st if np.isfinite(st) else 1.0
 
     def assignments(self, rules: dict[str, object]) -> dict[str, sp.Expr]:
         """Assignment rules with each other substituted, in dependency order."""

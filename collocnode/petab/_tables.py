@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -439,7 +438,7 @@ def _is_nan(value: Any) -> bool:
         return value is None
 
 
-def file_names(yaml_path: Path, config: dict[str, Any]) -> dict[str, str]:
+def file_names(config: dict[str, Any]) -> dict[str, str]:
     """Table kind -> file name (relative to the YAML's folder), for error messages."""
     problem = config["problems"][0]
     names = {

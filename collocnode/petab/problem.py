@@ -47,7 +47,7 @@ def import_petab(path: str | Path) -> PetabProblem:
         raise PetabError(f"{path}: PEtab format_version {version!r}; this importer reads 1")
     if len(config["problems"]) != 1:
         raise PetabError(f"{path}: {len(config['problems'])} problems; one is supported")
-    files = file_names(path, config)
+    files = file_names(config)
     for kind, name in files.items():
         if not (path.parent / name).is_file():
             raise PetabError(f"{path}: the {kind} file {name!r} does not exist")
