@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,10 @@ def import_petab(path: str | Path) -> PetabProblem:
         if not (path.parent / name).is_file():
             raise PetabError(f"{path}: the {kind} file {name!r} does not exist")
     try:
-        problem = petab.Problem.from_yaml(str(path))
+        with warnings.catch_warnings():
+            # libpetab 0.8's table readers use pandas options that pandas 3 deprecates
+            warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"petab\.")
+            problem = petab.Problem.from_yaml(str(path))
     except Exception as exc:  # petab raises what pandas and libsbml raise
         raise PetabError(f"{path}: petab could not read the problem: {exc}") from None
     try:
@@ -85,13 +89,20 @@ def _lint(problem: Any, path: Path) -> None:
 
     handler = Collect()
     logger = logging.getLogger("petab")
+    level, propagate = logger.level, logger.propagate
+    # the lint's notes ("Visualization table not available") are not the user's concern; its
+    # errors become the PetabError below
     logger.addHandler(handler)
+    logger.setLevel(logging.ERROR)
+    logger.propagate = False
     try:
         failed = petab.lint_problem(problem)
     except Exception as exc:  # a table so malformed that the lint itself fails
         raise PetabError(f"{path}: {exc}") from None
     finally:
         logger.removeHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = propagate
     if failed:
         first = messages[0] if messages else "the PEtab lint failed"
         raise PetabError(f"{path}: {first}")

@@ -89,3 +89,15 @@ def test_not_a_petab_file(tmp_path):
     path.write_text("just: a mapping\n")
     with pytest.raises(PetabError, match="no 'problems' entry"):
         import_petab(path)
+
+
+def test_what_only_the_lint_finds_is_its_message(case):
+    table = case / "_parameters.tsv"
+    lines = table.read_text().splitlines()
+    header = lines[0].split("\t")
+    row = lines[1].split("\t")
+    row[header.index("lowerBound")], row[header.index("upperBound")] = "20", "10"
+    lines[1] = "\t".join(row)
+    table.write_text("\n".join(lines) + "\n")
+    with pytest.raises(PetabError, match="lowerBound greater than upperBound"):
+        import_petab(case / "_0005.yaml")
