@@ -15,7 +15,7 @@ and pass its ``Benchmark-Models`` folder:
     python benchmarks/petab_collection.py --collection PATH/Benchmark-Models
     python benchmarks/petab_collection.py --collection PATH/Benchmark-Models --starts 10 \\
         --models Boehm_JProteomeRes2014 Elowitz_Nature2000 --out runs/petab_collection.json
-    python benchmarks/petab_collection.py --table IMPORT.json [FITS.json]   # the docs' table
+    python benchmarks/petab_collection.py --table RUN.json   # the docs' table of a stored run
 """
 
 from __future__ import annotations
@@ -136,7 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.table:
         stored = [json.loads(p.read_text()) for p in args.table]
-        print(markdown_table(*stored))
+        print(markdown_table(stored[0], stored[-1] if stored[-1].get("starts") else None))
+        print()
+        print(summary(stored[-1]) if stored[-1].get("starts") else import_summary(stored[-1]))
         return 0
     if args.one:
         record = run_one(args.collection, args.one, args.starts, args.seed, args.start_seconds)
@@ -148,50 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     models = args.models or [m for m, e in known.items() if not e["possible_discontinuities"]]
     records = []
     for model_id in models:
-        command = [
-            sys.executable,
-            __file__,
-            "--collection",
-            str(args.collection),
-            "--one",
-            model_id,
-            "--starts",
-            str(args.starts),
-            "--seed",
-            str(args.seed),
-            "--start-seconds",
-            str(args.start_seconds),
-        ]
-        t0 = time.perf_counter()
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
-            lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-            record = (
-                json.loads(lines[-1])
-                if lines
-                else {"id": model_id, "status": "crashed", "reason": done.stderr[-300:]}
-            )
-        except subprocess.TimeoutExpired:
-            record = {"id": model_id, "status": "timeout", "reason": f"{args.timeout:.0f} s"}
-        record["wall_seconds"] = time.perf_counter() - t0
-        # the report names files inside the collection, not where this machine keeps it
-        local = str(args.collection.resolve().parent) + "/"
-        record = json.loads(json.dumps(record).replace(local, ""))
-        records.append(record)
-        print(_line(record), flush=True)
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(
-            json.dumps(
-                {
-                    "command": "python benchmarks/petab_collection.py "
-                    + " ".join(argv or sys.argv[1:]),
-                    "starts": args.starts,
-                    "seed": args.seed,
-                    "models": records,
-                },
-                indent=1,
-            )
-        )
+        records.append(_run_model(args, model_id))
+        print(_line(records[-1]), flush=True)
+        _write(args, argv or sys.argv[1:], records)
     imported = sum(r.get("status") == "imported" for r in records)
     matched = sum(bool(r.get("llh_matches_amici")) for r in records)
     listed = sum(r.get("amici_reference_llh") is not None for r in records)
@@ -199,38 +160,159 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _run_model(args: argparse.Namespace, model_id: str) -> dict[str, Any]:
+    """One model in a process of its own, within ``args.timeout``; its record."""
+    command = [
+        sys.executable,
+        __file__,
+        "--collection",
+        str(args.collection),
+        "--one",
+        model_id,
+        "--starts",
+        str(args.starts),
+        "--seed",
+        str(args.seed),
+        "--start-seconds",
+        str(args.start_seconds),
+    ]
+    t0 = time.perf_counter()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
+        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+        record = (
+            json.loads(lines[-1])
+            if lines
+            else {"id": model_id, "status": "crashed", "reason": done.stderr[-300:]}
+        )
+    except subprocess.TimeoutExpired:
+        record = {"id": model_id, "status": "timeout", "reason": f"{args.timeout:.0f} s"}
+    record["wall_seconds"] = time.perf_counter() - t0
+    # the report names files inside the collection, not where this machine keeps it
+    local = str(args.collection.resolve().parent) + "/"
+    return json.loads(json.dumps(record).replace(local, ""))
+
+
+def _write(args: argparse.Namespace, argv: list[str], records: list[dict[str, Any]]) -> None:
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    run = {
+        "command": _command(argv, args.collection),
+        "starts": args.starts,
+        "seed": args.seed,
+        "start_seconds": args.start_seconds,
+        "models": records,
+    }
+    args.out.write_text(json.dumps(run, indent=1))
+
+
 def markdown_table(imported: dict[str, Any], fitted: dict[str, Any] | None = None) -> str:
-    """The docs' table of a stored import run and (optionally) a stored fit run."""
+    """The docs' table of a stored import run and (optionally) a stored fit run.
+
+    Columns: the model's size; the import time; the nominal parameters' log-likelihood by
+    CVODES beside AMICI's reference (✓: within 1e-3 relative); the fit from the nominal
+    parameters (its objective, its gap to the best known objective, IPOPT's status and the
+    fit's seconds); the best of the random starts and the fraction of them within 0.1 % of
+    the best known objective.
+    """
     fits = {r["id"]: r for r in (fitted or {}).get("models", [])}
     starts = (fitted or {}).get("starts", 0)
     lines = [
-        "| model | states | θ | import [s] | nominal llh (CVODES) | AMICI's llh | "
-        f"best of {starts} collocation starts | gap to best known | starts within 0.1 % |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| model | states | θ | import [s] | nominal llh | AMICI's llh | fit from nominal "
+        f"(gap, status, s) | best of {starts} random starts (gap) | starts within 0.1 % "
+        "| peer, GPU (status, build s, solve s) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in imported["models"]:
         if r.get("status") != "imported":
-            reason = r.get("reason", r.get("status", ""))
-            lines.append(f"| {r['id']} | | | | refused: {reason[:90]} | | | | |")
+            reason = r.get("reason", r.get("status", "")).replace("|", "/")
+            lines.append(
+                f"| {r['id']} | | | | not imported: {reason[:100]} | | | | | {_peer(r['id'])} |"
+            )
             continue
         ref = r.get("amici_reference_llh")
         ref_text = (
-            "" if ref is None else f"{ref:.6g}" + (" ✓" if r.get("llh_matches_amici") else " ✗")
+            "" if ref is None else f"{ref:.6g} " + ("✓" if r.get("llh_matches_amici") else "✗")
         )
         f = fits.get(r["id"], {})
+        nominal_fit = _fit_cell(f.get("nominal_fit"), f.get("best_known_objective"))
+        best = ""
         if "best_objective" in f:
-            fit_text = f"{f['best_objective']:.6g}"
-            gap = f"{f['gap']:.1e}"
-            within = f"{f['fraction_within_0.1%']:.0%}"
-        elif f:
-            fit_text, gap, within = f.get("status", "no fit"), "", ""
-        else:
-            fit_text, gap, within = "", "", ""
+            best = f"{f['best_objective']:.6g} ({f['gap']:.1e})"
+        elif f.get("status") and f.get("status") != "imported":
+            best = f["status"]
+        within = f"{f['fraction_within_0.1%']:.0%}" if "fraction_within_0.1%" in f else ""
         lines.append(
             f"| {r['id']} | {r['n_states']} | {r['n_theta']} | {r['import_seconds']:.1f} | "
-            f"{r['nominal_llh']:.6g} | {ref_text} | {fit_text} | {gap} | {within} |"
+            f"{r['nominal_llh']:.6g} | {ref_text} | {nominal_fit} | {best} | {within} | "
+            f"{_peer(r['id'])} |"
         )
     return "\n".join(lines)
+
+
+def summary(run: dict[str, Any]) -> str:
+    """The docs' sentence on a stored run: what imported, matched and reached the optimum."""
+    models = run["models"]
+    imported = [m for m in models if m.get("status") == "imported" or "nominal_fit" in m]
+    listed = [m for m in imported if m.get("amici_reference_llh") is not None]
+    matched = sum(bool(m.get("llh_matches_amici")) for m in listed)
+    nominal = [m["nominal_fit"] for m in imported if "objective" in (m.get("nominal_fit") or {})]
+    reach = sum(
+        _within(m["nominal_fit"].get("objective"), m.get("best_known_objective"))
+        for m in imported
+        if m.get("nominal_fit")
+    )
+    reach_random = sum(
+        _within(m.get("best_objective"), m.get("best_known_objective")) for m in imported
+    )
+    seconds = [f["seconds"]["total"] for f in nominal]
+    builds = [f["seconds"]["build"] for f in nominal]
+    return (
+        f"{len(imported)} of {len(models)} models import, and the CVODES log-likelihood at the "
+        f"nominal parameters matches AMICI's reference log-likelihood for {matched} of "
+        f"{len(listed)} models that list one. From the nominal parameters, {reach} of "
+        f"{len(imported)} fits reach the best known objective within 0.1 % (a fit's median "
+        f"{np.median(seconds):.1f} s; the NLP's build at most {max(builds):.1f} s, median "
+        f"{np.median(builds):.2f} s); from {run['starts']} random starts per model, "
+        f"{reach_random} models reach it."
+    )
+
+
+def import_summary(run: dict[str, Any]) -> str:
+    """The docs' sentence on a stored run without fits (``--starts 0``)."""
+    models = run["models"]
+    imported = [m for m in models if m.get("status") == "imported"]
+    listed = [m for m in imported if m.get("amici_reference_llh") is not None]
+    matched = [m["id"] for m in listed if m.get("llh_matches_amici")]
+    return (
+        f"{len(imported)} of {len(models)} models import, and the CVODES log-likelihood at the "
+        f"nominal parameters matches AMICI's reference for {len(matched)} of the {len(listed)} "
+        f"that list one ({', '.join(m.split('_')[0] for m in matched)})."
+    )
+
+
+def _within(value: float | None, best: float | None) -> bool:
+    if value is None or best is None or not np.isfinite(value):
+        return False
+    return bool(value - best <= 1e-3 * max(abs(best), 1e-12))
+
+
+def _peer(model_id: str) -> str:
+    """The collocation peer's GPU row (ExaModelsPEtab + MadNLP; its STAT codes: 0 solved,
+    0A acceptable, T timeout, R restoration failure, E error)."""
+    peer = (catalogue().get(model_id) or {}).get("peer") or {}
+    row = (peer.get("results_table_row") or {}).get("gpu") or {}
+    if not row:
+        return "not run"
+    return f"{row.get('STAT', '')}, {row.get('CMPL_s', '')}, {row.get('SOL_s', '')}"
+
+
+def _fit_cell(fit: dict[str, Any] | None, best: float | None) -> str:
+    if not fit:
+        return ""
+    if "objective" not in fit:
+        return fit.get("status", "")
+    gap = (fit["objective"] - best) / max(abs(best), 1e-12) if best is not None else np.nan
+    return f"{fit['objective']:.6g} ({gap:.1e}, {fit['status']}, {fit['seconds']['total']:.1f})"
 
 
 def _command(argv: list[str], collection: Path) -> str:

@@ -1,0 +1,50 @@
+"""benchmarks/petab_collection.py: what docs/petab.md says of the stored runs is what the
+generator writes from them."""
+
+import json
+
+import pytest
+from load_benchmark import ROOT, load_benchmark
+
+RESULTS = ROOT / "benchmarks" / "results"
+COLLECTION = RESULTS / "petab-collection" / "petab_collection.json"
+DISCONTINUITIES = RESULTS / "petab-collection" / "discontinuities.json"
+SCIML = RESULTS / "petab-sciml-suite" / "ml_model_import.json"
+PAGE = ROOT / "docs" / "petab.md"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return load_benchmark("petab_collection")
+
+
+def test_the_docs_table_and_summary_are_generated_from_the_stored_run(bench):
+    run = json.loads(COLLECTION.read_text())
+    page = PAGE.read_text()
+    assert bench.markdown_table(run, run) in page
+    assert bench.summary(run) in page
+
+
+def test_the_discontinuity_models_sentence_is_generated(bench):
+    run = json.loads(DISCONTINUITIES.read_text())
+    assert bench.import_summary(run) in PAGE.read_text().replace("\n", " ")
+
+
+def test_the_sciml_counts_are_the_stored_ones():
+    counts = json.loads(SCIML.read_text())["counts"]
+    text = PAGE.read_text().replace("\n", " ")
+    assert (
+        f"{counts['passed']} passed, {counts['failed']} failed, {counts['refused']} refused" in text
+    )
+
+
+def test_best_known_takes_the_smaller_objective(bench):
+    entry = {"peer": {"petab_reference_objective": 5.0, "petab_min_objective": 4.0}}
+    assert bench.best_known(entry, 7.0) == 4.0
+    assert bench.best_known({"peer": None}, 7.0) == 7.0
+
+
+def test_within_is_relative_to_the_best(bench):
+    assert bench._within(100.05, 100.0)
+    assert not bench._within(100.2, 100.0)
+    assert not bench._within(None, 100.0)
