@@ -189,7 +189,7 @@ def robertson() -> Case:
             k2 * x[1] ** 2,
         ]
 
-    t = np.r_[0.0, np.logspace(-5, np.log10(40.0), 60)]
+    t = np.r_[0.0, np.geomspace(1e-5, 40.0, 60)]
     x = ode(true_rhs, t, [1.0, 0.0, 0.0], method="Radau")
     noisy = x * (1 + 0.002 * np.random.default_rng(1).standard_normal(x.shape))
     data = Trajectory(t, noisy, state_names=("A", "B", "C"))
@@ -198,7 +198,7 @@ def robertson() -> Case:
         model = HybridModel(3, {}, rhs, parameters={"k1": Parameter(0.02, fit=True, lb=0, ub=1)})
         return TrainingProblem(model, data, initial_state="data", scale="std")
 
-    grid = np.r_[0.0, np.logspace(-5, np.log10(40.0), 80)]
+    grid = np.r_[0.0, np.geomspace(1e-5, 40.0, 80)]
     expert = RadauIIA(mesh=Mesh.from_grid(grid, np.full(grid.size - 1, 3)), ipopt=QUIET)
 
     def score(sol) -> dict[str, Any]:

@@ -442,7 +442,7 @@ def robertson_problem():
             k2 * x[1] ** 2,
         ]
 
-    t = np.r_[0.0, np.logspace(-5, np.log10(40.0), 60)]
+    t = np.r_[0.0, np.geomspace(1e-5, 40.0, 60)]
     ref = solve_ivp(
         lambda tt, x: truth(x, tt),
         (0, 40),
@@ -463,7 +463,7 @@ def robertson_problem():
     problem = TrainingProblem(
         model, Trajectory(t, ref.y.T, state_names=names), initial_state="data"
     )
-    grid = np.r_[0.0, np.logspace(-5, np.log10(40.0), 80)]
+    grid = np.r_[0.0, np.geomspace(1e-5, 40.0, 80)]
     return problem, Mesh.from_grid(grid, np.full(grid.size - 1, 3))
 
 

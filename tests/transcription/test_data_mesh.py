@@ -33,7 +33,7 @@ def test_a_fast_signal_gets_its_intervals_per_period_where_it_changes_fastest():
 
 
 def test_a_log_spaced_record_gets_a_log_spaced_mesh():
-    t = np.r_[0.0, np.logspace(-5, np.log10(40.0), 60)]
+    t = np.r_[0.0, np.geomspace(1e-5, 40.0, 60)]
     mesh = dm.data_mesh(t, np.exp(-t)[:, None], (0.0, 40.0))
     h = np.diff(mesh.grid)
     assert h[0] < 1e-4 and h[-1] > 1.0
