@@ -159,11 +159,14 @@ def build_dop(
         return numeric.nll(x_full, p[:nt], u[: layout.n_c], t, d)
 
     lower = _state_lower_bounds(numeric, layout, simulation)
+    p_guess = np.concatenate(
+        [theta0, *[_steady_guess(simulation, numeric, layout, j) for j in range(layout.n_blocks)]]
+    )
     segments, offsets = [], []
     for k, e in enumerate(problem.experiments):
         u = segment_inputs(numeric, layout, k)
         c_sim = numeric.condition_data[numeric.simulation_instance[k]].c
-        x0 = _initial_numbers(numeric, layout, theta0, simulation, u)
+        x0 = np.asarray(initial_state(numeric, layout, ca.DM(p_guess), ca.DM(u))).ravel()
         grid, states = simulation.grids[k], simulation.states[k] - layout.offset * x0
         offsets.append(states)
         horizon = max(e.tmax, MIN_HORIZON)
@@ -176,9 +179,6 @@ def build_dop(
                 samples=_finite_samples(m.time[e.rows], data[e.rows]),
             )
         )
-    p_guess = np.concatenate(
-        [theta0, *[_steady_guess(simulation, numeric, layout, j) for j in range(layout.n_blocks)]]
-    )
     p_lb = np.concatenate([lb, np.full(layout.n_blocks * layout.n_x, -np.inf)])
     p_ub = np.concatenate([ub, np.full(layout.n_blocks * layout.n_x, np.inf)])
     prior = numeric.prior(numeric.theta)
@@ -225,15 +225,6 @@ def _finite_samples(t: np.ndarray, d: np.ndarray) -> Samples | None:
     """The measurements at finite times (those at ``inf`` are the Mayer term's)."""
     finite = np.isfinite(t)
     return Samples(t[finite], d[finite]) if np.any(finite) else None
-
-
-def _initial_numbers(
-    numeric: NumericModel, layout: Layout, theta: np.ndarray, sim: Simulation, u: np.ndarray
-) -> np.ndarray:
-    p = np.concatenate(
-        [theta, *[_steady_guess(sim, numeric, layout, j) for j in range(layout.n_pre)]]
-    )
-    return np.asarray(ca.DM(initial_state(numeric, layout, ca.DM(p), ca.DM(u)))).ravel()
 
 
 def _steady_guess(sim: Simulation, numeric: NumericModel, layout: Layout, j: int) -> np.ndarray:
