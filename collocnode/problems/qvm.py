@@ -347,18 +347,7 @@ class QuarterVehicle(System):
         x0 = self.x0 if x0 is None else v.finite_array("x0", x0, shape=(5,))
         v.positive_float("rtol", rtol)
         v.positive_float("atol", atol)
-        if inputs is not None:
-            if road is not None:
-                raise ValueError("give road or inputs, not both")
-            if not callable(inputs):
-                raise TypeError(f"inputs must be a callable t -> u, got {inputs!r}")
-            road_velocity = _CallableInput(inputs)
-        else:
-            road = self.road if road is None else road
-            if not isinstance(road, ISO8608Road):
-                raise TypeError(f"road must be an ISO8608Road, got {type(road).__name__}")
-            road.check_times(t, "t")
-            road_velocity = road.scalar_evaluator(derivative=1, t_max=float(t[-1]))
+        road, road_velocity = self._drive(t, inputs, road)
         # the true model on one of its roads is asked for again and again (data, evaluation,
         # figures): keep the last few trajectories of it
         key = None
@@ -376,6 +365,59 @@ class QuarterVehicle(System):
             if key in _TRUTHS:
                 _TRUTHS.move_to_end(key)
                 return _copy(_TRUTHS[key])
+        x = self._integrate(t, x0, road_velocity, friction, spring, rtol, atol, method)
+        u = road_velocity.evaluate(t)[:, None]
+        y = self.physics_rhs_np(x, u, *self._forces(x, friction, spring))[1]
+        traj = Trajectory(
+            t=t,
+            x=x,
+            u=u,
+            y=y,
+            state_names=self.state_names,
+            input_names=self.input_names,
+            output_names=self.output_names,
+            params=dict(self.params),
+        )
+        if key is not None:
+            _TRUTHS[key] = _copy(traj)
+            while len(_TRUTHS) > _TRUTHS_KEPT:
+                _TRUTHS.popitem(last=False)
+        return traj
+
+    def _drive(
+        self,
+        t: np.ndarray,
+        inputs: Callable[[float], np.ndarray] | None,
+        road: ISO8608Road | None,
+    ) -> tuple[ISO8608Road | None, Any]:
+        """What drives :meth:`simulate`: the road (the training road by default; None with
+        ``inputs``) and the road velocity ż_r, a scalar callable of t with ``evaluate`` on
+        arrays."""
+        if inputs is not None:
+            if road is not None:
+                raise ValueError("give road or inputs, not both")
+            if not callable(inputs):
+                raise TypeError(f"inputs must be a callable t -> u, got {inputs!r}")
+            return None, _CallableInput(inputs)
+        road = self.road if road is None else road
+        if not isinstance(road, ISO8608Road):
+            raise TypeError(f"road must be an ISO8608Road, got {type(road).__name__}")
+        road.check_times(t, "t")
+        return road, road.scalar_evaluator(derivative=1, t_max=float(t[-1]))
+
+    def _integrate(
+        self,
+        t: np.ndarray,
+        x0: np.ndarray,
+        road_velocity: Any,
+        friction: ForceFn | None,
+        spring: ForceFn | None,
+        rtol: float,
+        atol: float,
+        method: str,
+    ) -> np.ndarray:
+        """The states on ``t`` from ``x0`` under ``road_velocity`` (``solve_ivp``), (n, 5);
+        an error where the integration fails or diverges."""
         if t.size == 1:
             x = x0[None, :]
         else:
@@ -397,23 +439,7 @@ class QuarterVehicle(System):
             x = sol.y.T
         if not np.all(np.isfinite(x)):
             raise RuntimeError(f"{self.name} simulation diverged on this road")
-        u = road_velocity.evaluate(t)[:, None]
-        y = self.physics_rhs_np(x, u, *self._forces(x, friction, spring))[1]
-        traj = Trajectory(
-            t=t,
-            x=x,
-            u=u,
-            y=y,
-            state_names=self.state_names,
-            input_names=self.input_names,
-            output_names=self.output_names,
-            params=dict(self.params),
-        )
-        if key is not None:
-            _TRUTHS[key] = _copy(traj)
-            while len(_TRUTHS) > _TRUTHS_KEPT:
-                _TRUTHS.popitem(last=False)
-        return traj
+        return x
 
     def _fast_rhs(
         self,

@@ -317,16 +317,7 @@ def fit_initial_guess(
     t_start = time.perf_counter()
     # the fitted columns as TrainingProblem resolved them: ("x", state) or ("y", output)
     observed = sorted({i for kind, i in problem.columns if kind == "x"})
-    model = problem.model
-    if len(observed) < model.n_states and _is_constant(problem.state_guess):
-        unobserved = [i for i in range(model.n_states) if i not in observed]
-        names = model.state_names or tuple(f"x{i}" for i in range(model.n_states))
-        raise ValueError(
-            f"warm_start: the fit leaves state {names[unobserved[0]]!r} unobserved, and the "
-            "problem's state_guess is 'constant'; give a state guess for it (state_guess="
-            "'data' integrates it with the measured states held on the data, or a callable, "
-            "e.g. a simulation of a simpler model)"
-        )
+    _check_unobserved_guessed(problem, observed)
     # every trajectory's samples enter the regression, each with its own quadrature weights
     samples = [
         _samples(problem, k, observed, method, stride) for k in range(problem.n_trajectories)
@@ -351,6 +342,21 @@ def fit_initial_guess(
         timings={"smooth": t_smooth, "regression": t_total - t_smooth, "total": t_total},
         **res,
     )
+
+
+def _check_unobserved_guessed(problem: TrainingProblem, observed: list[int]) -> None:
+    """Refuse a fit that leaves a state unobserved when the problem's state guess cannot guess
+    it (``"constant"``): the regression needs its values at the samples."""
+    model = problem.model
+    if len(observed) < model.n_states and _is_constant(problem.state_guess):
+        unobserved = [i for i in range(model.n_states) if i not in observed]
+        names = model.state_names or tuple(f"x{i}" for i in range(model.n_states))
+        raise ValueError(
+            f"warm_start: the fit leaves state {names[unobserved[0]]!r} unobserved, and the "
+            "problem's state_guess is 'constant'; give a state guess for it (state_guess="
+            "'data' integrates it with the measured states held on the data, or a callable, "
+            "e.g. a simulation of a simpler model)"
+        )
 
 
 def _check_arguments(

@@ -262,6 +262,39 @@ class ClosedForm:
         if not isinstance(model, HybridModel):
             raise TypeError(f"model must be a HybridModel, got {model!r:.80}")
         names = self.parameter_names()
+        self._check_replaces(model, names)
+        parameters = dict(model.parameters)
+        parameters.update(
+            {n: Parameter(c, fit=True) for n, c in zip(names, self._support_values(), strict=True)}
+        )
+        closed = self
+
+        def expression(params: Mapping[str, Any], z: Any) -> Any:
+            xi, eta = closed._symbolic_coefficients(params, names)
+            return closed.casadi(z, xi, eta)
+
+        if self.block is None:
+            keep, rhs, outputs = _rhs_replaced(model, expression)
+        else:
+            keep, rhs, outputs = _block_replaced(
+                model, self.block, len(self.input_names), expression
+            )
+        return HybridModel(
+            n_states=model.n_states,
+            blocks=keep,
+            rhs=rhs,
+            outputs=outputs,
+            n_outputs=model.n_outputs,
+            n_inputs=model.n_inputs,
+            parameters=parameters,
+            state_names=model.state_names,
+            input_names=model.input_names,
+            output_names=model.output_names,
+        )
+
+    def _check_replaces(self, model: HybridModel, names: list[str]) -> None:
+        """Refuse a model whose names clash with the coefficients' or whose block (or
+        right-hand side) has other inputs or outputs than this closed form."""
         clash = [n for n in names if n in model.parameters or n in model.blocks]
         if clash:
             raise ValueError(f"the model already has a parameter or block named {clash[0]!r}")
@@ -280,63 +313,6 @@ class ClosedForm:
                 f"the closed form of a right-hand side maps {n_in} inputs to {self.n_out} "
                 f"outputs; the model has {model.n_states} states and {model.n_inputs} inputs"
             )
-        parameters = dict(model.parameters)
-        parameters.update(
-            {n: Parameter(c, fit=True) for n, c in zip(names, self._support_values(), strict=True)}
-        )
-        closed = self
-
-        def expression(params: Mapping[str, Any], z: Any) -> Any:
-            xi, eta = closed._symbolic_coefficients(params, names)
-            return closed.casadi(z, xi, eta)
-
-        own = list(model.parameters)
-        if self.block is None:
-            keep = dict(model.blocks) if model.outputs is not None else {}
-
-            def rhs(x, u, t, blocks, params):
-                return expression(params, ca.vertcat(x, u))
-
-            outputs = None
-            if model.outputs is not None:
-
-                def outputs(x, u, t, blocks, params):
-                    return model.outputs(x, u, t, blocks, {k: params[k] for k in own})
-
-        else:
-            keep = {k: b for k, b in model.blocks.items() if k != self.block}
-            order = list(model.blocks)
-
-            def with_closed_form(blocks: Any, params: Mapping[str, Any]) -> _Substituted:
-                return _Substituted(
-                    blocks, order, self.block, n_in, lambda z: expression(params, z)
-                )
-
-            def rhs(x, u, t, blocks, params):
-                return model.rhs(
-                    x, u, t, with_closed_form(blocks, params), {k: params[k] for k in own}
-                )
-
-            outputs = None
-            if model.outputs is not None:
-
-                def outputs(x, u, t, blocks, params):
-                    return model.outputs(
-                        x, u, t, with_closed_form(blocks, params), {k: params[k] for k in own}
-                    )
-
-        return HybridModel(
-            n_states=model.n_states,
-            blocks=keep,
-            rhs=rhs,
-            outputs=outputs,
-            n_outputs=model.n_outputs,
-            n_inputs=model.n_inputs,
-            parameters=parameters,
-            state_names=model.state_names,
-            input_names=model.input_names,
-            output_names=model.output_names,
-        )
 
     def _symbolic_coefficients(self, params: Mapping[str, Any], names: list[str]) -> tuple:
         """ξ and η as nested lists: the parameters (in the order of ``names``) on the support,
@@ -465,6 +441,50 @@ class ClosedForm:
             "missed": missed,
             "exact_support": not spurious and not missed,
         }
+
+
+def _rhs_replaced(model: HybridModel, expression: Any) -> tuple[dict, Any, Any]:
+    """The blocks, right-hand side and outputs of ``model`` with its whole right-hand side the
+    closed form ``expression(params, z)`` of z = [x; u] (the blocks stay for the outputs)."""
+    own = list(model.parameters)
+    keep = dict(model.blocks) if model.outputs is not None else {}
+
+    def rhs(x, u, t, blocks, params):
+        return expression(params, ca.vertcat(x, u))
+
+    outputs = None
+    if model.outputs is not None:
+
+        def outputs(x, u, t, blocks, params):
+            return model.outputs(x, u, t, blocks, {k: params[k] for k in own})
+
+    return keep, rhs, outputs
+
+
+def _block_replaced(
+    model: HybridModel, block: str, n_in: int, expression: Any
+) -> tuple[dict, Any, Any]:
+    """The blocks, right-hand side and outputs of ``model`` with its block ``block`` the closed
+    form ``expression(params, z)`` of the block's inputs z."""
+    own = list(model.parameters)
+    keep = {k: b for k, b in model.blocks.items() if k != block}
+    order = list(model.blocks)
+
+    def with_closed_form(blocks: Any, params: Mapping[str, Any]) -> _Substituted:
+        return _Substituted(blocks, order, block, n_in, lambda z: expression(params, z))
+
+    def rhs(x, u, t, blocks, params):
+        return model.rhs(x, u, t, with_closed_form(blocks, params), {k: params[k] for k in own})
+
+    outputs = None
+    if model.outputs is not None:
+
+        def outputs(x, u, t, blocks, params):
+            return model.outputs(
+                x, u, t, with_closed_form(blocks, params), {k: params[k] for k in own}
+            )
+
+    return keep, rhs, outputs
 
 
 def _dot(coefficients: Any, j: int, terms: Any, support: np.ndarray) -> Any:

@@ -300,44 +300,24 @@ def _fit_output(
     owner, name = samples.label, samples.output_names[j]
     form = regression.form
     X, target, sw = design(form, theta, phi, y, w)
-    optimizer = regression.the_optimizer()
-    if regression.criterion == "none":
-        candidates = [(math.nan, _fit(optimizer, X, target, sw))]
-    else:
-        # every distinct support of the path, re-fitted by weighted least squares on it, so
-        # that the criterion compares supports, not the optimizer's shrinkage
-        candidates = [
-            (thr, _fit_least_squares(X, target, sw, support))
-            for thr, support in _path(optimizer, X, target, sw, regression)
-        ]
     labels = list(terms.names) + [f"den:{n}" for n in (den_terms.names if den_terms else ())]
-    scale = max(float(np.average(y * y, weights=w)), 1e-300)
-
-    def point(thr: float, c: np.ndarray) -> PathPoint:
-        k = int(np.count_nonzero(c))
-        singular = _smallest_denominator(form, phi, c, theta.shape[1]) <= SINGULAR_RTOL
-        if k == 0:
-            mse = scale
-        else:
-            with np.errstate(all="ignore"):
-                err = y - predict(form, theta, phi, c)
-            mse = float(np.average(err * err, weights=w)) if np.all(np.isfinite(err)) else math.inf
-        score = (
-            math.inf
-            if (singular or k == 0)
-            else _criterion(
-                regression.criterion, samples.n_measured, k, max(mse, EXACT_RTOL**2 * scale)
-            )
-        )
-        return PathPoint(thr, k, mse / scale, score, singular, c.copy())
-
+    score = _Scorer(
+        form=form,
+        theta=theta,
+        phi=phi,
+        y=y,
+        w=w,
+        criterion=regression.criterion,
+        n_measured=samples.n_measured,
+        scale=max(float(np.average(y * y, weights=w)), 1e-300),
+    )
     path: list[PathPoint] = []
     seen: set[bytes] = set()
-    for thr, c in candidates:
+    for thr, c in _candidates(X, target, sw, regression):
         key = (c != 0).tobytes()
         if key not in seen:
             seen.add(key)
-            path.append(point(thr, c))
+            path.append(score(thr, c))
     if regression.criterion == "none":
         chosen = path[0]
     else:
@@ -345,28 +325,106 @@ def _fit_output(
         if not usable:
             _refuse_all(path, form, owner, name, labels, samples)
         chosen = min(usable, key=lambda p: (p.score, p.n_terms))
-        # terms below the rounding level of the fit are no terms (a path that reaches an exact
-        # fit may carry them): drop them and re-fit on what is left
-        tiny = shares(X, target, sw, chosen.coefficients) < EXACT_RTOL
-        if tiny.any() and not tiny[chosen.coefficients != 0].all():
-            cleaned = point(
-                chosen.threshold,
-                _fit_least_squares(X, target, sw, (chosen.coefficients != 0) & ~tiny),
-            )
-            if math.isfinite(cleaned.score):
-                path.append(cleaned)
-                chosen = cleaned
+        cleaned = _without_rounding_terms(chosen, score, X, target, sw)
+        if cleaned is not None:
+            path.append(cleaned)
+            chosen = cleaned
     if chosen.n_terms == 0:
-        c_ls = _fit_least_squares(X, target, sw, np.ones(X.shape[1], dtype=bool))
-        k = int(np.argmax(np.abs(c_ls)))
-        raise DiscoveryError(
-            f"the optimizer's threshold removes every term of output {name!r} of {owner}: its "
-            f"largest least-squares coefficient is {c_ls[k]:.4g} (term {labels[k]!r}); lower "
-            f"the threshold or select along a path (criterion='aicc')"
-        )
+        _refuse_empty(X, target, sw, owner, name, labels)
     if chosen.singular:
         _refuse_singular(chosen, form, theta, phi, owner, name, labels, samples)
     return chosen.coefficients, [p.selected(p is chosen) for p in path]
+
+
+def _candidates(
+    X: np.ndarray, target: np.ndarray, sw: np.ndarray, regression: SparseRegression
+) -> list[tuple[float, np.ndarray]]:
+    """(threshold, coefficients) of the candidates of one output: the optimizer's own fit
+    without a criterion, else every support of the threshold path."""
+    optimizer = regression.the_optimizer()
+    if regression.criterion == "none":
+        return [(math.nan, _fit(optimizer, X, target, sw))]
+    # every distinct support of the path, re-fitted by weighted least squares on it, so
+    # that the criterion compares supports, not the optimizer's shrinkage
+    return [
+        (thr, _fit_least_squares(X, target, sw, support))
+        for thr, support in _path(optimizer, X, target, sw, regression)
+    ]
+
+
+@dataclass(frozen=True)
+class _Scorer:
+    """One output's candidates scored: the residual of the closed form itself (not the
+    linearised one) relative to the output's weighted mean square ``scale``, and the
+    criterion on it."""
+
+    form: str
+    theta: np.ndarray
+    phi: np.ndarray
+    y: np.ndarray
+    w: np.ndarray
+    criterion: str
+    n_measured: int
+    scale: float
+
+    def __call__(self, thr: float, c: np.ndarray) -> PathPoint:
+        k = int(np.count_nonzero(c))
+        singular = (
+            _smallest_denominator(self.form, self.phi, c, self.theta.shape[1]) <= SINGULAR_RTOL
+        )
+        if k == 0:
+            mse = self.scale
+        else:
+            with np.errstate(all="ignore"):
+                err = self.y - predict(self.form, self.theta, self.phi, c)
+            mse = (
+                float(np.average(err * err, weights=self.w))
+                if np.all(np.isfinite(err))
+                else math.inf
+            )
+        score = (
+            math.inf
+            if (singular or k == 0)
+            else _criterion(
+                self.criterion, self.n_measured, k, max(mse, EXACT_RTOL**2 * self.scale)
+            )
+        )
+        return PathPoint(thr, k, mse / self.scale, score, singular, c.copy())
+
+
+def _without_rounding_terms(
+    chosen: PathPoint, score: _Scorer, X: np.ndarray, target: np.ndarray, sw: np.ndarray
+) -> PathPoint | None:
+    """The chosen support without the terms below the rounding level of the fit, re-fitted on
+    what is left (a path that reaches an exact fit may carry them: they are no terms); None
+    where it has none, or where the re-fit scores no finite value."""
+    tiny = shares(X, target, sw, chosen.coefficients) < EXACT_RTOL
+    if not tiny.any() or tiny[chosen.coefficients != 0].all():
+        return None
+    cleaned = score(
+        chosen.threshold,
+        _fit_least_squares(X, target, sw, (chosen.coefficients != 0) & ~tiny),
+    )
+    return cleaned if math.isfinite(cleaned.score) else None
+
+
+def _refuse_empty(
+    X: np.ndarray,
+    target: np.ndarray,
+    sw: np.ndarray,
+    owner: str,
+    name: str,
+    labels: list[str],
+) -> None:
+    """Raise :class:`DiscoveryError` for an output whose every term the optimizer removed,
+    naming its largest least-squares term."""
+    c_ls = _fit_least_squares(X, target, sw, np.ones(X.shape[1], dtype=bool))
+    k = int(np.argmax(np.abs(c_ls)))
+    raise DiscoveryError(
+        f"the optimizer's threshold removes every term of output {name!r} of {owner}: its "
+        f"largest least-squares coefficient is {c_ls[k]:.4g} (term {labels[k]!r}); lower "
+        f"the threshold or select along a path (criterion='aicc')"
+    )
 
 
 def shares(X: np.ndarray, y: np.ndarray, sw: np.ndarray, c: np.ndarray) -> np.ndarray:

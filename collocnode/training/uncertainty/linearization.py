@@ -39,7 +39,7 @@ from __future__ import annotations
 import time
 import weakref
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.linalg as la
@@ -125,71 +125,27 @@ def linearize(sol: Any, exact: bool = False) -> Linearization:
             when the solve used a quasi-Newton one).
     """
     clock = _Clock()
-    problem = sol.problem
     nlp = nlp_of(sol, exact)
     clock("nlp")
-    nx = nlp.layout.nx
     z = iterate(nlp, sol)
-    nominal = nlp.dop.node_vector("nominal")
     J = _matrix(nlp, "jac", nlp.fn_jac(z))
     grad = np.asarray(nlp.fn_grad(z)).ravel()
     clock("derivatives")
 
     quantities, theta_cols, per_unit = _quantities(nlp, sol, z)
-    n_t = quantities.n
-    per_node = nlp.layout.nd + nlp.layout.ng
-    dyn_rows = (np.arange(nlp.layout.N)[:, None] * per_node + np.arange(nlp.layout.nd)).ravel()
-    dep_cols = (np.asarray(nlp.layout.coll_node)[:, None] * nx + np.arange(nlp.layout.nd)).ravel()
-    J_dyn = J.tocsr()[dyn_rows]
-    # the minimum-degree ordering of AᵀA keeps the factors of the interval-by-interval
-    # (block-bidiagonal) collocation Jacobian sparse: half the fill of COLAMD
-    lu = spla.splu(J_dyn[:, dep_cols].tocsc(), permc_spec="MMD_AT_PLUS_A")
-    # S per unit of θ's z-column, then per physical unit of θ (initial states are scaled)
-    S = -lu.solve(J_dyn[:, theta_cols].toarray()) * per_unit
-    Z = np.zeros((nlp.layout.n_z, n_t))
-    Z[dep_cols] = S
-    Z[theta_cols, np.arange(n_t)] = per_unit
+    elim = _eliminate_states(nlp, J, theta_cols, per_unit)
     clock("sensitivities")
 
-    # active boundary rows (the block constraints) constrain θ: C dθ = 0; equalities always,
-    # inequalities where the value sits at a bound
-    bnd = np.arange(nlp.layout.N * per_node, nlp.layout.n_c)
-    equal = nlp.lbg[bnd] == nlp.ubg[bnd]
-    active = bnd[equal]
-    if not equal.all():
-        g = np.asarray(nlp.fn_g(z)).ravel()[bnd]
-        scale = BOUND_TOL * (1.0 + np.abs(g))
-        at_bound = (np.abs(g - nlp.lbg[bnd]) <= scale) | (np.abs(g - nlp.ubg[bnd]) <= scale)
-        active = bnd[equal | at_bound]
-    C = np.asarray(J.tocsr()[active] @ Z) if active.size else np.zeros((0, n_t))
+    active = _active_block_rows(nlp, z)
+    C = np.asarray(J.tocsr()[active] @ elim.Z) if active.size else np.zeros((0, quantities.n))
     basis, independent = _elimination_basis(C, quantities)
-    reduced_gradient = Z.T @ grad
-
-    # node sensitivities in physical units, per trajectory
-    Xs = (Z[: nlp.layout.nn * nx].reshape(nlp.layout.nn, nx, n_t)) * nominal[:nx, None]
-    node_sensitivity = [
-        Xs[a:b, : nlp.layout.nd]
-        for a, b in zip(nlp.layout.node_start[:-1], nlp.layout.node_start[1:], strict=True)
-    ]
+    node_sensitivity = _node_sensitivity(nlp, elim.Z)
     residuals, times, observed, fisher = _at_samples(sol, node_sensitivity, quantities.p_index)
     clock("samples")
 
-    penalty = np.zeros(n_t)
-    penalty[quantities.of_kind("weight")] = 2.0 * problem.lam
-
-    exact_hessian = None
-    if exact:
-        mu = np.zeros(nlp.layout.n_c)
-        mu[dyn_rows] = -lu.solve(grad[dep_cols], trans="T")
-        if active.size:
-            # the multipliers of the active block constraints: the least-squares fit of the
-            # reduced gradient (zero for a stationary point without them)
-            nu = la.lstsq(C.T, -(Z.T @ (grad + J.T @ mu)))[0]
-            mu[active] = nu
-        upper = _matrix(nlp, "hess", nlp.fn_hess(z, 1.0, mu))
-        H = upper + sp.triu(upper, 1).T
-        exact_hessian = Z.T @ (H @ Z)
-        exact_hessian = 0.5 * (exact_hessian + exact_hessian.T)
+    penalty = np.zeros(quantities.n)
+    penalty[quantities.of_kind("weight")] = 2.0 * sol.problem.lam
+    exact_hessian = _exact_reduced_hessian(nlp, z, J, grad, elim, active, C) if exact else None
     gn, weight_sum = _objective_gauss_newton(sol, node_sensitivity, quantities.p_index, exact)
     if exact:
         clock("exact")
@@ -206,9 +162,93 @@ def linearize(sol: Any, exact: bool = False) -> Linearization:
         observed=observed,
         residuals=residuals,
         sample_times=times,
-        reduced_gradient=reduced_gradient,
+        reduced_gradient=elim.Z.T @ grad,
         timings=clock.times,
     )
+
+
+class _Elimination(NamedTuple):
+    """The node states eliminated through the collocation equations (module docstring)."""
+
+    #: dz/dθ, (n_z, n_θ): scaled units of z per physical unit of θ
+    Z: np.ndarray
+    #: the sparse LU factors of A_x, the collocation equations' Jacobian in the node states
+    lu: Any
+    #: the rows of the collocation equations and the columns of the states they determine
+    dyn_rows: np.ndarray
+    dep_cols: np.ndarray
+
+
+def _eliminate_states(
+    nlp: Any, J: sp.csc_matrix, theta_cols: np.ndarray, per_unit: np.ndarray
+) -> _Elimination:
+    """Z = dz/dθ by the implicit function theorem: S = −A_x⁻¹ ∂c/∂θ at the states, the identity
+    (per physical unit) at θ's own columns, zero at the held entries."""
+    nx = nlp.layout.nx
+    per_node = nlp.layout.nd + nlp.layout.ng
+    dyn_rows = (np.arange(nlp.layout.N)[:, None] * per_node + np.arange(nlp.layout.nd)).ravel()
+    dep_cols = (np.asarray(nlp.layout.coll_node)[:, None] * nx + np.arange(nlp.layout.nd)).ravel()
+    J_dyn = J.tocsr()[dyn_rows]
+    # the minimum-degree ordering of AᵀA keeps the factors of the interval-by-interval
+    # (block-bidiagonal) collocation Jacobian sparse: half the fill of COLAMD
+    lu = spla.splu(J_dyn[:, dep_cols].tocsc(), permc_spec="MMD_AT_PLUS_A")
+    # S per unit of θ's z-column, then per physical unit of θ (initial states are scaled)
+    S = -lu.solve(J_dyn[:, theta_cols].toarray()) * per_unit
+    n_t = len(theta_cols)
+    Z = np.zeros((nlp.layout.n_z, n_t))
+    Z[dep_cols] = S
+    Z[theta_cols, np.arange(n_t)] = per_unit
+    return _Elimination(Z, lu, dyn_rows, dep_cols)
+
+
+def _active_block_rows(nlp: Any, z: np.ndarray) -> np.ndarray:
+    """The active boundary rows (the block constraints), which constrain θ: C dθ = 0;
+    equalities always, inequalities where the value sits at a bound."""
+    per_node = nlp.layout.nd + nlp.layout.ng
+    bnd = np.arange(nlp.layout.N * per_node, nlp.layout.n_c)
+    equal = nlp.lbg[bnd] == nlp.ubg[bnd]
+    if equal.all():
+        return bnd[equal]
+    g = np.asarray(nlp.fn_g(z)).ravel()[bnd]
+    scale = BOUND_TOL * (1.0 + np.abs(g))
+    at_bound = (np.abs(g - nlp.lbg[bnd]) <= scale) | (np.abs(g - nlp.ubg[bnd]) <= scale)
+    return bnd[equal | at_bound]
+
+
+def _node_sensitivity(nlp: Any, Z: np.ndarray) -> list[np.ndarray]:
+    """Per trajectory dx/dθ at its mesh nodes in physical units, (n_nodes_s, n_states, n_θ)."""
+    nx = nlp.layout.nx
+    nominal = nlp.dop.node_vector("nominal")
+    Xs = (Z[: nlp.layout.nn * nx].reshape(nlp.layout.nn, nx, Z.shape[1])) * nominal[:nx, None]
+    return [
+        Xs[a:b, : nlp.layout.nd]
+        for a, b in zip(nlp.layout.node_start[:-1], nlp.layout.node_start[1:], strict=True)
+    ]
+
+
+def _exact_reduced_hessian(
+    nlp: Any,
+    z: np.ndarray,
+    J: sp.csc_matrix,
+    grad: np.ndarray,
+    elim: _Elimination,
+    active: np.ndarray,
+    C: np.ndarray,
+) -> np.ndarray:
+    """Zᵀ∇²ℒZ with the adjoint multipliers μ = −A_x⁻ᵀ ∇ₓf of the collocation equations and the
+    least-squares multipliers of the active block constraints (module docstring)."""
+    Z = elim.Z
+    mu = np.zeros(nlp.layout.n_c)
+    mu[elim.dyn_rows] = -elim.lu.solve(grad[elim.dep_cols], trans="T")
+    if active.size:
+        # the multipliers of the active block constraints: the least-squares fit of the
+        # reduced gradient (zero for a stationary point without them)
+        nu = la.lstsq(C.T, -(Z.T @ (grad + J.T @ mu)))[0]
+        mu[active] = nu
+    upper = _matrix(nlp, "hess", nlp.fn_hess(z, 1.0, mu))
+    H = upper + sp.triu(upper, 1).T
+    hessian = Z.T @ (H @ Z)
+    return 0.5 * (hessian + hessian.T)
 
 
 #: NLP -> the compressed-column index arrays of its Jacobian and Hessian patterns (reading

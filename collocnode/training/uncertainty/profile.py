@@ -179,44 +179,10 @@ def profile_likelihood(
         )
     level = _level(level)
     unc = sol.uncertainty() if uncertainty is None else uncertainty
-    index = model.slices[name].start
-    fitted = float(sol.p[index])
-    par = model.parameters[name]
-    if values is None:
-        points = v.positive_int("points", points)
-        span = v.positive_float("span", span)
-        std = unc.std(name) if name in unc.quantities.names else np.inf
-        width = span * std if np.isfinite(std) and std > 0 else max(abs(fitted), 1.0)
-        grid = np.linspace(fitted - width, fitted + width, points)
-        grid = grid[(grid >= par.lb) & (grid <= par.ub)]
-    else:
-        grid = np.unique(v.finite_array("values", values, ndim=1))
-        outside = grid[(grid < par.lb) | (grid > par.ub)]
-        if outside.size:
-            raise ValueError(
-                f"values: {float(outside[0])!r} is outside the bounds of {name!r} "
-                f"[{par.lb}, {par.ub}]"
-            )
-    if grid.size == 0:
-        raise ValueError("values must hold at least one value inside the parameter's bounds")
-    if alg is None:
-        alg = RadauIIA(ipopt=IpoptOptions(max_iter=100, print_level=0))
-    if not isinstance(alg, Algorithm):
-        raise TypeError(f"alg must be an algorithm object, got {alg!r:.80}")
-    # the warm start needs the node states, the parameters and the meshes only: without the
-    # problem and the NLP (closures, CasADi Functions) it also crosses to other processes
-    warm = replace(sol.solution, problem=None, nlp=None)
-    context = SolveContext(seed=0, warm=warm, meshes=list(sol.solution.meshes))
-    problems = [fixed_problem(sol.problem, name, float(x)) for x in grid]
-    alg.validate(problems[0], context)
-    start = time.perf_counter()
-    if executor is None:
-        results = [_solve_point(p, alg, context) for p in problems]
-    else:
-        results = list(
-            executor.map(_solve_point, problems, [alg] * len(problems), [context] * len(problems))
-        )
-    wall = time.perf_counter() - start
+    fitted = float(sol.p[model.slices[name].start])
+    grid = _grid(model.parameters[name], name, fitted, values, points, span, unc)
+    alg = _checked_algorithm(alg)
+    results, wall = _resolve(sol, name, grid, alg, executor)
     objective = np.array([r[0] for r in results])
     statuses = tuple(r[1] for r in results)
     converged = np.array([SolverStatus(s).ok for s in statuses])
@@ -235,18 +201,88 @@ def profile_likelihood(
         level=level,
         wall_time_s=wall,
     )
+    _warn_unreliable(profile, converged)
+    return profile
+
+
+def _grid(
+    par: Parameter,
+    name: str,
+    fitted: float,
+    values: Any,
+    points: int,
+    span: float,
+    unc: Uncertainty,
+) -> np.ndarray:
+    """The grid of the profile: ``values`` checked against the parameter's bounds, or
+    ``points`` values over the fitted value ± ``span`` posterior standard deviations."""
+    if values is None:
+        points = v.positive_int("points", points)
+        span = v.positive_float("span", span)
+        std = unc.std(name) if name in unc.quantities.names else np.inf
+        width = span * std if np.isfinite(std) and std > 0 else max(abs(fitted), 1.0)
+        grid = np.linspace(fitted - width, fitted + width, points)
+        grid = grid[(grid >= par.lb) & (grid <= par.ub)]
+    else:
+        grid = np.unique(v.finite_array("values", values, ndim=1))
+        outside = grid[(grid < par.lb) | (grid > par.ub)]
+        if outside.size:
+            raise ValueError(
+                f"values: {float(outside[0])!r} is outside the bounds of {name!r} "
+                f"[{par.lb}, {par.ub}]"
+            )
+    if grid.size == 0:
+        raise ValueError("values must hold at least one value inside the parameter's bounds")
+    return grid
+
+
+def _checked_algorithm(alg: Algorithm | None) -> Algorithm:
+    """The algorithm of the re-solves: ``alg``, or silent ``RadauIIA`` with at most 100
+    iterations."""
+    if alg is None:
+        alg = RadauIIA(ipopt=IpoptOptions(max_iter=100, print_level=0))
+    if not isinstance(alg, Algorithm):
+        raise TypeError(f"alg must be an algorithm object, got {alg!r:.80}")
+    return alg
+
+
+def _resolve(
+    sol: Any, name: str, grid: np.ndarray, alg: Algorithm, executor: Any
+) -> tuple[list[tuple[float, str, int]], float]:
+    """The re-solves with ``name`` fixed at each grid value, warm-started from ``sol`` on its
+    meshes, here or on ``executor``: (objective, status, iterations) each, and their wall
+    time [s]."""
+    # the warm start needs the node states, the parameters and the meshes only: without the
+    # problem and the NLP (closures, CasADi Functions) it also crosses to other processes
+    warm = replace(sol.solution, problem=None, nlp=None)
+    context = SolveContext(seed=0, warm=warm, meshes=list(sol.solution.meshes))
+    problems = [fixed_problem(sol.problem, name, float(x)) for x in grid]
+    alg.validate(problems[0], context)
+    start = time.perf_counter()
+    if executor is None:
+        results = [_solve_point(p, alg, context) for p in problems]
+    else:
+        results = list(
+            executor.map(_solve_point, problems, [alg] * len(problems), [context] * len(problems))
+        )
+    return results, time.perf_counter() - start
+
+
+def _warn_unreliable(profile: Profile, converged: np.ndarray) -> None:
+    """Warn, on behalf of :func:`profile_likelihood`'s caller, of re-solves that did not
+    converge and of a flat profile."""
+    name, grid = profile.name, profile.values
     if not converged.all():
         warnings.warn(
             f"{int((~converged).sum())} of {grid.size} re-solves of the profile of {name!r} did "
             "not converge; they are left out of its interval",
             UncertaintyWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     if profile.flat:
         warnings.warn(
             f"the profile of {name!r} is flat: the data do not bound it within "
             f"[{grid[0]:.4g}, {grid[-1]:.4g}] (Δ stays below {profile.threshold:.2f})",
             UncertaintyWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-    return profile
