@@ -283,7 +283,9 @@ def test_the_progress_bar_counts_iterations_and_shows_the_objective(monkeypatch)
             bar(Fake(k, 2.0 / (k + 1), inf_pr=1e-3))
         bar.on_end()
     text = err.getvalue()
-    assert "vdp" in text and "3/10" in text and "objective=0.5" in text and "inf_pr=1.0e-03" in text
+    # IPOPT's iterations are counted without a total: it stops when it converges
+    assert "vdp: 3 iterations [" in text and "/10" not in text, text
+    assert "objective=0.5" in text and "inf_pr=1.0e-03" in text
     assert bar.bar is None
 
 

@@ -126,3 +126,108 @@ def test_bad_control_problem_input_gives_one_clear_error(kwargs, match):
 def test_anything_but_a_trained_model_is_refused():
     with pytest.raises(TypeError, match="trained must be a TrainingSolution"):
         LearnedDynamics.of("model.json")
+
+
+def two_tanks() -> HybridModel:
+    """Two tanks in a row: dh1/dt = u - a1 sqrt(h1), dh2/dt = a1 sqrt(h1) - a2 sqrt(h2), the
+    outflow coefficients a1, a2 [m^0.5/s] fitted (p = [a1, a2]) and the inflow u the control.
+    sqrt has an infinite derivative at an empty tank."""
+    return HybridModel(
+        n_states=2,
+        blocks={},
+        rhs=lambda x, u, t, nets, prm: [
+            u[0] - prm["a1"] * ca.sqrt(x[0]),
+            prm["a1"] * ca.sqrt(x[0]) - prm["a2"] * ca.sqrt(x[1]),
+        ],
+        n_inputs=1,
+        parameters={"a1": Parameter(0.5, fit=True), "a2": Parameter(0.4, fit=True)},
+        state_names=("h1", "h2"),
+    )
+
+
+TANKS_P = np.array([0.5, 0.4])
+TANKS_ALG = RadauIIA(20, 3, ipopt=IpoptOptions(print_level=0))
+
+
+def fill_second_tank(x, p, u, t):
+    return (x[1] - 1.0) ** 2 + 0.01 * u[0] ** 2
+
+
+def test_a_control_problem_under_a_square_root_solves_without_a_state_guess():
+    """The default guess of the states was 0, where sqrt's derivative is infinite: IPOPT
+    stopped at once with Invalid_Number_Detected. It is the initial state held constant."""
+    dop = control_problem(
+        two_tanks(),
+        (0.0, 10.0),
+        Controls(1, lb=0.0, ub=1.0),
+        p=TANKS_P,
+        x0=[0.2, 0.1],
+        lagrange=fill_second_tank,
+    )
+    sol = solve(dop, TANKS_ALG)
+    assert sol.status == SolverStatus.SUCCESS, sol.message
+    assert sol(10.0)[1] == pytest.approx(1.0, abs=0.1)  # the second tank filled to 1 m
+    np.testing.assert_array_equal(dop.x_guess, [0.2, 0.1])
+
+
+@pytest.mark.parametrize(
+    ("fields", "inside"),
+    [
+        # empty tanks: the guess leaves the singular point, upward
+        ({"x0": [0.0, 0.0]}, lambda g: np.all(g > 0)),
+        # and stays strictly inside the bounds
+        ({"x0": [0.0, 0.0], "x_lb": 0.0, "x_ub": 2.0}, lambda g: np.all((g > 0) & (g < 2))),
+        # a free initial state: the middle of the bounds; an initial state outside them: inside
+        ({"x0": [np.nan, 3.0], "x_lb": 0.0, "x_ub": 2.0}, lambda g: g[0] == 1 and 1.9 < g[1] < 2),
+    ],
+)
+def test_the_default_state_guess_is_in_the_bounds_and_off_singular_points(fields, inside):
+    from collocnode.models.control import default_state_guess
+
+    dop = control_problem(
+        two_tanks(), (0.0, 10.0), Controls(1, lb=0.0, ub=1.0), p=TANKS_P, **fields
+    )
+    guess = dop.x_guess
+    assert guess.shape == (2,) and inside(guess), guess
+    np.testing.assert_array_equal(default_state_guess(dop), guess)
+    if fields["x0"][0] == 0.0:
+        sol = solve(dop.remake(lagrange=fill_second_tank), TANKS_ALG)
+        assert sol.status == SolverStatus.SUCCESS, sol.message
+
+
+def test_the_default_guess_steps_down_where_a_step_up_leaves_the_domain():
+    """x' = u - sqrt(1 - x) at x0 = 1: above 1 the square root is NaN, below it finite."""
+    drain = HybridModel(
+        n_states=1, blocks={}, rhs=lambda x, u, t, nets, prm: [u[0] - ca.sqrt(1 - x[0])], n_inputs=1
+    )
+    dop = control_problem(drain, (0.0, 1.0), Controls(1), p=np.zeros(0), x0=[1.0])
+    assert dop.x_guess[0] == pytest.approx(0.99)
+
+
+def test_a_given_state_guess_is_kept():
+    dop = control_problem(
+        two_tanks(), (0.0, 1.0), Controls(1), p=TANKS_P, x0=[0.2, 0.1], x_guess=[0.5, 0.6]
+    )
+    np.testing.assert_array_equal(dop.x_guess, [0.5, 0.6])
+
+
+def test_an_evaluation_error_names_the_infinite_derivative_its_cause_and_the_lever():
+    """The same tanks written by hand, with the default guess of a DynamicOptimizationProblem
+    (0): the solve fails, and its message says where, why and what to give."""
+    plant = two_tanks()
+    dop = DynamicOptimizationProblem(
+        dynamics=lambda x, p, u, t: plant.symbolic(x, ca.DM(TANKS_P), u, t)[0],
+        n_states=2,
+        n_params=0,
+        tspan=(0.0, 10.0),
+        x0=[0.2, 0.1],
+        controls=Controls(1, lb=0.0, ub=1.0),
+        lagrange=fill_second_tank,
+    )
+    sol = solve(dop, TANKS_ALG)
+    assert sol.status == SolverStatus.EVALUATION_ERROR
+    assert sol.message.startswith(
+        "non-finite derivative of the dynamics with respect to state x[0] at collocation node 0"
+    ), sol.message
+    assert "likely cause" in sol.message and "sqrt(x) at x = 0" in sol.message
+    assert "x_guess" in sol.message and "x_lb" in sol.message

@@ -47,7 +47,8 @@ def test_without_a_terminal_the_phases_and_iterations_are_plain_lines():
     phases = [line.split("] ", 1)[1] for line in lines if "iteration" not in line]
     assert phases == ["build", "solve", "check"]
     iterations = [line for line in lines if "solve: iteration" in line]
-    assert "] solve: iteration 0/50, objective " in iterations[0]
+    # the iteration limit beside the count, not as its denominator: IPOPT converges before it
+    assert "] solve: iteration 0 (limit 50), objective " in iterations[0]
     assert ", inf_pr " in iterations[0] and ", inf_du " in iterations[0]
     # every fifth iteration, and the last one
     numbers = [int(re.search(r"iteration (\d+)", line).group(1)) for line in iterations]
@@ -72,7 +73,7 @@ def test_the_phases_of_a_strategy_are_named_after_its_parts():
         "full problem: solve",
         "check",
     ]
-    assert any(p.startswith("full problem: solve: iteration 0/50") for p in phases)
+    assert any(p.startswith("full problem: solve: iteration 0 (limit 50)") for p in phases)
 
 
 def test_on_a_terminal_each_phase_is_a_bar_with_its_elapsed_time():
@@ -84,9 +85,43 @@ def test_on_a_terminal_each_phase_is_a_bar_with_its_elapsed_time():
     shown.close()
     text = screen.getvalue()
     assert "\rbuild: " in text and re.search(r"check: \d+\.\d s", text)
-    # the solve's bar counts iterations against the limit and shows objective and infeasibility
-    assert re.search(r"solve: .*\| *\d+/50 \[", text)
+    # the solve's bar counts iterations without a total (IPOPT stops when it converges, not at
+    # its limit: "8/200 4 %" read as a run cut short) and shows objective and infeasibility
+    assert re.search(r"solve: \d+ iterations \[", text), text
+    assert "/50" not in text and "%" not in text
     assert "objective=" in text and "inf_pr=" in text
+
+
+def test_a_jit_build_tells_each_phase_once(monkeypatch):
+    """The build goes on after the JIT compile (the NLP is assembled around the compiled node
+    functions): the watcher was told "build" a second time, and train_collocation.py printed
+    "full problem: build" twice."""
+    from collocnode.transcription.nlp import jit
+
+    # the compile's place in the build without gcc's seconds
+    monkeypatch.setattr(jit, "compile_derivatives", lambda node, bnd, samples: (node, bnd, samples))
+    log = io.StringIO()
+    with progress.watching(PhaseProgress(file=log, every=5)) as shown:
+        sol = solve(decay_problem(), RadauIIA(30, 3, jit=True, ipopt=QUIET), seed=0)
+        shown.close()
+    assert sol.status.ok
+    phases = [line.split("] ", 1)[1] for line in log.getvalue().splitlines()]
+    assert [p for p in phases if "iteration" not in p] == ["build", "compile", "solve", "check"]
+
+
+def test_a_progress_bar_counts_epochs_to_their_number_and_iterations_without_a_total():
+    from collocnode import ProgressBar
+    from collocnode.transcription.ipopt.iteration import RunInfo
+
+    for unit, total in (("epoch", 40), ("iteration", None)):
+        screen = io.StringIO()
+        bar = ProgressBar(file=screen)
+        bar.on_start(RunInfo(max_iterations=40, n_states=1, n_params=1, unit=unit))
+        assert bar.bar.total == total
+        bar.on_end()
+        shown = screen.getvalue()
+        assert ("0/40" in shown) is (total is not None), shown
+        assert ("0 iterations [" in shown) is (total is None), shown
 
 
 def test_progress_is_off_by_default_and_a_switch_of_solve():
@@ -98,7 +133,7 @@ def test_progress_is_off_by_default_and_a_switch_of_solve():
 def test_solve_progress_true_writes_to_standard_error(capsys):
     solve(decay_problem(), RadauIIA(30, 3, ipopt=QUIET), seed=0, progress=True)
     err = capsys.readouterr().err
-    assert "] build" in err and "] solve: iteration 0/50" in err and "] check" in err
+    assert "] build" in err and "] solve: iteration 0 (limit 50)" in err and "] check" in err
     assert progress.current() is None  # uninstalled after the solve
 
 
@@ -138,7 +173,7 @@ def test_the_script_shows_phases_as_lines_in_a_log_and_ipopt_only_when_verbose(c
     assert "\r" not in err
     phases = [line.split("] ", 1)[1] for line in err.splitlines() if LINE.match(line)]
     assert phases[:2] == ["build", "solve"] and "evaluation" in phases and "plots" in phases
-    assert any(p.startswith("solve: iteration 10/12") for p in phases)
+    assert any(p.startswith("solve: iteration 10 (limit 12)") for p in phases)
     assert "This is Ipopt" not in out and "iter    objective" not in out
     _, out, err = _train((*TINY, "--verbose", "--overwrite"), capfd, tmp_path)
     assert "iter    objective" in out  # IPOPT's own log

@@ -209,8 +209,10 @@ def test_an_evaluation_error_in_the_second_trajectory_names_it_and_its_time(back
     sol = solve(two_trajectories(-1.0), alg)
     assert sol.status == SolverStatus.EVALUATION_ERROR
     assert "trajectory 1" in sol.message, sol.message
-    t = float(sol.message.split("t = ")[1].rstrip(")"))
+    t = float(sol.message.split("(t = ")[1].split(")")[0])
     assert 5.0 < t <= 6.0
+    # the cause and the lever follow the place
+    assert "likely cause" in sol.message and "x_guess" in sol.message, sol.message
 
 
 def test_a_non_finite_state_of_the_second_trajectory_is_located_in_its_mesh():

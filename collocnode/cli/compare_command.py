@@ -74,8 +74,8 @@ def _parser() -> OneLineParser:
     p.add_argument(
         "--methods",
         default=None,
-        help="comma-separated method names (default: fnode,mbdnode; for qvm every applicable "
-        "method: collocation,node,fnode,mbdnode,mnn,snde)",
+        help="comma-separated method names (default: collocation,fnode,mbdnode; for qvm every "
+        "applicable method: collocation,node,fnode,mbdnode,mnn,snde)",
     )
     p.add_argument("--preset", default=None, help="preset of the problem (default: its first)")
     p.add_argument("--quick", action="store_true", help="few epochs, small nets and data")

@@ -422,13 +422,23 @@ def run(opts: VdPOptions, record: RunRecord, executor: Any = None) -> dict[str, 
     )
     record.figure(
         plotting.vector_field_error(
-            ev.xs, ev.ys, ev.field_error, path=ev.truth, title=f"‖NN − f‖₂, σ = {opts.noise}"
+            ev.xs,
+            ev.ys,
+            ev.field_error,
+            path=ev.truth,
+            title=f"error of the learned vector field, σ = {opts.noise}",
+            path_label=f"true trajectory, t = 0–{T_EXTRAPOLATE:g} s",
         ),
         "vector_field_error.png",
     )
-    hist = np.array([(h[0], h[2]) for h in sol.history])
+    # the objective the solve minimised: the fit at the nodes and the fixed weight penalty
     record.figure(
-        plotting.objective_history({"IPOPT": hist}, title="objective vs wall time"),
+        plotting.iteration_history(
+            np.array(sol.history),
+            objective_label=f"objective: ∫ fit² dt + λ‖w‖²\n(λ = {sol.problem.lam:g})",
+            title="IPOPT iterations of the training solve",
+            violation_label="collocation residual\n(inf_pr)",
+        ),
         "objective.png",
     )
     record.enter("done")

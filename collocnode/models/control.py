@@ -140,7 +140,10 @@ def control_problem(
         p: the trained parameters when ``trained`` is a bare model.
         **fields: the rest of the :class:`DynamicOptimizationProblem` (``lagrange``, ``mayer``,
             ``path``, ``boundary``, ``x0``, bounds, guesses, ``tf_bounds``, ...). Its functions
-            see ``u = [known inputs, controls]`` and an empty p.
+            see ``u = [known inputs, controls]`` and an empty p. Without ``x_guess`` (and
+            ``segments``) the states' guess is :func:`default_state_guess`: ``x0`` held
+            constant, inside the state bounds and off points where the model's derivatives
+            are infinite (a learned outflow under a square root at an empty tank).
 
     Raises:
         ValueError: ``controls.n`` does not match ``control_inputs`` (or the model's inputs),
@@ -171,7 +174,7 @@ def control_problem(
         return plant(x, ca.vertcat(*[u[int(i)] for i in order]) if n_model else u, t)
 
     fields.setdefault("state_names", plant.model.state_names)
-    return DynamicOptimizationProblem(
+    dop = DynamicOptimizationProblem(
         dynamics=dynamics,
         n_states=plant.n_states,
         n_params=0,
@@ -180,3 +183,110 @@ def control_problem(
         controls=controls,
         **fields,
     )
+    if dop.x_guess is None and not dop.segments:
+        dop = dop.remake(x_guess=default_state_guess(dop))
+    return dop
+
+
+#: how far inside a finite state bound the default guess starts: this share of max(1, |bound|),
+#: at most a quarter of the box's width (IPOPT's own push of the start, ``bound_push``, is 1e-2)
+BOUND_MARGIN = 1e-2
+#: the steps by which a state of the guess is moved off a singular point: these multiples of
+#: max(1, |state|, its nominal value), tried in turn
+SINGULAR_STEPS = (1e-2, 1e-1, 1.0)
+
+
+def default_state_guess(dop: DynamicOptimizationProblem) -> np.ndarray:
+    """The constant state guess of a control problem whose ``x_guess`` is not given, (n_states,).
+
+    The fixed initial state ``x0`` held over the horizon (its free (NaN) entries, and every
+    entry without ``x0``: the middle of finite bounds, else the finite bound, else 0), moved
+    strictly inside the state bounds (by :data:`BOUND_MARGIN`), then moved off singular points:
+    wherever the dynamics, the path constraints or the Lagrange term, or their derivatives with
+    respect to the states, are not finite at the guess (``sqrt(h)`` at ``h = 0``: an infinite
+    derivative, for which IPOPT stops with ``Invalid_Number_Detected``), each state whose
+    derivative column is not finite steps by :data:`SINGULAR_STEPS`, up then down (the domain
+    of sqrt and log lies above their singular point), within the bounds, to the first value
+    where it is finite. Checked at five times over the horizon with the controls' and
+    algebraic states' own guesses. Where no step helps, the state keeps its value and the
+    solve's message names the cause.
+    """
+    nx, lb, ub = dop.n_states, dop.x_lb, dop.x_ub
+    lo, hi = np.isfinite(lb), np.isfinite(ub)
+    finite_lb, finite_ub = np.where(lo, lb, 0.0), np.where(hi, ub, 0.0)
+    middle = np.where(lo & hi, 0.5 * (finite_lb + finite_ub), finite_lb + finite_ub)
+    x0 = np.full(nx, np.nan) if dop.x0 is None else np.asarray(dop.x0, dtype=float)
+    guess = np.where(np.isfinite(x0), x0, middle)
+    width = np.where(lo & hi, ub - lb, np.inf)
+    low = lb + np.where(lo, np.minimum(BOUND_MARGIN * np.maximum(1.0, np.abs(lb)), width / 4), 0)
+    high = ub - np.where(hi, np.minimum(BOUND_MARGIN * np.maximum(1.0, np.abs(ub)), width / 4), 0)
+    guess = np.clip(guess, low, high)
+    probe = _SingularityProbe(dop)
+    scale = np.maximum.reduce([np.ones(nx), np.abs(guess), dop.x_nominal])
+    for i in probe.singular_states(guess):
+        guess[i] = _moved_off(probe, guess, int(i), (low[i], high[i]), scale[i])
+    return guess
+
+
+def _moved_off(
+    probe: _SingularityProbe,
+    guess: np.ndarray,
+    i: int,
+    bounds: tuple[float, float],
+    scale: float,
+) -> float:
+    """State ``i`` of ``guess`` (n_states,) stepped by :data:`SINGULAR_STEPS` x ``scale``, up
+    then down, within ``bounds``, to the first value where it is no longer singular; its own
+    value where none is."""
+    for step in SINGULAR_STEPS:
+        for candidate in (guess[i] + step * scale, guess[i] - step * scale):
+            if not bounds[0] <= candidate <= bounds[1]:
+                continue
+            trial = guess.copy()
+            trial[i] = candidate
+            if i not in probe.singular_states(trial):
+                return float(candidate)
+    return float(guess[i])
+
+
+class _SingularityProbe:
+    """The node functions of a problem (dynamics, algebraic equations, path constraints,
+    Lagrange term) and their Jacobian with respect to the states, evaluated at a constant state
+    guess at five times of the horizon."""
+
+    def __init__(self, dop: DynamicOptimizationProblem) -> None:
+        nx, nz = dop.n_states, dop.n_algebraic
+        x, u, t = ca.SX.sym("x", nx), ca.SX.sym("u", dop.n_inputs + dop.n_controls), ca.SX.sym("t")
+        z, p = ca.SX.sym("z", nz), ca.SX(0, 1)
+
+        def column(fn: Any) -> Any:
+            value = dop.call_node(fn, x, p, u, t, z)
+            return ca.vertcat(*value) if isinstance(value, (list, tuple)) else ca.vertcat(value)
+
+        parts = [column(dop.dynamics)]
+        parts += [column(fn) for fn in (dop.lagrange,) if fn is not None]
+        if dop.algebraic is not None:
+            parts.append(column(dop.algebraic.fn))
+        if dop.path is not None:
+            parts.append(column(dop.path.fn))
+        values = ca.vertcat(*parts)
+        jac = ca.jacobian(values, x)
+        self._fn = ca.Function("probe", [x, u, t, z], [values, jac])
+        # which states each value depends on: a non-finite value is blamed on those
+        self._depends = np.asarray(ca.DM(jac.sparsity(), 1.0)) != 0
+        self._times = np.linspace(dop.tspan[0], dop.tspan[1], 5)
+        node = dop.node_guess(self._times)  # algebraic states, then controls
+        known = dop.inputs(self._times)
+        self._u = np.hstack([known, node[:, nz:]])
+        self._z = node[:, :nz]
+
+    def singular_states(self, guess: np.ndarray) -> np.ndarray:
+        """The states (indices) whose Jacobian column is not finite at ``guess`` (n_states,) at
+        some probed time; every state a non-finite value depends on, too."""
+        bad = np.zeros(guess.size, dtype=bool)
+        for t, u, z in zip(self._times, self._u, self._z, strict=True):
+            with np.errstate(all="ignore"):
+                value, jac = (np.asarray(a, dtype=float) for a in self._fn(guess, u, t, z))
+            bad |= ~np.all(np.isfinite(jac), axis=0)
+            bad |= np.any(self._depends[~np.isfinite(value.ravel())], axis=0)
+        return np.flatnonzero(bad)

@@ -128,21 +128,63 @@ def vector_field_error(
     path: np.ndarray | None = None,
     vmax: float = 6.0,
     title: str = "",
+    path_label: str = "true trajectory",
 ) -> Any:
     """The 2-norm error between learned and true vector fields on a grid (paper Fig. 8);
-    ``error`` is ``(len(ys), len(xs))``, values above ``vmax`` are left white; ``path``
-    ``(n, 2)`` is drawn over it."""
+    ``error`` is ``(len(ys), len(xs))`` [state units / s]; values above ``vmax`` are white, which
+    the colour bar's white end says (white is not "no error": the error there is largest);
+    ``path`` ``(n, 2)`` is drawn over it as ``path_label``."""
+    from matplotlib import colormaps
+
     fig = _figure((6, 5))
     ax = fig.subplots()
-    masked = np.ma.masked_greater(error, vmax)
-    mesh = ax.pcolormesh(xs, ys, masked, shading="auto", cmap="viridis", vmin=0, vmax=vmax)
-    fig.colorbar(mesh, ax=ax, label="‖f_learned − f_true‖₂")
+    cmap = colormaps["viridis"].with_extremes(over="white")
+    mesh = ax.pcolormesh(xs, ys, error, shading="auto", cmap=cmap, vmin=0, vmax=vmax)
+    fig.colorbar(
+        mesh, ax=ax, extend="max", label=f"‖f_learned(x, y) − f_true(x, y)‖₂ (white: > {vmax:g})"
+    )
     if path is not None:
-        ax.plot(path[:, 0], path[:, 1], "w--", lw=1.2, label="true trajectory")
-        ax.legend(loc="upper right", fontsize=8)
+        ax.plot(path[:, 0], path[:, 1], "-", color="white", lw=1.0, label=path_label)
+        # a dark box: the white line of the path shows in it
+        ax.legend(loc="upper right", fontsize=8, facecolor="0.3", labelcolor="white")
     ax.set_xlabel("x")
     ax.set_ylabel("y")
-    ax.set_title(title or "vector-field error")
+    ax.set_title(title or "error of the learned vector field")
+    return fig
+
+
+def iteration_history(
+    history: np.ndarray,
+    objective_label: str = "objective",
+    title: str = "",
+    violation_label: str = "constraint violation\n(inf_pr)",
+) -> Any:
+    """IPOPT's iterates: the objective (top) and the constraint violation (bottom, IPOPT's
+    primal infeasibility inf_pr: the largest residual of the collocation equations and
+    constraints, on a logarithmic axis) against the iteration.
+
+    ``history`` is ``(n, 5)``: a solution's ``history`` rows (wall time [s], iteration,
+    objective, inf_pr, inf_du). An iterate that violates the collocation equations is not a
+    trajectory of the model, and its objective is no fit of one: IPOPT lowers the violation
+    first, and the objective may rise meanwhile (the bottom panel shows why). The objective's
+    axis is logarithmic where it is positive and spans more than a decade, linear otherwise
+    (where a logarithmic axis would label one tick or none)."""
+    history = np.asarray(history, dtype=float).reshape(-1, 5)
+    it, objective, inf_pr = history[:, 1], history[:, 2], history[:, 3]
+    fig = _figure((6, 5))
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    top.plot(it, objective, "-o", ms=2, color=style.LEARNED)
+    positive = objective.size > 0 and bool(np.all(objective > 0))
+    if positive and objective.max() > 10 * objective.min():
+        top.set_yscale("log")
+    top.set_ylabel(objective_label)
+    top.set_title(title or "IPOPT iterations: objective and constraint violation")
+    bottom.semilogy(it, np.maximum(inf_pr, 1e-300), "-o", ms=2, color=style.TRUTH)
+    bottom.set_ylabel(violation_label)
+    bottom.set_xlabel("IPOPT iteration")
+    for ax in (top, bottom):
+        style.axis(ax)
+        ax.grid(True, which="both", alpha=0.3)
     return fig
 
 

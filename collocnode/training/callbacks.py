@@ -385,10 +385,22 @@ class StopOnStagnation:
         return True
 
 
+def bar_count(limit: int | None, unit: str) -> tuple[int | None, str]:
+    """(total, unit) of a tqdm bar over a run of at most ``limit`` units ``unit``. A trainer's
+    epochs run to their count, so its bar counts to it. IPOPT stops when it converges, mostly
+    long before its iteration limit, so its iterations (``unit == "iteration"``) are counted
+    without a total: a bar at "8/200 4 %" on convergence reads as a run cut short. A count
+    without a total reads "8 iterations [00:01, 5.3 iterations/s]"."""
+    total = None if unit == "iteration" else limit
+    return total, unit if total else f" {unit}s"
+
+
 class ProgressBar:
     """A tqdm progress bar (``tqdm.auto``: a widget in notebooks, text in a terminal) over the
     iterations (epochs), with the objective and, on IPOPT, the infeasibilities; tqdm shows the
-    elapsed time and the rate.
+    elapsed time and the rate. A trainer's epochs are counted against their number; IPOPT's
+    iterations are counted without a total, as IPOPT stops when it converges
+    (:func:`bar_count`).
 
     Args:
         desc: the bar's label.
@@ -418,7 +430,7 @@ class ProgressBar:
 
     def on_start(self, info: RunInfo) -> None:
         self.on_end()
-        self._unit, self._total = info.unit, info.max_iterations
+        self._total, self._unit = bar_count(info.max_iterations, info.unit)
         if not self.lazy:
             self._open()
 
@@ -571,7 +583,8 @@ class _IterationLines:
 
     def _write(self) -> None:
         k, objective, infeasibility = self._last
-        of = f"/{self._total}" if self._total else ""
+        # the limit apart from the count: IPOPT mostly converges long before it
+        of = f" (limit {self._total})" if self._total else ""
         where = self.owner._name or "solve"
         self.owner._line(f"{where}: iteration {k}{of}, objective {objective:.4g}{infeasibility}")
 

@@ -123,6 +123,22 @@ def test_scenarios_give_defaults_and_columns(problem):
     assert (scenario.threads(True) == 1) is (problem == "qvm")
 
 
+def test_compare_runs_collocation_unless_told_otherwise():
+    """``compare.py vdp --quick`` ran FNODE and MBD-NODE only: the library's own method was left
+    out of its own comparison."""
+    from collocnode.cli.compare_command import _config, _parser
+
+    argv = ["vdp", "--quick", "--device", "cpu"]
+    config = _config(_parser().parse_args(argv), argv)
+    assert config.methods == ("collocation", "fnode", "mbdnode") == default_methods("vdp")
+    # beside other methods, collocation's time-to-target column needs their error curves
+    assert config.eval_every_s is not None
+    help_text = next(a.help for a in _parser()._actions if "--methods" in a.option_strings)
+    assert f"(default: {','.join(config.methods)};" in help_text
+    argv = ["vdp", "--quick", "--methods", "fnode", "--device", "cpu"]
+    assert _config(_parser().parse_args(argv), argv).methods == ("fnode",)
+
+
 def _fit(method, status, epochs, unit, limit):
     from collocnode.compare.methods.base import FitResult
 
@@ -186,7 +202,13 @@ def test_a_methods_bar_counts_its_own_unit_and_only_on_a_terminal(monkeypatch):
     bar = one_method._bar("collocation", 100, "iteration", True)
     bar.update(3)
     bar.close()
-    assert bar.unit == "iteration" and "3/100" in sys.stderr.getvalue()
+    # IPOPT's iterations counted without a total: it stops when it converges, not at its limit
+    assert bar.total is None and "collocation: 3 iterations [" in sys.stderr.getvalue()
+    assert "/100" not in sys.stderr.getvalue()
+    bar = one_method._bar("fnode", 20, "epoch", True)
+    bar.update(3)
+    bar.close()
+    assert bar.unit == "epoch" and "3/20" in sys.stderr.getvalue()  # epochs run to their count
 
 
 def test_on_a_terminal_collocations_bar_names_the_phases_of_its_solve(monkeypatch):

@@ -143,7 +143,7 @@ def test_quick_and_full_settings(quick):
     cfg = CompareConfig("qvm", cq.METHODS, quick=quick)
     assert cfg.eval_every_s == cq.SETTINGS.curve_every(quick)
     assert default_methods("qvm") == cq.METHODS
-    assert default_methods("vdp") == ("fnode", "mbdnode")
+    assert default_methods("vdp") == ("collocation", "fnode", "mbdnode")
     coll = make_trainer("collocation", "qvm", quick=quick).options
     settings = coll.settings
     if quick:

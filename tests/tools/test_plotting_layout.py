@@ -28,6 +28,18 @@ def _panel(title, scale):
     )
 
 
+# a solution's history: (wall time [s], iteration, objective, inf_pr, inf_du); the objective
+# rises at iterations 2-3 while the violation falls, as IPOPT's does from an infeasible start
+HISTORY = np.array(
+    [
+        (0.01, 0, 0.017, 6e-2, 1e-3),
+        (0.02, 1, 0.013, 1e-2, 1e-4),
+        (0.03, 2, 0.0136, 1e-3, 1e-5),
+        (0.04, 3, 0.0159, 1e-5, 1e-6),
+        (0.05, 4, 0.0149, 1e-9, 1e-9),
+    ]
+)
+
 FIGURES = {
     "trajectories": lambda: plotting.trajectories(
         T, X, T, X * 1.01, T, X, names=("x", "y"), train_end=7.0, title="vdp", band=(T, X, X)
@@ -59,6 +71,9 @@ FIGURES = {
             "phase 3": np.array([[2.0, 0.5], [3.0, 0.45]]),
         }
     ),
+    "iteration_history": lambda: plotting.iteration_history(
+        HISTORY, objective_label="objective: ∫ fit² dt + λ‖w‖²\n(λ = 0.0001)"
+    ),
     "characteristic": lambda: plotting.characteristic(
         XS,
         np.tanh(XS),
@@ -81,3 +96,37 @@ FIGURES = {
 @pytest.mark.parametrize("name", sorted(FIGURES))
 def test_labels_fit(name):
     assert labels_fit(FIGURES[name]()) == ([], [])
+
+
+def test_the_learned_field_error_says_what_it_shows_and_what_white_means():
+    """Errors above vmax were masked white with no word on the colour bar: white read as no
+    error, where the error is largest."""
+    fig = plotting.vector_field_error(
+        XS, XS, np.abs(np.add.outer(XS, XS)), path=X, path_label="true trajectory, t = 0–10 s"
+    )
+    ax, bar = fig.axes
+    assert bar.get_ylabel() == "‖f_learned(x, y) − f_true(x, y)‖₂ (white: > 6)"
+    mesh = ax.collections[0]
+    assert tuple(mesh.cmap.get_over()[:3]) == (1.0, 1.0, 1.0)  # white above vmax, not masked
+    assert np.ma.count_masked(mesh.get_array()) == 0
+    assert mesh.norm.vmax == 6.0 and mesh.get_array().max() == 8.0
+    assert ax.get_title() == "error of the learned vector field"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["true trajectory, t = 0–10 s"]
+
+
+def test_the_iteration_history_shows_the_objective_beside_the_constraint_violation():
+    """The objective against wall time alone rose at iterations 2-3 and read as training
+    getting worse; beside it, the violation IPOPT was lowering meanwhile."""
+    fig = plotting.iteration_history(HISTORY, objective_label="objective: fit + penalty")
+    top, bottom = fig.axes
+    np.testing.assert_array_equal(top.lines[0].get_xdata(), HISTORY[:, 1])
+    np.testing.assert_array_equal(top.lines[0].get_ydata(), HISTORY[:, 2])
+    np.testing.assert_array_equal(bottom.lines[0].get_ydata(), HISTORY[:, 3])
+    assert top.get_ylabel() == "objective: fit + penalty"
+    assert bottom.get_ylabel() == "constraint violation\n(inf_pr)"
+    assert bottom.get_xlabel() == "IPOPT iteration" and bottom.get_yscale() == "log"
+    # less than a decade: a linear axis, whose ticks are labelled (a log one would label none)
+    assert top.get_yscale() == "linear"
+    spread = HISTORY.copy()
+    spread[:, 2] = np.geomspace(1.0, 1e-3, 5)  # three decades: a logarithmic axis
+    assert plotting.iteration_history(spread).axes[0].get_yscale() == "log"

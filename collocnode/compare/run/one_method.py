@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ...tools.progress import watching
+from ...training.callbacks import bar_count
 from ..methods.base import NotApplicableError, Progress
 from ..methods.registry import make_trainer
 from ..methods.status import MethodStatus
@@ -167,10 +168,13 @@ def _jsonable_options(opts: Any) -> dict[str, Any]:
 
 
 def _bar(name: str, total: int, unit: str, enabled: bool) -> Any:
-    """A tqdm bar over the method's epochs (collocation: IPOPT iterations) when ``enabled`` and
-    standard error is a terminal; a log gets no bar, only the run's line per method."""
+    """A tqdm bar over the method's epochs, counted against ``total`` (collocation: IPOPT
+    iterations, counted without a total: :func:`~collocnode.training.callbacks.bar_count`) when
+    ``enabled`` and standard error is a terminal; a log gets no bar, only the run's line per
+    method."""
     if not enabled or not sys.stderr.isatty():
         return None
     from tqdm import tqdm
 
+    total, unit = bar_count(total, unit)
     return tqdm(total=total, desc=f"{name:>12}", unit=unit, leave=True, dynamic_ncols=True)

@@ -102,7 +102,8 @@ class StateRolloutScenario(Scenario):
     """The generic scenario: the problem's own data split (shrunk to at most 200 training and
     100 extrapolation samples when ``quick``), scored by :class:`StateRollout`."""
 
-    methods: ClassVar[tuple[str, ...]] = ("fnode", "mbdnode")
+    # collocation first: the library's own method is what the others are compared with
+    methods: ClassVar[tuple[str, ...]] = ("collocation", "fnode", "mbdnode")
     columns: ClassVar[tuple[tuple[str, str], ...]] = STATE_COLUMNS
     errors_label: ClassVar[str] = "MSE"
 

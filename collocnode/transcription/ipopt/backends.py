@@ -35,6 +35,7 @@ import casadi as ca
 import numpy as np
 
 from ...status import SolverStatus, from_ipopt
+from ..nlp.build import EVALUATION_ERROR_HINT
 from ..nlp.hessian import Hessian, PartialQuasiNewton, check_hessian, ipopt_approximation
 from ..nlp.quasi_newton import HessianCallback, PartialQuasiNewtonHessian
 from ..nlp.structured import StructuredNLP
@@ -220,6 +221,9 @@ def solve_ipopt(
         if not result.status.ok and result.status not in _OWN_MESSAGE:
             reason = failure_reason(log.read_text()) if log is not None and log.exists() else ""
             result.message = f"IPOPT: {reason}" if reason else ""
+            if result.status == SolverStatus.EVALUATION_ERROR:
+                # IPOPT names no function and no point: say what usually causes it
+                result.message = "; ".join(filter(None, [result.message, EVALUATION_ERROR_HINT]))
     return result
 
 

@@ -124,17 +124,24 @@ def build_interruptibly(build: Callable[[Callable[[str], None]], T]) -> T:
     ``build`` calls ``checkpoint(phase)`` at each step ("build" or "compile"). Ctrl-C raises
     :class:`SolveInterrupted` with the phase the build was in; the worker stops at its next
     checkpoint. Off the main thread (where Python delivers no Ctrl-C) the build runs in place.
+    The watcher of the run (:mod:`collocnode.tools.progress`) is told each phase once, when
+    the build first enters it (the caller has told it "build"): the rest of the build after a
+    JIT compile counts toward "compile".
 
     Raises:
         SolveInterrupted: Ctrl-C during the build, or a KeyboardInterrupt raised by the
             problem's own functions.
     """
     state = {"phase": "build", "abandoned": False}
+    told = {"build"}
 
     def checkpoint(phase: str) -> None:
         if state["abandoned"]:
             raise _Abandoned
-        if phase != state["phase"]:
+        if phase not in told:
+            # the build returns to "build" after a JIT compile: a watcher showing "build" again
+            # would list the phase twice
+            told.add(phase)
             progress.phase(phase)  # to the watcher of the run, if any
         state["phase"] = phase
 
@@ -252,9 +259,28 @@ def check_memory(
         )
 
 
+#: the likely cause of a non-finite evaluation, and the levers against it; appended to the
+#: message of a solve that ends with IPOPT's ``Invalid_Number_Detected`` (status
+#: ``evaluation_error``)
+EVALUATION_ERROR_HINT = (
+    "likely cause: a model function evaluated where it or its derivative is infinite or "
+    "undefined (sqrt(x) at x = 0: an infinite derivative; log(x) at x <= 0; a division by 0), "
+    "at the initial guess (a DynamicOptimizationProblem's states: 0 unless x_guess is given) or "
+    "at a trial point; give a state guess away from such points (x_guess, or a "
+    "TrainingProblem's state_guess) and state bounds (x_lb, x_ub) that keep the states out of "
+    "them"
+)
+
+
 def locate_non_finite(nlp: StructuredNLP, z: np.ndarray) -> str:
     """Where the model first produces a NaN/Inf at the iterate ``z``: the variable, node,
-    trajectory (when there are several) and time; "" if nowhere."""
+    trajectory (when there are several) and time; "" if nowhere.
+
+    A non-finite unknown of ``z`` is named as it is. A non-finite value of the dynamics, path
+    constraints or loss at a collocation node, or a non-finite derivative of them (``sqrt(x)``
+    at ``x = 0`` has a finite value and an infinite derivative), is named with the unknown it
+    is taken with respect to, followed by :data:`EVALUATION_ERROR_HINT`.
+    """
     several, layout = len(nlp.meshes) > 1, nlp.layout
 
     def where(segment: int, local: int, t: float, kind: str) -> str:
@@ -265,27 +291,71 @@ def locate_non_finite(nlp: StructuredNLP, z: np.ndarray) -> str:
         i = int(np.flatnonzero(~np.isfinite(z))[0])
         if i >= layout.P0:
             return f"non-finite parameter p[{i - layout.P0}]"
-        node, state = divmod(i, layout.nx)
+        node, column = divmod(i, layout.nx)
         segment = int(np.searchsorted(layout.node_start, node, side="right")) - 1
         local = node - int(layout.node_start[segment])
         t = float(nlp.meshes[segment].node_times[local])
-        nd, na = layout.nd, nlp.dop.n_algebraic
-        name = (
-            f"state x[{state}]"
-            if state < nd
-            else f"algebraic state z[{state - nd}]"
-            if state < nd + na
-            else f"control u_c[{state - nd - na}]"
-        )
-        return f"non-finite {name} at " + where(segment, local, t, "node")
-    vals = nlp.node_values(z)
+        return f"non-finite {_unknown(nlp, column)} at " + where(segment, local, t, "node")
     coll_start = np.cumsum([0] + [m.n_collocation for m in nlp.meshes])
+
+    def at_node(k: int) -> str:
+        segment = int(np.searchsorted(coll_start, k, side="right")) - 1
+        local = k - int(coll_start[segment])
+        return where(segment, local, float(nlp.t_coll[k]), "collocation node")
+
+    with np.errstate(all="ignore"):
+        vals = nlp.node_values(z)
     for name, what in (("res", "dynamics"), ("g", "path constraints"), ("obj", "loss")):
         arr = vals[name]
         if arr.size and not np.all(np.isfinite(arr)):
             k = int(np.flatnonzero(~np.all(np.isfinite(arr), axis=0))[0])
-            segment = int(np.searchsorted(coll_start, k, side="right")) - 1
-            local = k - int(coll_start[segment])
-            t = float(nlp.t_coll[k])
-            return f"non-finite {what} at " + where(segment, local, t, "collocation node")
-    return ""
+            return f"non-finite {what} at {at_node(k)}; {EVALUATION_ERROR_HINT}"
+    found = _non_finite_derivative(nlp, z)
+    if found is None:
+        return ""
+    k, text = found
+    return f"non-finite derivative of the {text} at {at_node(k)}; {EVALUATION_ERROR_HINT}"
+
+
+def _unknown(nlp: StructuredNLP, column: int) -> str:
+    """The name of a node's unknown ``column`` (of the node's [x, z, u_c]), or of the NLP's
+    parameter ``column - node_width``."""
+    nd, na, nv = nlp.layout.nd, nlp.dop.n_algebraic, nlp.dop.node_width
+    if column >= nv:
+        return f"parameter p[{column - nv}]"
+    if column < nd:
+        return f"state x[{column}]"
+    if column < nd + na:
+        return f"algebraic state z[{column - nd}]"
+    return f"control u_c[{column - nd - na}]"
+
+
+def _non_finite_derivative(nlp: StructuredNLP, z: np.ndarray) -> tuple[int, str] | None:
+    """(collocation node, "what with respect to which unknown") of the first node whose node
+    derivatives are not finite at ``z`` (the values being finite), or None."""
+    with np.errstate(all="ignore"):
+        d = nlp.node_derivatives(z)
+    nx, na = nlp.dop.n_states, nlp.dop.n_algebraic
+    rows, cols = nlp.node.jac
+    candidates = []
+    for name in ("jac", "gx", "gp"):
+        arr = d[name]
+        if arr.size and not np.all(np.isfinite(arr)):
+            k = int(np.flatnonzero(~np.all(np.isfinite(arr), axis=0))[0])
+            entry = int(np.flatnonzero(~np.isfinite(arr[:, k]))[0])
+            candidates.append((k, name, entry))
+    if not candidates:
+        return None
+    k, name, entry = min(candidates)
+    if name == "jac":
+        row, column = int(rows[entry]), int(cols[entry])
+        what = (
+            "dynamics"
+            if row < nx
+            else "algebraic equations"
+            if row < nx + na
+            else "path constraints"
+        )
+        return k, f"{what} with respect to {_unknown(nlp, column)}"
+    column = entry if name == "gx" else nlp.dop.node_width + entry
+    return k, f"loss with respect to {_unknown(nlp, column)}"

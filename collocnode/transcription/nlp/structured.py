@@ -357,3 +357,18 @@ class StructuredNLP:
         out = values(Xc, p, U, self.t_coll[None, :], self.h_coll[None, :], self.w_coll[None, :])
         res, g, obj = (np.asarray(o) for o in out)
         return {"res": res, "g": g, "obj": obj}
+
+    def node_derivatives(self, z: np.ndarray) -> dict[str, np.ndarray]:
+        """Per-collocation-node first derivatives at z: the nonzeros of the Jacobian of the
+        dynamics residual parts and node constraints, (nnz, N), at the local (row, column)
+        ``self.node.jac``; the Lagrange term's gradient with respect to the node unknowns,
+        (node_width, N), and to the parameters, (n_p, N)."""
+        layout = self.layout
+        z = np.asarray(z, dtype=float).ravel()
+        Xc = z[: layout.P0].reshape(layout.nn, layout.nx)[layout.coll_node].T
+        p = z[layout.P0 :]
+        U = self.u_coll.T if self.dop.n_inputs else np.zeros((0, layout.N))
+        first = self.node.first.map(layout.N) if layout.N > 1 else self.node.first
+        out = first(Xc, p, U, self.t_coll[None, :], self.h_coll[None, :], self.w_coll[None, :])
+        jac, gx, gp = (np.asarray(o) for o in out)
+        return {"jac": jac, "gx": gx, "gp": gp}
