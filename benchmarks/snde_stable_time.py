@@ -54,8 +54,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from reproduction.published import SNDE_TABLE3, SNDE_TABLE3_TRIALS
 
-from collocnode.reproduction.published import SNDE_TABLE3, SNDE_TABLE3_TRIALS
 from collocnode.tools import machine
 
 SYSTEMS = ("two_body", "rigid_body", "dcdc")

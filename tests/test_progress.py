@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 
 import pytest
 from helpers import decay_problem
@@ -191,11 +192,14 @@ def _helps(parser):
     return {a.option_strings[-1]: formatter._expand_help(a) for a in _actions(parser)}
 
 
-def test_every_option_of_the_scripts_has_a_description_and_its_default():
+def test_every_option_of_the_scripts_has_a_description_and_its_default(monkeypatch):
     from collocnode import experiments
     from collocnode.cli.compare_command import _parser as compare_parser
-    from collocnode.cli.report_command import _parser as report_parser
     from collocnode.cli.train_command import _parser as train_parser
+
+    # the reproduction report's command is repository bookkeeping in benchmarks/, not the package
+    monkeypatch.syspath_prepend(Path(__file__).resolve().parents[1] / "benchmarks")
+    from reproduction.command import _parser as report_parser
 
     parsers = {"compare": compare_parser(), "reproduction_report": report_parser()}
     names = sorted(experiments.EXPERIMENTS)

@@ -1,5 +1,6 @@
-"""The command lines of ``scripts/``: ``train_collocation.py``, ``compare.py`` and
-``reproduction_report.py``.
+"""The command lines of ``scripts/``: ``train_collocation.py`` and ``compare.py`` (the
+reproduction report's command, ``scripts/reproduction_report.py``, is repository bookkeeping
+in ``benchmarks/reproduction/``, outside the package).
 
 Shared behaviour: options come from the option dataclasses (nested ones by their flat field
 names, :mod:`.parsing`); bad input is one ``prog: error: message`` line on stderr and exit code
@@ -11,12 +12,10 @@ replaces only a run folder and only with a run that succeeded (:mod:`.output`); 
 SIGTERM (:mod:`.signals`), write what the run has so far with status "interrupted" and the
 phase it stopped in, and exit with 130; a storage error is phase "storage", exit 1, one line.
 
-One module per command: :mod:`.train_command`, :mod:`.compare_command`,
-:mod:`.report_command`.
+One module per command: :mod:`.train_command`, :mod:`.compare_command`.
 """
 
 from .compare_command import compare
-from .report_command import reproduction_report
 from .train_command import train_collocation
 
-__all__ = ["compare", "reproduction_report", "train_collocation"]
+__all__ = ["compare", "train_collocation"]

@@ -70,7 +70,6 @@ MOVED_MODULES: dict[str, tuple[str, ...]] = {
         "collocnode.cli.summary",
         "collocnode.cli.train_command",
         "collocnode.cli.compare_command",
-        "collocnode.cli.report_command",
     ),
     # the comparison, split into its methods and its run
     "collocnode.compare.base": ("collocnode.compare.methods.base",),

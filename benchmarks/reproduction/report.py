@@ -5,10 +5,14 @@ The stored runs live in a results directory with one folder per run, holding the
 the layout ``bash benchmarks/reproduce.sh NAME`` writes into ``runs/reproduce``. A run repeated
 with other seeds keeps each repetition in a subfolder ``seedK/`` of the same folder (and may keep
 one at its top); a row then shows the median over the seeds and their range, ``median
-(min–max)``, and says "within noise" where the range of its ratios to the paper covers 1. Each
-table of :mod:`collocnode.reproduction.published` becomes one block of the document between the
+(min–max)``, gives the width of that range where its ratios to the paper cover 1, and names each
+seed of its table's protocol that is not stored (with the row's reason for one that did not
+finish). Each
+table of :mod:`reproduction.published` becomes one block of the document between the
 markers ``<!-- generated: KEY -->`` and ``<!-- end generated: KEY -->``; everything outside the
-blocks is left as it is. Every number in a block comes from a run's JSON file or from the paper.
+blocks is left as it is (:mod:`reproduction.prose` accounts for its numbers). Every number in a
+block comes from a run's JSON file or from the paper; the blocks of the kinds ``"authors_code"``
+and ``"not_reproduced"`` are written by :mod:`reproduction.findings`.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..tools.io import atomic_write_text
+from collocnode.tools.io import atomic_write_text
+
 from .published import TABLES, Row, Table
 
 RESULT_FILES = (
@@ -42,6 +47,8 @@ SEED_FOLDERS = "seed*"
 # runs them, a row's LSTM, with the entry ``<name>-lstm``
 DEVICE_FOLDER = re.compile(r"seed\d+-\w+")
 DEVICE_ENTRY_SUFFIX = "-lstm"
+# statuses of a stored run that was cut before it finished (its time is a lower bound)
+UNFINISHED_STATUSES = frozenset({"time_limit"})
 # a seed's folder of the authors' code (a record with the commit of their code) holds their
 # command trained with another seed, by the entry ``<name>-seeds``
 AUTHORS_SEEDS_SUFFIX = "-seeds"
@@ -237,12 +244,20 @@ class Spread:
 
 
 def _ratio_spread(ours: Spread, paper: float | None) -> str:
-    """ours / paper over the seeds; "within noise" where the seeds' range covers 1."""
+    """ours / paper over the seeds; where the seeds' range covers 1, that range's width (its
+    largest over its smallest ratio) beside it."""
     if not ours.values or paper is None or not paper:
         return "–"
     ratios = Spread(tuple(x / paper for x in ours.values))
     text = ratios.text(_ratio_text)
-    return f"{text}, within noise" if ratios.covers(1.0) else text
+    return f"{text}, {_covers_one(ratios)}" if ratios.covers(1.0) else text
+
+
+def _covers_one(ratios: Spread) -> str:
+    """What a range of ratios that covers 1 says: how wide it is."""
+    low, high = min(ratios.values), max(ratios.values)
+    width = _ratio_text(high / low) if low > 0 else "unbounded"
+    return f"the seeds' {width}× range covers 1"
 
 
 def _time_ratio(ours: Spread, paper: float | None) -> str:
@@ -260,8 +275,20 @@ def _statuses(statuses: Sequence[str]) -> str:
     return ", ".join(f"{status} ×{n}" for status, n in counts.items())
 
 
-def _seeds_cell(runs: Sequence[StoredRun]) -> str:
-    return ", ".join("?" if r.seed is None else str(r.seed) for r in runs) or "–"
+def _seeds_cell(
+    runs: Sequence[StoredRun],
+    expected: Sequence[int] = (),
+    unfinished: Mapping[int, str] | None = None,
+) -> str:
+    """The stored seeds; where the protocol's ``expected`` seeds are not all stored, how many
+    are and why each other one is missing (its ``unfinished`` reason, or not stored)."""
+    stored = [r.seed for r in runs]
+    text = ", ".join("?" if s is None else str(s) for s in stored) or "–"
+    missing = [s for s in expected if s not in stored]
+    if not missing or None in stored:  # a run that records no seed may be any of them
+        return text
+    why = [f"seed {s} {(unfinished or {}).get(s, 'not stored')}" for s in missing]
+    return f"{text} ({len(expected) - len(missing)} of {len(expected)} seeds; {'; '.join(why)})"
 
 
 def _cell(text: str) -> str:
@@ -291,7 +318,10 @@ def _authors_cell(row: Row, method: str, runs: Runs) -> str:
     if not entries:  # a method of the paper's not run here, or one the paper does not have
         return "not run here" if method in row.published else "–"
     scored = _scored(entries, "full_mse")  # one run: its error, or its status without one
-    return f"{scored}, {len(entries)} seeds" if len(entries) > 1 else scored
+    scored = f"{scored}, {len(entries)} seeds" if len(entries) > 1 else scored
+    # the arrays the authors committed, scored the same way (MBD-NODE's runner scores them)
+    committed = Spread.of([(e.get("committed") or {}).get("full_mse") for e in entries])
+    return f"{scored}; committed arrays {committed.text(_sci)}" if committed.values else scored
 
 
 def _has_authors(table: Table) -> bool:
@@ -390,7 +420,7 @@ def _method_line(
         _sci(paper),
         _scored(rows, metric),
         _ratio_spread(ours, paper),
-        _seeds_cell([run for run, _ in found]),
+        _seeds_cell([run for run, _ in found], table.seeds, row.unfinished),
         *authors_cells,
         _scored(rows, metric.replace("full", "test")) if ours.values else "–",
         *(Spread.of([_path(r, path) for r in rows]).text(_num) for _, path in table.columns),
@@ -437,17 +467,12 @@ def _collocation_lines(table: Table, row: Row, stored: Sequence[StoredRun]) -> l
         ]
     _one_per_seed(stored, "result")
     totals = Spread.of([(run.data.get("wall_time_s") or {}).get("total") for run in stored])
-    ratios = (
-        Spread(tuple(t / paper["total_s"] for t in totals.values))
-        if paper.get("total_s")
-        else Spread(())
-    )
     return [
         row.system,
         paper_text,
         f"{totals.text(_seconds)} s / {'; '.join(_iterations(run.data) for run in stored)}",
-        ratios.text(_ratio_text),
-        _seeds_cell(stored),
+        _collocation_time_ratio(table, row, stored),
+        _seeds_cell(stored, table.seeds, row.unfinished),
         _statuses([str(run.data.get("status", "?")) for run in stored]),
         *(
             Spread.of([_path(run.data, path) for run in stored]).text(_num)
@@ -455,6 +480,40 @@ def _collocation_lines(table: Table, row: Row, stored: Sequence[StoredRun]) -> l
         ),
         note,
     ]
+
+
+def _unfinished_seeds(table: Table, row: Row, stored: Sequence[StoredRun]) -> list[int]:
+    """The protocol's seeds of ``row`` that did not finish: stored with an unfinished status,
+    or declared in the row's ``unfinished`` without a stored run."""
+    seeds = {run.seed for run in stored}
+    declared = [s for s in table.seeds if s in row.unfinished and s not in seeds]
+    cut = [run.seed for run in stored if run.data.get("status") in UNFINISHED_STATUSES]
+    return sorted(s for s in (*declared, *cut) if s is not None)
+
+
+def _collocation_time_ratio(table: Table, row: Row, stored: Sequence[StoredRun]) -> str:
+    """Ours over the paper's total time over the finished seeds; with seeds that did not
+    finish, the median counting them too, a lower bound: a stored one at the time it had run,
+    a declared one (no stored run) as slower than every stored seed."""
+    paper = row.published.get("total_s")
+    if not paper:
+        return "–"
+
+    def ratio(run: StoredRun) -> float | None:
+        total = (run.data.get("wall_time_s") or {}).get("total")
+        return None if total is None else total / paper
+
+    unfinished = _unfinished_seeds(table, row, stored)
+    finished = Spread.of([ratio(run) for run in stored if run.seed not in unfinished])
+    text = finished.text(_ratio_text)
+    if not unfinished:
+        return text
+    bounds = Spread.of([ratio(run) for run in stored if run.seed in unfinished]).values
+    declared = [s for s in unfinished if s not in {run.seed for run in stored}]
+    median = statistics.median([*finished.values, *bounds, *(math.inf for _ in declared)])
+    names = ", ".join(str(s) for s in unfinished)
+    bound = "unbounded" if math.isinf(median) else f"at least {_ratio_text(median)}"
+    return f"{text} over the finished seeds; {bound} with seed {names}, which did not finish"
 
 
 def _stable_time_result(
@@ -501,6 +560,8 @@ def _stable_time_model_lines(
     """One line per model of ``table.methods`` that the row's ``claims`` name: what the paper
     shows, then ours over the trials of the stored run (stable time, divergences, time to
     E ≥ 1, E and the constraint drift at the end, training)."""
+    from .findings import stable_time_verdict, verdict_cell  # the rules of "Not reproduced"
+
     run, result = _stable_time_result(row, stored)
     lines = []
     for label in (m for m in table.methods if m in row.claims):
@@ -508,9 +569,19 @@ def _stable_time_model_lines(
         summary = result["summary"].get(label) if result else None
         if summary is None:
             why = "no stored run" if run is None else "not in the run"
-            lines.append([row.system, label, claim, why, *["–"] * 6])
+            lines.append([row.system, label, claim, why, *["–"] * 7])
             continue
         seeds = result["seeds"]
+        paper_horizon = ((run.data.get("paper_table3") or {}).get(row.system) or {}).get(
+            "trial_length"
+        )
+        verdict = stable_time_verdict(
+            row.expect.get(label),
+            summary,
+            result["summary"].get("NODE"),
+            seeds[0]["horizon_s"],
+            paper_horizon,
+        )
         fits = [s["models"][label] for s in seeds]
         st = summary["stable_time"]
         lines.append(
@@ -525,6 +596,7 @@ def _stable_time_model_lines(
                 _sci(summary.get("median_error_end")),
                 _sci(summary.get("median_constraint_error_end")),
                 ", ".join(f"{f['epochs']} in {_seconds(f['train_time_s'])} s" for f in fits),
+                verdict_cell(verdict),
             ]
         )
     return lines
@@ -638,7 +710,9 @@ def _discovery_lines(table: Table, row: Row, run: StoredRun | None) -> list[list
     result = (run.data.get("systems") or {}).get(row.system) if run else None
     if result is None:
         why = "no stored run" if run is None else "not in the run"
-        return [[row.system, "–", why, "–", "–", "–", "–", "–", "–", row.note or "yes"]]
+        return [[row.system, "–", why, "–", "–", "–", "–", "–", "–", "–", row.note or "yes"]]
+    from .findings import discovery_verdict, verdict_cell  # the rules of "Not reproduced"
+
     methods = result.get("methods", {})
     names = [m for m in table.methods if m in methods] + [
         m for m in methods if m not in table.methods
@@ -660,6 +734,7 @@ def _discovery_lines(table: Table, row: Row, run: StoredRun | None) -> list[list
                 _num(field.get("trajectory")),
                 _seconds(r.get("train_time_s")),
                 str(r.get("status", "?")),
+                verdict_cell(discovery_verdict(row.expect.get(method), r, methods.get("sindy"))),
                 (row.note or "yes") if k == 0 else "",
             ]
         )
@@ -766,13 +841,112 @@ def _runs_list(names: Sequence[str], runs: Runs) -> list[str]:
 
 def render_table(table: Table, root: Path) -> str:
     """The Markdown block of ``table`` from the runs under ``root``."""
+    if table.kind in ("authors_code", "not_reproduced"):
+        from .findings import render_finding  # reads every table through the helpers here
+
+        return render_finding(table, root)
     names = [row.run for row in table.rows]
     names += [row.authors[0] for row in table.rows if row.authors is not None]
     runs = {name: load_runs(root, name) for name in names}
     out = [f"**{table.title}.**", ""]
+    out += _table(_header(table), _lines(table, runs))
+    if any(len(stored) > 1 for stored in runs.values()):
+        out += [
+            "",
+            "Several seeds: median (min–max) over them; where the seeds' range of ratios "
+            "covers 1, the cell gives that range's width (its largest over its smallest ratio).",
+        ]
+    out += ["", *_runs_list(names, runs)]
+    return "\n".join(out) + "\n"
+
+
+#: the header of each kind of table whose columns do not depend on the table
+_FIXED_HEADERS: dict[str, tuple[str, ...]] = {
+    "stable_time": (
+        "system",
+        "trial length [s]",
+        "paper NODE median (min–max)",
+        "ours NODE median (min–max)",
+        "ours NODE diverged / trials",
+        "ours SNODE diverged / trials (paper: none)",
+        "seeds",
+        "ours epochs (paper: 1000)",
+    ),
+    "stable_time_models": (
+        "system",
+        "model",
+        "the paper shows",
+        "ours: trial length [s]",
+        "diverged (E ≥ 10³) / trials",
+        "stable time median (min–max) [s]",
+        "median time to E ≥ 1 [s]",
+        "median E at the end",
+        "median constraint drift at the end",
+        "epochs, training time",
+        "the paper's claim here",
+    ),
+    "epoch_time": (
+        "case",
+        "method",
+        "system; their code",
+        "ours, CPU [s]",
+        "theirs, CPU [s]",
+        "ratio, CPU",
+        "ours, wall [s]",
+        "theirs, wall [s]",
+        "ratio, wall",
+        "epochs counted (ours / theirs)",
+        "note",
+    ),
+    "discovery": (
+        "system",
+        "method",
+        "discovered equations",
+        "support",
+        "largest coefficient error",
+        "field error, box",
+        "field error, on the trajectory",
+        "train time [s]",
+        "run status",
+        "the paper's claim here",
+        "paper",
+    ),
+    "parameters": (
+        "case",
+        "method",
+        "paper force MSE",
+        "paper cosine",
+        "paper mass ratio",
+        "ours force MSE",
+        "ours cosine",
+        "ours mass ratio",
+        "ours train time [s]",
+        "like for like",
+    ),
+    "solver_timing": (
+        "steps",
+        "run",
+        "device",
+        "paper QP [s]",
+        "paper RK4 [s]",
+        "paper RK4 / QP",
+        "paper QP loss",
+        "paper RK4 loss",
+        "ours NeuRLP [s]",
+        "ours RK4 [s]",
+        "ours RK4 / NeuRLP",
+        "ours NeuRLP loss",
+        "ours RK4 loss",
+        "like for like",
+    ),
+}
+
+
+def _header(table: Table) -> tuple[str, ...]:
+    """The column titles of ``table``: those of its kind, with its own extra columns."""
     if table.kind == "compare":
         authors = ("authors' code here, whole trajectory",) if _has_authors(table) else ()
-        header = (
+        return (
             "system",
             "method",
             "paper",
@@ -788,11 +962,8 @@ def render_table(table: Table, root: Path) -> str:
             "status",
             "like for like",
         )
-        lines = [
-            line for row in table.rows for line in _compare_lines(table, row, runs[row.run], runs)
-        ]
-    elif table.kind == "collocation":
-        header = (
+    if table.kind == "collocation":
+        return (
             "case",
             "paper total (/ iterations)",
             "ours total / iterations",
@@ -802,123 +973,41 @@ def render_table(table: Table, root: Path) -> str:
             *(title for title, _ in table.columns),
             "like for like",
         )
-        lines = [_collocation_lines(table, row, runs[row.run]) for row in table.rows]
-    elif table.kind == "stable_time":
-        header = (
-            "system",
-            "trial length [s]",
-            "paper NODE median (min–max)",
-            "ours NODE median (min–max)",
-            "ours NODE diverged / trials",
-            "ours SNODE diverged / trials (paper: none)",
-            "seeds",
-            "ours epochs (paper: 1000)",
-        )
-        lines = [_stable_time_lines(row, runs[row.run]) for row in table.rows]
-    elif table.kind == "stable_time_models":
-        header = (
-            "system",
-            "model",
-            "the paper shows",
-            "ours: trial length [s]",
-            "diverged (E ≥ 10³) / trials",
-            "stable time median (min–max) [s]",
-            "median time to E ≥ 1 [s]",
-            "median E at the end",
-            "median constraint drift at the end",
-            "epochs, training time",
-        )
-        lines = [
-            line
-            for row in table.rows
-            for line in _stable_time_model_lines(table, row, runs[row.run])
-        ]
-    elif table.kind == "epoch_time":
-        header = (
-            "case",
-            "method",
-            "system; their code",
-            "ours, CPU [s]",
-            "theirs, CPU [s]",
-            "ratio, CPU",
-            "ours, wall [s]",
-            "theirs, wall [s]",
-            "ratio, wall",
-            "epochs counted (ours / theirs)",
-            "note",
-        )
-        lines = [_epoch_time_lines(row, runs[row.run]) for row in table.rows]
+    if table.kind in _FIXED_HEADERS:
+        return _FIXED_HEADERS[table.kind]
+    raise ValueError(f"table {table.key!r} has unknown kind {table.kind!r}")
 
-    elif table.kind == "discovery":
-        header = (
-            "system",
-            "method",
-            "discovered equations",
-            "support",
-            "largest coefficient error",
-            "field error, box",
-            "field error, on the trajectory",
-            "train time [s]",
-            "status",
-            "paper",
-        )
-        lines = [
-            line
-            for row in table.rows
-            for line in _discovery_lines(table, row, _single(runs[row.run]))
+
+def _lines(table: Table, runs: Runs) -> list[list[str]]:
+    """The body of ``table``: its rows' lines (one or more per row, by its kind) from the
+    stored runs."""
+    rows, kind = table.rows, table.kind
+    if kind == "compare":
+        return [line for row in rows for line in _compare_lines(table, row, runs[row.run], runs)]
+    if kind == "collocation":
+        return [_collocation_lines(table, row, runs[row.run]) for row in rows]
+    if kind == "stable_time":
+        return [_stable_time_lines(row, runs[row.run]) for row in rows]
+    if kind == "stable_time_models":
+        return [
+            line for row in rows for line in _stable_time_model_lines(table, row, runs[row.run])
         ]
-    elif table.kind == "parameters":
-        header = (
-            "case",
-            "method",
-            "paper force MSE",
-            "paper cosine",
-            "paper mass ratio",
-            "ours force MSE",
-            "ours cosine",
-            "ours mass ratio",
-            "ours train time [s]",
-            "like for like",
-        )
-        lines = [
-            line
-            for row in table.rows
-            for line in _parameter_lines(table, row, _single(runs[row.run]))
+    if kind == "epoch_time":
+        return [_epoch_time_lines(row, runs[row.run]) for row in rows]
+    if kind == "discovery":
+        return [
+            line for row in rows for line in _discovery_lines(table, row, _single(runs[row.run]))
         ]
-    elif table.kind == "solver_timing":
-        header = (
-            "steps",
-            "run",
-            "device",
-            "paper QP [s]",
-            "paper RK4 [s]",
-            "paper RK4 / QP",
-            "paper QP loss",
-            "paper RK4 loss",
-            "ours NeuRLP [s]",
-            "ours RK4 [s]",
-            "ours RK4 / NeuRLP",
-            "ours NeuRLP loss",
-            "ours RK4 loss",
-            "like for like",
-        )
-        lines = [
-            _solver_timing_lines(
-                row, _single(runs[row.run]), k == 0 or table.rows[k - 1].run != row.run
-            )
-            for k, row in enumerate(table.rows)
+    if kind == "parameters":
+        return [
+            line for row in rows for line in _parameter_lines(table, row, _single(runs[row.run]))
         ]
-    else:
-        raise ValueError(f"table {table.key!r} has unknown kind {table.kind!r}")
-    out += _table(header, lines)
-    if any(len(stored) > 1 for stored in runs.values()):
-        out += [
-            "",
-            "Several seeds: median (min–max) over them; a ratio is within noise where the "
-            "seeds' range covers 1.",
+    if kind == "solver_timing":
+        return [
+            _solver_timing_lines(row, _single(runs[row.run]), k == 0 or rows[k - 1].run != row.run)
+            for k, row in enumerate(rows)
         ]
-    out += ["", *_runs_list(names, runs)]
-    return "\n".join(out) + "\n"
+    raise ValueError(f"table {table.key!r} has unknown kind {table.kind!r}")
 
 
 def _markers(key: str) -> tuple[str, str]:

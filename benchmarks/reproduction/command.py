@@ -1,6 +1,6 @@
 """``scripts/reproduction_report.py``: rewrite the generated tables of the reproduction report
-from the stored runs. Exit codes (:mod:`.exits`): 0 when written (or, with ``--check``, when
-current), 1 when ``--check`` finds it stale, 2 on bad input."""
+from the stored runs. Exit codes (:mod:`collocnode.cli.exits`): 0 when written (or, with
+``--check``, when current), 1 when ``--check`` finds it stale, 2 on bad input."""
 
 from __future__ import annotations
 
@@ -8,8 +8,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .exits import EXIT_FAILED, fail
-from .parsing import OneLineParser
+from collocnode.cli.exits import EXIT_FAILED, fail
+from collocnode.cli.parsing import OneLineParser
+
+from .published import TABLES
+from .report import regenerate, stale_tables
 
 PROG = "reproduction_report.py"
 
@@ -17,8 +20,6 @@ PROG = "reproduction_report.py"
 def reproduction_report(argv: Sequence[str] | None = None) -> int:
     """Rewrite the generated tables of the reproduction report from the stored runs."""
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    from ..reproduction import TABLES, regenerate, stale_tables
-
     try:
         if not args.results.is_dir():
             raise ValueError(f"--results {str(args.results)!r} is not a folder")
