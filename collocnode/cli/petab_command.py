@@ -56,8 +56,7 @@ def find_yaml(name: str, collection: Path | None) -> Path:
 def petab(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
-        from ..petab import PetabError, import_petab
-        from ..petab.multistart import multistart, waterfall
+        from ..petab import PetabError, import_petab, multistart, waterfall
     except ImportError as exc:  # the petab extra is not installed
         print(f"{PROG}: error: {exc}; pip install -e '.[petab]'", file=sys.stderr)
         return EXIT_USAGE

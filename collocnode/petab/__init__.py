@@ -3,7 +3,21 @@
 Needs the ``petab`` extra (``pip install -e ".[petab]"``: petab, python-libsbml, sbmlmath).
 """
 
+from ._multistart import MultistartResult, StartResult, multistart, waterfall
+from ._problem import PetabFit, PetabProblem, Score, import_petab
+from ._profile import Profile, profile
 from ._tables import PetabError
-from .problem import PetabProblem, Score, import_petab
 
-__all__ = ["PetabError", "PetabProblem", "Score", "import_petab"]
+__all__ = [
+    "MultistartResult",
+    "PetabError",
+    "PetabFit",
+    "PetabProblem",
+    "Profile",
+    "Score",
+    "StartResult",
+    "import_petab",
+    "multistart",
+    "profile",
+    "waterfall",
+]

@@ -11,8 +11,7 @@ pytest.importorskip("petab")
 pytest.importorskip("libsbml")
 
 from collocnode.cli.petab_command import petab
-from collocnode.petab import import_petab
-from collocnode.petab.multistart import multistart, waterfall
+from collocnode.petab import import_petab, multistart, waterfall
 
 CASE = Path(__file__).parent / "data" / "petab_test_suite" / "0004"
 

@@ -10,8 +10,7 @@ pytest.importorskip("petab")
 pytest.importorskip("libsbml")
 
 from collocnode import SolverStatus
-from collocnode.petab import import_petab
-from collocnode.petab.profile import profile
+from collocnode.petab import import_petab, profile
 
 DOSE = Path(__file__).parent / "data" / "dose" / "dose.yaml"
 SIGMA = 0.1  # the observable table's noise

@@ -18,7 +18,7 @@ from ..status import SolverStatus
 from ..transcription import IpoptOptions, RadauIIA
 from ..transcription.collocation import solve_collocation
 from ._collocation import warm_started
-from .problem import PetabFit, PetabProblem
+from ._problem import PetabFit, PetabProblem
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .problem import PetabFit, PetabProblem
+from ._problem import PetabFit, PetabProblem
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ def multistart(
 
 
 def _fit_from_file(path: str, theta0: np.ndarray, options: dict[str, Any]) -> StartResult:
-    from .problem import import_petab
+    from ._problem import import_petab
 
     result = _fit_one(import_petab(path), theta0, options)
     if result.fit is None:
