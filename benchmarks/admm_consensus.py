@@ -133,15 +133,16 @@ def admm(kind: str, seed: int, args: argparse.Namespace, workers: int) -> dict:
             client=client,
         )
         t = time.perf_counter()
-        res = solve(problem, alg, seed=seed, check=False)
+        sol = solve(problem, alg, seed=seed, check=False)
         wall = time.perf_counter() - t
         peak = client.run(peak_memory_mb)
+    res = sol.record(ConsensusADMM)
     rounds = [r for r in res.rounds if r.round >= 0]
     return {
-        "status": str(res.status),
+        "status": str(sol.status),
         "wall_s": wall,
         "objective": float(res.rounds[-1].objective),
-        "held_out": held_out_error(res.solution, held),
+        "held_out": held_out_error(sol, held),
         "rounds": len(rounds),
         "round_s": statistics.median(r.wall_s for r in rounds),
         "critical_path_s": res.critical_path_s,

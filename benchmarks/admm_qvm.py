@@ -176,12 +176,13 @@ def admm(kind: str, args: argparse.Namespace, workers: int) -> dict[str, Any]:
             client=client,
         )
         t = time.perf_counter()
-        res = solve(run["problem"], alg, check=False)
+        sol = solve(run["problem"], alg, check=False)
         wall = time.perf_counter() - t
         peak = client.run(peak_memory_mb)
+    res = sol.record(ConsensusADMM)
     rounds = [r for r in res.rounds if r.round >= 0]
     return {
-        "status": str(res.status),
+        "status": str(sol.status),
         "wall_s": wall,
         "regression_s": run["regression_s"],
         "objective": float(rounds[-1].objective),
@@ -198,7 +199,7 @@ def admm(kind: str, args: argparse.Namespace, workers: int) -> dict[str, Any]:
         ],
         "worker_peak_mb": max(peak[w] - idle[w] for w in peak),
         "worker_idle_mb": max(idle.values()),
-        **scores(res.solution, run),
+        **scores(sol, run),
     }
 
 

@@ -210,7 +210,8 @@ def refine(cases: int) -> list[dict[str, Any]]:
     for noise, noise_seed, seed in pairs:
         prob = ude_problem(noise, noise_seed, 1e-5)
         alg = UntilConsistent(RadauIIA(40, 3, ipopt=QUIET), max_rounds=4)
-        res, s = _timed(lambda: solve(prob, alg, seed=seed))  # noqa: B023
+        sol, s = _timed(lambda: solve(prob, alg, seed=seed))  # noqa: B023
+        res = sol.record(UntilConsistent)
         out.append(
             {
                 "noise": noise,
@@ -221,7 +222,7 @@ def refine(cases: int) -> list[dict[str, Any]]:
                 "rounds": [asdict(r) for r in res.rounds],
                 "table": res.table(),
                 "grid": res.mesh.grid.tolist(),
-                "rmse_vs_truth": rmse_against_truth(res.solution),
+                "rmse_vs_truth": rmse_against_truth(sol),
             }
         )
     return out

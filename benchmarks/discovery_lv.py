@@ -45,7 +45,6 @@ from collocnode import (
     TrainingProblem,
     solve,
 )
-from collocnode.algorithm import final
 from collocnode.nn import MLP
 from collocnode.tools import machine
 from collocnode.tools.io import write_json
@@ -99,12 +98,14 @@ def one_seed(seed: int, lam: float, repeats: int) -> dict[str, Any]:
     runs, times = [], {"train": [], "discover": [], "refit": []}
     for _ in range(repeats):
         start = time.perf_counter()
-        r = solve(problem, alg, seed=seed)
+        sol = solve(problem, alg, seed=seed)
         total = time.perf_counter() - start
+        r = sol.record(Discovered)
         for key in times:
             times[key].append(r.times.get(key, float("nan")))
-        runs.append((r, total))
-    r = runs[-1][0]
+        runs.append((sol, total))
+    sol = runs[-1][0]
+    r = sol.record(Discovered)
     median = {k: statistics.median(v) for k, v in times.items()}
     out: dict[str, Any] = {
         "seed": seed,
@@ -131,7 +132,7 @@ def one_seed(seed: int, lam: float, repeats: int) -> dict[str, Any]:
             "coefficients": r.found.coefficient_table(),
         }
     if r.refitted is not None:
-        closed = final(r)
+        closed = sol
         out["refitted"] = {
             "equations": r.refitted.equations(),
             **r.refitted.coefficient_errors(TRUTH),

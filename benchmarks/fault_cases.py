@@ -751,12 +751,13 @@ def _admm_lost(lab: Lab) -> Verdict:
                 alg = ConsensusADMM(inner, blocks=2, client=client, rho=1.0, max_rounds=300,
                                     eps_abs=1e-6, eps_rel=1e-5, balance=2.0)
                 try:
-                    res = solve(decay_problem(4), alg, check=False)
+                    sol = solve(decay_problem(4), alg, check=False)
                 except Exception as exc:
                     print(json.dumps({"error": f"{type(exc).__name__}: {exc}"[:200]}))
                 else:
-                    print(json.dumps({"status": res.status.value, "rounds": len(res.rounds),
-                                      "message": res.solution.solution.message[:200]}))
+                    res = sol.record(ConsensusADMM)
+                    print(json.dumps({"status": sol.status.value, "rounds": len(res.rounds),
+                                      "message": sol.message[:200]}))
     """
     obs = lab.run(lab.python(code), 300, {"PYTHONPATH": f"{lab.root}"})
     found = library(obs)

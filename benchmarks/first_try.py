@@ -54,8 +54,8 @@ from collocnode import (
     UntilConsistent,
     solve,
 )
-from collocnode.algorithm import final
 from collocnode.nn import MLP
+from collocnode.strategies import AutoRecord
 from collocnode.tools.io import write_json
 from collocnode.tools.machine import describe, load_average
 
@@ -348,14 +348,15 @@ def run_one(case: Case, which: str, given: float | None = None) -> dict[str, Any
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = solve(problem, alg, seed=0)
+        trained = solve(problem, alg, seed=0)
     seconds = time.perf_counter() - start
-    trained = final(result)
+    # the outermost record counts the IPOPT iterations of every level (Auto: the path's too)
+    outer = trained.records[0] if trained.records else trained
     row: dict[str, Any] = {
         "case": case.name,
         "run": which,
         "status": trained.status.value,
-        "iterations": int(result.iterations),
+        "iterations": int(outer.iterations),
         "seconds": seconds,
         "consistent": None if trained.consistency is None else trained.consistency.consistent,
         "largest_deviation": None if trained.consistency is None else trained.consistency.largest,
@@ -365,11 +366,11 @@ def run_one(case: Case, which: str, given: float | None = None) -> dict[str, Any
         "warnings": sorted({type(w.message).__name__ for w in caught}),
         **case.score(trained),
     }
-    path = getattr(result, "path", None)
-    if path is not None:
-        row["path"] = path.to_dict()
-        row["path_s"] = result.times.get("path")
-        row["final_s"] = result.times.get("solve")
+    auto = next((r for r in trained.records if isinstance(r, AutoRecord)), None)
+    if auto is not None and auto.path is not None:
+        row["path"] = auto.path.to_dict()
+        row["path_s"] = auto.times.get("path")
+        row["final_s"] = auto.times.get("solve")
     return row
 
 

@@ -1144,7 +1144,7 @@ def transcription_cases(s: Suite) -> None:
         "solve",
         "AdaptiveRefinement max_rounds=1",
         lambda: solve(dop(), AdaptiveRefinement(tiny_alg(), max_rounds=1, coarse=3)),
-        lambda r: len(r.rounds) >= 1,
+        lambda r: len(r.record(AdaptiveRefinement).rounds) >= 1,
     )
     s.bad(
         "solve",

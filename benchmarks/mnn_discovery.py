@@ -62,7 +62,6 @@ from collocnode import (
     WarmStarted,
     solve,
 )
-from collocnode.algorithm import final
 from collocnode.nn import MLP
 from collocnode.problems import get as get_system
 from collocnode.problems.base import System
@@ -298,10 +297,11 @@ def run_collocation(case: Case, data: Trajectory, quick: bool) -> dict[str, Any]
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the record holds the consistency and the error
-        r = solve(problem, alg, seed=0)
+        sol = solve(problem, alg, seed=0)
     total = time.perf_counter() - start
+    r = sol.record(Discovered)
     out: dict[str, Any] = {
-        "status": r.status.value,
+        "status": sol.status.value,
         "train_time_s": total,
         "wall_time_s": dict(r.times),
         "error": r.error,
@@ -318,7 +318,7 @@ def run_collocation(case: Case, data: Trajectory, quick: bool) -> dict[str, Any]
         coefficients=closed.coefficient_table(),
         discovered_equations=r.found.equations(),
         field=closed,
-        refit_consistent=None if r.refitted is None else final(r).consistency.consistent,
+        refit_consistent=None if r.refitted is None else sol.consistency.consistent,
     )
     return out
 

@@ -54,7 +54,6 @@ from collocnode import (
     WarmStarted,
     solve,
 )
-from collocnode.algorithm import final
 from collocnode.nn import MLP
 from collocnode.tools import machine
 from collocnode.tools.io import write_json
@@ -158,8 +157,9 @@ def run_collocation(data: Trajectory, args: argparse.Namespace) -> dict[str, Any
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = solve(problem, Discovered(WarmStarted(leaf), "force", regression), seed=0)
+        sol = solve(problem, Discovered(WarmStarted(leaf), "force", regression), seed=0)
     elapsed = time.perf_counter() - start
+    r = sol.record(Discovered)
     rel = data.x[:, 2:4] - data.x[:, 0:2]
     net_params = r.trained.params
     network_force = net.numpy(rel, net_params["force"])
@@ -172,7 +172,7 @@ def run_collocation(data: Trajectory, args: argparse.Namespace) -> dict[str, Any
         "error": r.error,
     }
     if r.refitted is not None:
-        closed = final(r)
+        closed = sol
         out["closed_form"] = {
             "equations": r.refitted.equations(),
             "discovered": r.found.equations(),

@@ -36,7 +36,7 @@ CASES = ("vdp", "vdp-global", "qvm-window", "qvm-w")
 
 
 def _row(sol: Any, timings: dict[str, float], iterations: int) -> dict[str, Any]:
-    trial = dict(sol.ordering_trial)
+    trial = dict(sol.solution.ordering_trial)
     return {
         "total_s": timings["total"],
         "ipopt_s": timings["ipopt"],

@@ -62,7 +62,7 @@ def one_run(opts: QVMOptions) -> dict[str, Any]:
         "strategy": strategy_label(opts.recipe),
         "formulation": "four" if opts.recipe.road_as_input else "five",
         "status": sol.status.value,
-        "message": getattr(sol, "message", ""),
+        "message": sol.message,
         "phases": {name: phase.status.value for name, phase in trained.phases.items()},
         "iterations": ipopt_iterations,
         "regression": trained.notes.get("regression"),
@@ -71,7 +71,7 @@ def one_run(opts: QVMOptions) -> dict[str, Any]:
         # the consistency check after the last solve (strategy II checks its pre-training too)
         "check_s": sol.consistency.wall_time_s if sol.consistency is not None else None,
         # --mumps-ordering trial: IPOPT s per iteration of each ordering tried (last solve)
-        "ordering_trial": dict(sol.ordering_trial),
+        "ordering_trial": dict(sol.solution.ordering_trial),
         "ipopt_per_iteration_s": times["ipopt"] / max(ipopt_iterations, 1),
         "objective": sol.objective,
         "test_rmse_ratio": metrics.get("test_rmse_ratio"),

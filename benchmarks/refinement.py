@@ -104,14 +104,15 @@ def front_study(tol: float) -> dict:
     exact = np.tanh(STEEP * (tt - 0.5))
     out: dict[str, Any] = {}
     for strategy in ("h", "hp"):
-        res = solve(front(), AdaptiveRefinement(alg, tol=tol, rule=RefinementRule(strategy)))
+        sol = solve(front(), AdaptiveRefinement(alg, tol=tol, rule=RefinementRule(strategy)))
+        res = sol.record(AdaptiveRefinement)
         out[f"adaptive {strategy}"] = {
             "converged": res.converged,
             "rounds": len(res.rounds),
             "intervals": res.mesh.n_intervals,
             "nodes": res.mesh.n_nodes,
             "max_error": float(res.errors.max()),
-            "true_error": float(np.max(np.abs(res.solution(tt)[:, 0] - exact))),
+            "true_error": float(np.max(np.abs(sol(tt)[:, 0] - exact))),
             "wall_s": res.wall_time,
             "table": res.table(),
         }
@@ -143,7 +144,8 @@ def vdp_study(noise: float, seed: int, tol: float) -> dict:
     out: dict[str, Any] = {}
 
     adaptive = AdaptiveRefinement(RadauIIA(20, 3, jit=True, ipopt=ipopt), tol=tol)
-    res = solve(problem, adaptive, seed=weight_seed)
+    sol = solve(problem, adaptive, seed=weight_seed)
+    res = sol.record(AdaptiveRefinement)
     out["adaptive h"] = {
         "converged": res.converged,
         "rounds": len(res.rounds),
@@ -151,7 +153,7 @@ def vdp_study(noise: float, seed: int, tol: float) -> dict:
         "max_error": float(res.errors.max()),
         "iterations": res.iterations,
         "wall_s": res.wall_time,
-        "rmse_0_32": _rmse(res.solution),
+        "rmse_0_32": _rmse(sol),
         "table": res.table(),
     }
     uni = uniform_search(

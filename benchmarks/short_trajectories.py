@@ -52,8 +52,8 @@ from collocnode import (
     Trajectory,
     solve,
 )
-from collocnode.algorithm import final
 from collocnode.nn import MLP
+from collocnode.strategies import AutoRecord, ConsensusADMMRecord
 from collocnode.tools.io import write_json
 from collocnode.tools.machine import describe, load_average
 
@@ -150,12 +150,13 @@ def run(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         callback = stamp if variant.endswith("fixed") else None
-        result = solve(problem, alg, seed=0, callback=callback)
+        trained = solve(problem, alg, seed=0, callback=callback)
     seconds = time.perf_counter() - start
-    trained = final(result)
-    rounds = getattr(result, "rounds", None)
-    if rounds is None:
-        iterations = int(result.iterations)
+    admm = next((r for r in trained.records if isinstance(r, ConsensusADMMRecord)), None)
+    auto = next((r for r in trained.records if isinstance(r, AutoRecord)), None)
+    rounds = None if admm is None else admm.rounds
+    if rounds is None:  # Auto's record counts the path's iterations too
+        iterations = int((auto or trained).iterations)
     else:  # consensus ADMM: every block's iterations of every round
         iterations = sum(sum(r.iterations) for r in rounds)
     report = trained.consistency
@@ -180,11 +181,10 @@ def run(
     }
     if stamps:
         row["iteration_s"] = list(np.diff(stamps))
-    path = getattr(result, "path", None)
-    if path is not None and hasattr(path, "to_dict"):
-        row["path"] = path.to_dict()
-        row["path_s"] = result.times.get("path")
-        row["final_s"] = result.times.get("solve")
+    if auto is not None and auto.path is not None:
+        row["path"] = auto.path.to_dict()
+        row["path_s"] = auto.times.get("path")
+        row["final_s"] = auto.times.get("solve")
     return row
 
 

@@ -107,7 +107,7 @@ def per_iteration(h: int, k: int, path: str, args: argparse.Namespace) -> dict[s
     t0 = time.perf_counter()
     if path == "admm":
         alg = ConsensusADMM(inner, blocks=min(args.blocks, k), max_rounds=2, warm_start=False)
-        res = solve(prob, alg, seed=0, check=False)
+        res = solve(prob, alg, seed=0, check=False).record(ConsensusADMM)
         rounds = [r for r in res.rounds if r.round >= 0]
         round_s = statistics.median(r.wall_s for r in rounds)
         return {
@@ -193,7 +193,7 @@ def to_target(
         inner = leaf(path, args.intervals, block_ipopt)
         alg = ConsensusADMM(inner, blocks=min(args.blocks, k), max_rounds=args.rounds)
         t0 = time.perf_counter()
-        res = solve(prob, alg, seed=0, check=False)
+        res = solve(prob, alg, seed=0, check=False).record(ConsensusADMM)
         wall = time.perf_counter() - t0
         clock, trace = sum(res.build_s), []
         for r in res.rounds:

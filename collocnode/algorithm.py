@@ -18,9 +18,20 @@ nest: consensus ADMM whose blocks are refined until consistent around a warm-sta
 collocation solve is ``ConsensusADMM(UntilConsistent(WarmStarted(RadauIIA(...))))``. The
 problem kinds and the callback trait of a nest are those all its levels share.
 
-A wrapper's result keeps its inner result in ``solution`` and says so with ``wraps = True``;
-:func:`final` follows that chain to the solution a nest ends in (a ``TrainingSolution`` or a
-collocation ``Solution``), which is what ``solve`` checks after the work.
+The contracts are declared, not implied. The innermost algorithm of every nest is a
+:class:`Transcription` (what wrappers may ask of it: its meshes for a problem, its stages, a copy
+with a thread count). A wrapper that hands its inner algorithm a context field
+(:data:`CONTEXT_FIELDS`: a warm start, meshes, a deadline) names it in
+:attr:`Wrapper.hands_down`; every algorithm names the fields it acts on in
+:attr:`Algorithm.honours`, and a nest in which one level hands down a field the level below
+would ignore is refused at validation (``TimeLimit`` around an algorithm that never looks at a
+deadline would cap nothing).
+
+A wrapper's ``solve_problem`` returns its record, which keeps the inner result in ``solution``
+and says so with ``wraps = True``; :func:`final` follows that chain to the solution a nest ends
+in. ``solve`` returns that one solution type per problem family (a ``TrainingSolution`` for a
+training problem, a collocation ``Solution`` for a dynamic optimization problem), carrying the
+records of the nest, outermost first, in ``records`` (:func:`unify`).
 
 Problems lower themselves to a dynamic optimization problem (``problem.lower(context)``, see
 :class:`Lowered`), so the collocation algorithm of the transcription layer solves a training
@@ -37,6 +48,9 @@ from typing import Any, ClassVar
 
 #: the kinds of problem: a dynamic optimization problem and a training problem
 PROBLEM_KINDS = frozenset({"dop", "training"})
+
+#: the fields of :class:`SolveContext` that a wrapper may hand down to the algorithm it holds
+CONTEXT_FIELDS = frozenset({"warm", "meshes", "deadline"})
 
 
 @dataclass(frozen=True)
@@ -101,6 +115,18 @@ class Algorithm(ABC):
 
     problem_kinds: ClassVar[frozenset[str]] = PROBLEM_KINDS
     takes_callback: ClassVar[bool] = True
+    #: the context fields (of :data:`CONTEXT_FIELDS`) this algorithm acts on itself
+    honours: ClassVar[frozenset[str]] = frozenset()
+    #: whether its solution is of the problem's own model (False: it replaces the model)
+    keeps_model: ClassVar[bool] = True
+
+    def model_kept(self) -> bool:
+        """Whether this algorithm, with everything it holds, returns the problem's own model."""
+        return self.keeps_model
+
+    def honoured(self) -> frozenset[str]:
+        """The context fields this algorithm, with everything it holds, acts on."""
+        return self.honours
 
     def kinds(self) -> frozenset[str]:
         """The kinds of problem this algorithm, with everything it holds, solves."""
@@ -141,10 +167,44 @@ class Algorithm(ABC):
         """Solve ``problem`` (already validated) and return the solution or a wrapped result."""
 
 
+class Transcription(Algorithm):
+    """The innermost algorithm of a nest: it transcribes the problem and solves the NLP.
+
+    What a wrapper may ask of it, and nothing more: :meth:`meshes_for` (the meshes it would
+    solve a problem on), :attr:`stages` (collocation nodes per interval of a mesh a wrapper
+    makes), :attr:`threads` and :meth:`with_threads` (a copy for a worker with that many
+    cores), and :attr:`reusable_nlp`. It honours every context field.
+    """
+
+    honours: ClassVar[frozenset[str]] = CONTEXT_FIELDS
+    stages: int
+    threads: int | None
+
+    @abstractmethod
+    def meshes_for(self, problem: Any) -> list[Any]:
+        """One collocation mesh per trajectory (segment) of ``problem``."""
+
+    @abstractmethod
+    def with_threads(self, threads: int) -> Transcription:
+        """This transcription using ``threads`` threads for its function evaluations."""
+
+
 class Wrapper(Algorithm):
-    """An algorithm that holds another (its ``inner`` field) and calls it to do the solves."""
+    """An algorithm that holds another (its ``inner`` field) and calls it to do the solves.
+
+    Class attributes:
+        hands_down: the context fields it sets for its inner algorithm (which must honour
+            them).
+        passes_on: the context fields it passes to its inner algorithm as it got them (the
+            fields it honours through its inner algorithm).
+        record_type: the class of the record its ``solve_problem`` returns, or None for a
+            wrapper that returns its inner result unchanged.
+    """
 
     inner: Algorithm
+    hands_down: ClassVar[frozenset[str]] = frozenset()
+    passes_on: ClassVar[frozenset[str]] = CONTEXT_FIELDS
+    record_type: ClassVar[type | None] = None
 
     def kinds(self) -> frozenset[str]:
         return self.problem_kinds & self.inner.kinds()
@@ -152,9 +212,39 @@ class Wrapper(Algorithm):
     def callbacks(self) -> bool:
         return self.takes_callback and self.inner.callbacks()
 
+    def honoured(self) -> frozenset[str]:
+        return self.honours | (self.passes_on & self.inner.honoured())
+
+    def model_kept(self) -> bool:
+        return self.keeps_model and self.inner.model_kept()
+
     def validate(self, problem: Any, context: SolveContext) -> None:
         super().validate(problem, context)
+        if not isinstance(self.leaf(), Transcription):
+            raise TypeError(
+                f"{self.name()}: the innermost algorithm of a nest must be a transcription "
+                f"(RadauIIA), got {type(self.leaf()).__name__}"
+            )
+        ignored = self.hands_down - self.inner.honoured()
+        if ignored:
+            them = "it" if len(ignored) == 1 else "them"
+            raise TypeError(
+                f"{self.name()} hands {_listed(ignored)} to {self.inner.name()}, which would "
+                f"ignore {them} ({self.inner.name()} honours "
+                f"{_listed(self.inner.honoured()) or 'no context field'}); nest "
+                f"{self.inner.name()} outside {self.name()} instead"
+            )
         self.inner.validate(problem, context)
+
+    def needs_the_model_kept(self) -> None:
+        """Raise a TypeError if the inner nest replaces the problem's model (a wrapper whose
+        levels exchange parameters of the problem's model calls it in ``validate``)."""
+        if not self.inner.model_kept():
+            raise TypeError(
+                f"{self.name()} needs {self.inner.name()} to train the problem's own model, "
+                f"which a level of it replaces (Discovered: by a closed form); nest "
+                f"{self.inner.name()} outside {self.name()} instead"
+            )
 
     def leaf(self) -> Algorithm:
         """The innermost algorithm of the nest (the one that solves NLPs)."""
@@ -183,9 +273,40 @@ def final(result: Any) -> Any:
     return result
 
 
-def leaf_of(alg: Algorithm) -> Algorithm:
-    """The innermost algorithm of ``alg``'s nest (``alg`` itself if it wraps nothing)."""
-    return alg.leaf() if isinstance(alg, Wrapper) else alg
+def leaf_of(alg: Algorithm) -> Transcription:
+    """The innermost algorithm of ``alg``'s (validated) nest: its transcription."""
+    leaf = alg.leaf() if isinstance(alg, Wrapper) else alg
+    if not isinstance(leaf, Transcription):
+        raise TypeError(f"the innermost algorithm must be a transcription, got {leaf!r:.80}")
+    return leaf
+
+
+def records_of(result: Any) -> tuple[Any, ...]:
+    """The records of the wrappers a (possibly wrapped) result passed through, outermost
+    first."""
+    records = []
+    while getattr(type(result), "wraps", False):
+        records.append(result)
+        result = result.solution
+    return tuple(records)
+
+
+def unify(result: Any) -> Any:
+    """The one solution a nest's result stands for: :func:`final` of it, carrying the records
+    of the wrappers on the way in ``records`` (outermost first; a result that is already a
+    solution keeps the records it has)."""
+    records = records_of(result)
+    solution = final(result)
+    if records:
+        solution.records = records
+    return solution
+
+
+_CONTEXT_NAMES = {"warm": "a warm start", "meshes": "meshes", "deadline": "a deadline"}
+
+
+def _listed(fields: frozenset[str]) -> str:
+    return ", ".join(_CONTEXT_NAMES[f] for f in sorted(fields))
 
 
 _KIND_NAMES = {"dop": "DynamicOptimizationProblem", "training": "TrainingProblem"}

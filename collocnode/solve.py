@@ -15,14 +15,13 @@ from collections.abc import Callable
 from typing import Any, overload
 
 from . import _validation as v
-from .algorithm import Algorithm, SolveContext, final
+from .algorithm import Algorithm, SolveContext, unify
 from .status import SolverStatus
 from .strategies.auto import Auto
 from .tools import progress as watched
 from .training import TrainingProblem, TrainingSolution
 from .training.callbacks import PhaseProgress
 from .training.consistency import ConsistencyCheck, check_setting
-from .transcription.collocation import RadauIIA
 from .transcription.problem import DynamicOptimizationProblem
 from .transcription.solution import Solution
 
@@ -30,7 +29,7 @@ from .transcription.solution import Solution
 @overload
 def solve(
     problem: TrainingProblem,
-    alg: RadauIIA | None = ...,
+    alg: Algorithm | None = ...,
     *,
     seed: int | None = ...,
     callback: Callable[[Any], Any] | None = ...,
@@ -40,23 +39,13 @@ def solve(
 @overload
 def solve(
     problem: DynamicOptimizationProblem,
-    alg: RadauIIA | None = ...,
+    alg: Algorithm | None = ...,
     *,
     seed: int | None = ...,
     callback: Callable[[Any], Any] | None = ...,
     check: bool | ConsistencyCheck = ...,
     progress: bool = ...,
 ) -> Solution: ...
-@overload
-def solve(
-    problem: TrainingProblem | DynamicOptimizationProblem,
-    alg: Algorithm,
-    *,
-    seed: int | None = ...,
-    callback: Callable[[Any], Any] | None = ...,
-    check: bool | ConsistencyCheck = ...,
-    progress: bool = ...,
-) -> Any: ...
 
 
 def solve(problem, alg=None, *, seed=None, callback=None, check=True, progress=False):
@@ -96,10 +85,11 @@ def solve(problem, alg=None, *, seed=None, callback=None, check=True, progress=F
             solve. Default False: silent, unless a caller (a command line) watches the run.
 
     Returns:
-        What the algorithm returns: a :class:`Solution` (:class:`TrainingSolution` for a
-        training problem) from :class:`RadauIIA`; a wrapper's result holds its inner result in
-        ``solution`` (:func:`collocnode.algorithm.final` follows the chain). Its ``status``
-        says honestly how the solve ended; a failed solve still returns the last iterate.
+        One type per problem family, whatever the algorithm: a :class:`TrainingSolution` for a
+        training problem, a collocation :class:`Solution` for a dynamic optimization problem.
+        It is the final solve's; what each wrapper of the nest did is in its ``records``
+        (outermost first; ``sol.record(UntilConsistent)``, ``sol.describe()``). Its ``status``
+        says honestly how the final solve ended; a failed solve still returns the last iterate.
 
     Raises:
         TypeError, ValueError: one clear error, before any work, for an algorithm that cannot
@@ -123,9 +113,9 @@ def solve(problem, alg=None, *, seed=None, callback=None, check=True, progress=F
 
 
 def _solve(problem: Any, alg: Algorithm, context: SolveContext) -> Any:
-    result = alg.solve_problem(problem, context)
-    _check_trained(final(result), context.check)
-    return result
+    solution = unify(alg.solve_problem(problem, context))
+    _check_trained(solution, context.check)
+    return solution
 
 
 def _lower(problem: Any, alg: Any, seed: Any, callback: Any, check: Any) -> SolveContext:

@@ -8,7 +8,6 @@ import pytest
 
 from collocnode import (
     ConsensusADMM,
-    ConsensusSolution,
     HybridModel,
     IpoptOptions,
     Parameter,
@@ -17,6 +16,7 @@ from collocnode import (
     TrainingProblem,
     solve,
 )
+from collocnode.strategies import ConsensusADMMRecord
 from tests.helpers import RATE, decay_problem
 
 INNER = RadauIIA(20, 3, ipopt=IpoptOptions(tol=1e-10, print_level=0))
@@ -35,11 +35,11 @@ def monolithic():
 
 @pytest.mark.parametrize("blocks", [1, 2, 4])
 def test_trajectory_blocks_reach_the_single_nlp_optimum(monolithic, blocks):
-    res = solve(decay_problem(4), admm(blocks=blocks), check=False)
-    assert isinstance(res, ConsensusSolution)
+    res = solve(decay_problem(4), admm(blocks=blocks), check=False).record(ConsensusADMM)
+    assert isinstance(res, ConsensusADMMRecord)
     assert res.converged and res.status == SolverStatus.SUCCESS, res.solution.message
-    assert res.p[0] == pytest.approx(monolithic[4].p[0], rel=1e-4)
-    assert res.p[0] == pytest.approx(RATE, rel=1e-2)
+    assert res.solution.p[0] == pytest.approx(monolithic[4].p[0], rel=1e-4)
+    assert res.solution.p[0] == pytest.approx(RATE, rel=1e-2)
     # the states are the blocks' own, in the trajectories' order
     sol = res.solution
     assert sol.n_segments == 4
@@ -52,17 +52,21 @@ def test_trajectory_blocks_reach_the_single_nlp_optimum(monolithic, blocks):
 
 @pytest.mark.parametrize("blocks", [2, 3])
 def test_windows_join_into_one_trajectory_at_the_single_nlp_optimum(monolithic, blocks):
-    res = solve(decay_problem(1), admm(blocks=blocks, split="windows"), check=False)
+    res = solve(decay_problem(1), admm(blocks=blocks, split="windows"), check=False).record(
+        ConsensusADMM
+    )
     assert res.converged, res.solution.message
     # the chain of windows converges slowly (a join's information moves one window per round)
-    assert res.p[0] == pytest.approx(monolithic[1].p[0], rel=5e-4)
+    assert res.solution.p[0] == pytest.approx(monolithic[1].p[0], rel=5e-4)
     sol = res.solution.solution
     assert sol.mesh == INNER.mesh_for((0.0, 2.0))
     # the joined node states are the monolithic ones (the joins agree to the tolerance)
     np.testing.assert_allclose(sol.x_nodes, monolithic[1].solution.x_nodes, atol=1e-4)
     # the result simulates and is checked like any trained model
-    x = res.simulate(np.linspace(0, 2, 5)).x[:, 0]
-    np.testing.assert_allclose(x, sol.x_nodes[0, 0] * np.exp(-res.p[0] * np.linspace(0, 2, 5)))
+    x = res.solution.simulate(np.linspace(0, 2, 5)).x[:, 0]
+    np.testing.assert_allclose(
+        x, sol.x_nodes[0, 0] * np.exp(-res.solution.p[0] * np.linspace(0, 2, 5))
+    )
 
 
 @pytest.mark.parametrize(
@@ -71,16 +75,20 @@ def test_windows_join_into_one_trajectory_at_the_single_nlp_optimum(monolithic, 
 )
 def test_acceleration_reaches_the_optimum_in_fewer_rounds(monolithic, n_trajectories, fields):
     # measured on this problem: 47 -> 30 rounds (4 blocks, fixed rho), 52 -> 39 (2 windows)
-    plain = solve(decay_problem(n_trajectories), admm(**fields), check=False)
-    fast = solve(decay_problem(n_trajectories), admm(acceleration=True, **fields), check=False)
+    plain = solve(decay_problem(n_trajectories), admm(**fields), check=False).record(ConsensusADMM)
+    fast = solve(
+        decay_problem(n_trajectories), admm(acceleration=True, **fields), check=False
+    ).record(ConsensusADMM)
     assert plain.converged and fast.converged, fast.solution.message
     rel = 1e-4 if n_trajectories > 1 else 5e-4
-    assert fast.p[0] == pytest.approx(monolithic[n_trajectories].p[0], rel=rel)
+    assert fast.solution.p[0] == pytest.approx(monolithic[n_trajectories].p[0], rel=rel)
     assert len(fast.rounds) < len(plain.rounds)
 
 
 def test_a_round_limit_is_reported_as_such():
-    res = solve(decay_problem(4), admm(blocks=2, max_rounds=2, rho=1e3, balance=0), check=False)
+    res = solve(
+        decay_problem(4), admm(blocks=2, max_rounds=2, rho=1e3, balance=0), check=False
+    ).record(ConsensusADMM)
     assert not res.converged
     assert res.status == SolverStatus.ITERATION_LIMIT
     assert "max_rounds = 2" in res.solution.message
@@ -137,15 +145,15 @@ def test_blocks_as_dask_actors_take_the_same_rounds_as_in_process(cluster):
     from distributed import Client
 
     problem = decay_problem(4)
-    local = solve(problem, admm(blocks=2), check=False)
+    local = solve(problem, admm(blocks=2), check=False).record(ConsensusADMM)
     with Client(cluster.scheduler_address) as client:
-        remote = solve(problem, admm(blocks=2, client=client), check=False)
+        remote = solve(problem, admm(blocks=2, client=client), check=False).record(ConsensusADMM)
     assert remote.converged
     assert len(remote.rounds) == len(local.rounds)
     # the projection to one worker per block: the slowest build and block of every round
     builds = max(remote.build_s)
     assert builds < remote.critical_path_s <= builds + sum(sum(r.block_s) for r in remote.rounds)
-    assert remote.p[0] == pytest.approx(local.p[0], rel=1e-10)
+    assert remote.solution.p[0] == pytest.approx(local.solution.p[0], rel=1e-10)
     for a, b in zip(remote.rounds, local.rounds, strict=True):
         assert a.primal_residual == pytest.approx(b.primal_residual, rel=1e-6, abs=1e-12)
 
@@ -185,13 +193,13 @@ def test_a_lost_worker_is_rebuilt_as_dask_allows_then_the_rounds_end_failed(monk
         ) as cluster,
         Client(cluster) as client,
     ):
-        res = solve(problem, admm(blocks=2, client=client), check=False)
-    reference = solve(problem, admm(blocks=2), check=False)
+        res = solve(problem, admm(blocks=2, client=client), check=False).record(ConsensusADMM)
+    reference = solve(problem, admm(blocks=2), check=False).record(ConsensusADMM)
     assert res.events[0].startswith("block 0: worker lost")
     if losses == 1:
         assert res.converged, res.solution.message
         assert len(res.events) == 1
-        assert res.p[0] == pytest.approx(reference.p[0], rel=1e-4)
+        assert res.solution.p[0] == pytest.approx(reference.solution.p[0], rel=1e-4)
         return
     assert res.status == SolverStatus.FAILED and not res.converged
     message = res.solution.solution.message
@@ -199,9 +207,11 @@ def test_a_lost_worker_is_rebuilt_as_dask_allows_then_the_rounds_end_failed(monk
     assert "allowed-failures = 1" in message
     # every round before the loss is kept, and the consensus parameters are a usable model
     assert len(res.rounds) == 1 + 4  # the warm start and rounds 0-3
-    assert np.all(np.isfinite(res.p)) and abs(res.p[0] - RATE) < abs(0.5 - RATE)  # from k = 0.5
+    assert np.all(np.isfinite(res.solution.p)) and abs(res.solution.p[0] - RATE) < abs(
+        0.5 - RATE
+    )  # from k = 0.5
     t = np.linspace(0.0, 1.0, 5)
-    assert np.all(np.isfinite(res.simulate(t, np.array([1.0])).x))
+    assert np.all(np.isfinite(res.solution.simulate(t, np.array([1.0])).x))
 
 
 def test_allowed_failures_is_dasks_own_setting():
@@ -262,18 +272,22 @@ def test_the_result_saves_and_loads_like_any_trained_model(tmp_path):
 
     data = decay_problem(4).data
     problem = TrainingProblem(NeuralODE([MLP((1, 3, 1), "tanh")]), data, regularization=1e-4)
-    res = solve(problem, admm(blocks=2, max_rounds=3), seed=0, check=False)
+    res = solve(problem, admm(blocks=2, max_rounds=3), seed=0, check=False).record(ConsensusADMM)
     path = save_model(tmp_path / "model.json", res.solution)
     loaded = load_model(path)
-    np.testing.assert_array_equal(loaded.p, res.p)
+    np.testing.assert_array_equal(loaded.p, res.solution.p)
     t = np.linspace(0.0, 2.0, 5)
     np.testing.assert_allclose(
-        loaded.simulate(t, np.array([1.0])).x, res.simulate(t, np.array([1.0])).x, rtol=1e-12
+        loaded.simulate(t, np.array([1.0])).x,
+        res.solution.simulate(t, np.array([1.0])).x,
+        rtol=1e-12,
     )
 
 
 def test_a_scheduler_address_is_connected_to_checked_and_closed(cluster):
-    res = solve(decay_problem(4), admm(blocks=2, client=cluster.scheduler_address), check=False)
+    res = solve(
+        decay_problem(4), admm(blocks=2, client=cluster.scheduler_address), check=False
+    ).record(ConsensusADMM)
     assert res.converged
     with pytest.raises(ValueError, match=r"scheduler = 'tcp://127\.0\.0\.1:9' cannot be reached"):
         solve(decay_problem(4), admm(blocks=2, client="tcp://127.0.0.1:9"))

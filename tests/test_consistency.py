@@ -34,7 +34,7 @@ from collocnode import (
     solve,
 )
 from collocnode.nn import MLP
-from collocnode.strategies import ConsistentSolution, UntilConsistent
+from collocnode.strategies import UntilConsistent, UntilConsistentRecord
 from collocnode.tools.io import write_json
 from collocnode.training.consistency import (
     ConsistencyCheck,
@@ -355,8 +355,10 @@ def test_refinement_makes_a_coarse_collocation_consistent():
     assert not coarse.consistency.consistent
     with warnings.catch_warnings():
         warnings.simplefilter("error", InconsistentModelWarning)
-        res = solve(unstable_problem(), UntilConsistent(RadauIIA(2, 2, ipopt=QUIET), max_rounds=6))
-    assert isinstance(res, ConsistentSolution)
+        res = solve(
+            unstable_problem(), UntilConsistent(RadauIIA(2, 2, ipopt=QUIET), max_rounds=6)
+        ).record(UntilConsistent)
+    assert isinstance(res, UntilConsistentRecord)
     assert res.converged and res.consistency.consistent
     assert res.rounds[0].intervals == 2 and not res.rounds[0].consistent
     assert res.rounds[-1].consistent and res.rounds[-1].refined == 0
@@ -368,7 +370,9 @@ def test_refinement_makes_a_coarse_collocation_consistent():
 
 
 def test_a_consistent_first_solve_needs_no_refinement():
-    res = solve(oscillator_problem(), UntilConsistent(RadauIIA(10, 3, ipopt=QUIET)), seed=0)
+    res = solve(oscillator_problem(), UntilConsistent(RadauIIA(10, 3, ipopt=QUIET)), seed=0).record(
+        UntilConsistent
+    )
     assert res.converged and len(res.rounds) == 1
     assert res.rounds[0].start == "guess" and res.rounds[0].refined == 0
     assert res.iterations == res.solution.iterations
@@ -376,7 +380,9 @@ def test_a_consistent_first_solve_needs_no_refinement():
 
 def test_the_refinement_budget_ends_the_loop_inconsistent():
     with pytest.warns(InconsistentModelWarning):
-        res = solve(unstable_problem(), UntilConsistent(RadauIIA(2, 2, ipopt=QUIET), max_rounds=1))
+        res = solve(
+            unstable_problem(), UntilConsistent(RadauIIA(2, 2, ipopt=QUIET), max_rounds=1)
+        ).record(UntilConsistent)
     assert len(res.rounds) == 2 and not res.converged
 
 
@@ -387,7 +393,9 @@ def test_refinement_until_consistent_repairs_the_failure_case():
     # problem's guess on that mesh leaves it, and the next warm round is consistent
     with warnings.catch_warnings():
         warnings.simplefilter("error", InconsistentModelWarning)
-        res = solve(ude_problem(), UntilConsistent(RadauIIA(40, 3, ipopt=QUIET)), seed=1)
+        res = solve(ude_problem(), UntilConsistent(RadauIIA(40, 3, ipopt=QUIET)), seed=1).record(
+            UntilConsistent
+        )
     assert res.converged
     first, last = res.rounds[0], res.rounds[-1]
     assert first.intervals == 40 and not first.consistent and first.largest_deviation > 10
@@ -412,7 +420,7 @@ def test_a_callback_stop_ends_the_refinement_with_that_solve():
             UntilConsistent(RadauIIA(2, 2, ipopt=QUIET)),
             seed=0,
             callback=stop_after_two,
-        )
+        ).record(UntilConsistent)
     assert res.solution.status == SolverStatus.STOPPED
     assert len(res.rounds) == 1 and not res.converged
     assert res.solution.consistency is not None  # the kept iterate is checked all the same

@@ -137,7 +137,7 @@ class RunRecord:
 
     def regularization_path(self, path: Any) -> None:
         """Record the regularization path that chose λ (a
-        :class:`~collocnode.RegularizationSolution`): ``regularization_path`` in
+        :class:`~collocnode.RegularizationPathRecord`): ``regularization_path`` in
         ``result.json`` (its points, the chosen λ and the table), its time in ``wall_time_s``
         (``regularization_path``, added to ``total`` unless there already), a warning where no
         point was verified, and ``regularization_path.png``."""

@@ -13,6 +13,7 @@ from ..algorithm import final
 from ..data import Trajectory
 from ..models.simulate import simulate
 from ..problems.layout import StateLayout
+from ..strategies.phases import PhasedRecord
 from ..training import TrainingSolution
 
 
@@ -41,7 +42,7 @@ class TrainedModel:
         notes: facts of the run a report states (e.g. whether the pre-trained model could be
             simulated over the full horizon).
         path: the regularization path that chose λ
-            (:class:`~collocnode.RegularizationSolution`; its time is in :attr:`times` as
+            (:class:`~collocnode.RegularizationPathRecord`; its time is in :attr:`times` as
             ``"regularization_path"``), None where λ was given.
     """
 
@@ -54,18 +55,18 @@ class TrainedModel:
     path: Any = None
 
     @classmethod
-    def of(cls, system: Any, result: Any, layout: StateLayout) -> TrainedModel:
-        """The recipe's outcome from what ``solve`` returned: the trained model the result
-        ends in, and (a phased strategy's :class:`~collocnode.PhasedSolution`) its earlier
-        phases, the times between them and its notes."""
-        phases = getattr(result, "phases", {})
+    def of(cls, system: Any, solution: TrainingSolution, layout: StateLayout) -> TrainedModel:
+        """The recipe's outcome from what ``solve`` returned: the trained model, and (where a
+        phased strategy left a :class:`~collocnode.strategies.PhasedRecord` in its records)
+        its earlier phases, the times between them and its notes."""
+        phased = next((r for r in solution.records if isinstance(r, PhasedRecord)), None)
         return cls(
             system=system,
-            solution=final(result),
+            solution=solution,
             layout=layout,
-            phases={name: final(r) for name, r in phases.items()},
-            times=dict(getattr(result, "times", {})),
-            notes=dict(getattr(result, "notes", {})),
+            phases={} if phased is None else {n: final(r) for n, r in phased.phases.items()},
+            times={} if phased is None else dict(phased.times),
+            notes={} if phased is None else dict(phased.notes),
         )
 
     @property

@@ -201,8 +201,9 @@ class SystemRecipe:
             return TrainedModel.of(
                 system, solve(problem, alg, seed=seed, callback=callback), layout
             )
-        chosen = solve(problem, RegularizationPath(alg), seed=seed, callback=callback)
-        trained = TrainedModel.of(system, chosen.solution, layout)
+        solution = solve(problem, RegularizationPath(alg), seed=seed, callback=callback)
+        chosen = solution.record(RegularizationPath)
+        trained = TrainedModel.of(system, solution, layout)
         trained.times["regularization_path"] = chosen.times["path"]
         trained.path = chosen
         return trained

@@ -4,47 +4,47 @@ stopping rules and time limits, a regularization path, multistart, consensus ADM
 of the data, discovery of a block's closed form with its re-fit, and the defaults of a first
 solve (:class:`Auto`)."""
 
-from .adaptive import AdaptiveRefinement, AdaptiveSolution, RoundRecord
-from .admm import ConsensusADMM, ConsensusRound, ConsensusSolution
-from .auto import Auto, AutoSolution
-from .discovery import Discovered, DiscoverySolution, DiscoveryWarning
+from .adaptive import AdaptiveRefinement, AdaptiveRefinementRecord, RoundRecord
+from .admm import ConsensusADMM, ConsensusADMMRecord, ConsensusRound
+from .auto import Auto, AutoRecord
+from .discovery import Discovered, DiscoveredRecord, DiscoveryWarning
 from .limits import StopWhenSettled, StopWhenStagnant, TimeLimit
-from .multistart import Multistart, MultistartSolution, StartRecord
-from .phases import PhasedSolution, Pretrained, WarmStarted
+from .multistart import Multistart, MultistartRecord, StartRecord
+from .phases import PhasedRecord, Pretrained, WarmStarted
 from .regularization import (
     PathPoint,
     RegularizationPath,
-    RegularizationSolution,
+    RegularizationPathRecord,
     UnverifiedChoiceWarning,
 )
-from .until_consistent import ConsistencyRound, ConsistentSolution, UntilConsistent
+from .until_consistent import ConsistencyRound, UntilConsistent, UntilConsistentRecord
 
 __all__ = [
     "AdaptiveRefinement",
-    "AdaptiveSolution",
+    "AdaptiveRefinementRecord",
     "Auto",
-    "AutoSolution",
+    "AutoRecord",
     "ConsensusADMM",
+    "ConsensusADMMRecord",
     "ConsensusRound",
-    "ConsensusSolution",
     "ConsistencyRound",
-    "ConsistentSolution",
     "Discovered",
-    "DiscoverySolution",
+    "DiscoveredRecord",
     "DiscoveryWarning",
     "Multistart",
-    "MultistartSolution",
+    "MultistartRecord",
     "PathPoint",
-    "PhasedSolution",
+    "PhasedRecord",
     "Pretrained",
     "RegularizationPath",
-    "RegularizationSolution",
+    "RegularizationPathRecord",
     "RoundRecord",
     "StartRecord",
     "StopWhenSettled",
     "StopWhenStagnant",
     "TimeLimit",
     "UntilConsistent",
+    "UntilConsistentRecord",
     "UnverifiedChoiceWarning",
     "WarmStarted",
 ]

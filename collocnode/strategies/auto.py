@@ -13,7 +13,7 @@ the guess). :class:`Auto` chooses them from the problem, at solve time, and says
    (:class:`~collocnode.UntilConsistent`, unless ``check=False``).
 
 A dynamic optimization problem gets the collocation on the fallback mesh alone. Every choice is
-a plain algorithm object of its own; :attr:`AutoSolution.algorithm` is the nest that ran, so a
+a plain algorithm object of its own; :attr:`AutoRecord.algorithm` is the nest that ran, so a
 run can be repeated without :class:`Auto`.
 """
 
@@ -28,16 +28,16 @@ from ..status import SolverStatus
 from ..transcription.collocation import RadauIIA
 from ..transcription.ipopt.options import IpoptOptions
 from .phases import WarmStarted
-from .regularization import RegularizationPath, RegularizationSolution
+from .regularization import RegularizationPath, RegularizationPathRecord
 from .until_consistent import UntilConsistent
 
 
 @dataclass
-class AutoSolution:
+class AutoRecord:
     """The result of :class:`Auto`.
 
     Attributes:
-        solution: the result of the final solve (a :class:`~collocnode.ConsistentSolution`
+        solution: the result of the final solve (a :class:`~collocnode.UntilConsistentRecord`
             where it refined until consistent).
         algorithm: the nest of the final solve, as plain algorithm objects.
         path: the regularization path that chose λ, or None where the problem gave λ.
@@ -48,7 +48,7 @@ class AutoSolution:
 
     solution: Any
     algorithm: Algorithm
-    path: RegularizationSolution | None = None
+    path: RegularizationPathRecord | None = None
     times: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -66,7 +66,7 @@ class AutoSolution:
         mesh = trained.solution.meshes
         intervals = sum(m.n_intervals for m in mesh)
         lam = getattr(trained.problem, "regularization", None)
-        text = f"mesh: {intervals} intervals from the data"
+        text = f"Auto: mesh of {intervals} intervals from the data"
         if lam is not None:
             text += f"; λ = {lam:g}" + (" (held-out data)" if self.path is not None else "")
         return text + f"; algorithm: {self.algorithm!r:.200}"
@@ -84,6 +84,10 @@ class Auto(Wrapper):
         path: the regularization path used when the problem gives no λ (its refit is off:
             the final solve is the refit).
     """
+
+    # the regularization path solves parts of the data: meshes per trajectory do not apply
+    passes_on: ClassVar[frozenset[str]] = frozenset({"warm", "deadline"})
+    record_type: ClassVar[type] = AutoRecord
 
     inner: Algorithm = field(
         default_factory=lambda: RadauIIA(intervals="auto", ipopt=IpoptOptions(print_level=0))
@@ -110,7 +114,20 @@ class Auto(Wrapper):
             alg = UntilConsistent(alg, max_rounds=self.until_consistent, restart="never")
         return alg
 
-    def solve_problem(self, problem: Any, context: SolveContext) -> AutoSolution:
+    def validate(self, problem: Any, context: SolveContext) -> None:
+        super().validate(problem, context)
+        nests = [self.final_algorithm(problem, context)]
+        if _chooses_lambda(problem):
+            nests.append(replace(self.path, inner=self.inner, refit=False))
+        for nest in nests:
+            try:
+                nest.validate(problem, context)
+            except TypeError as exc:
+                raise TypeError(
+                    f"Auto solves by {nest.name()}({self.inner.name()}): {exc}"
+                ) from None
+
+    def solve_problem(self, problem: Any, context: SolveContext) -> AutoRecord:
         times: dict[str, float] = {}
         path = None
         if _chooses_lambda(problem):
@@ -128,7 +145,7 @@ class Auto(Wrapper):
         t0 = time.perf_counter()
         result = alg.solve_problem(problem, context)
         times["solve"] = time.perf_counter() - t0
-        return AutoSolution(result, alg, path, times)
+        return AutoRecord(result, alg, path, times)
 
 
 def _chooses_lambda(problem: Any) -> bool:

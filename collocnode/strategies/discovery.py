@@ -53,7 +53,7 @@ class DiscoveryWarning(UserWarning):
 
 
 @dataclass
-class DiscoverySolution:
+class DiscoveredRecord:
     """The result of :class:`Discovered`.
 
     Attributes:
@@ -93,6 +93,12 @@ class DiscoverySolution:
         return int(final(self.network).iterations) + sum(
             int(final(r).iterations) for r in self.refits
         )
+
+    def describe(self) -> str:
+        """What was discovered, in one line."""
+        if self.refitted is None:
+            return f"Discovered: no closed form ({self.error or 'discovery failed'})"
+        return f"Discovered: closed form re-fitted {len(self.refits)} times"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly summary: the closed forms, the times, the consistency before and
@@ -144,6 +150,9 @@ class Discovered(Wrapper):
             sample.
     """
 
+    record_type: ClassVar[type] = DiscoveredRecord
+    keeps_model: ClassVar[bool] = False
+
     problem_kinds: ClassVar[frozenset[str]] = frozenset({"training"})
 
     inner: Algorithm = field(default_factory=RadauIIA)
@@ -178,6 +187,7 @@ class Discovered(Wrapper):
 
     def validate(self, problem: Any, context: SolveContext) -> None:
         super().validate(problem, context)
+        self.needs_the_model_kept()  # it discovers from the problem's own blocks
         try:  # one error, before any work, for a field the problem does not have or refuses
             replace(problem, **self.refit_changes)
         except TypeError as exc:
@@ -190,14 +200,14 @@ class Discovered(Wrapper):
                 f"for the whole right-hand side)"
             )
 
-    def solve_problem(self, problem: Any, context: SolveContext) -> DiscoverySolution:
+    def solve_problem(self, problem: Any, context: SolveContext) -> DiscoveredRecord:
         start = time.perf_counter()
         network = self.inner.solve_problem(problem, context)
         trained = final(network)
         times = {"train": time.perf_counter() - start}
         if context.check is not None and trained.consistency is None:
             trained.consistency = trained.check_consistency(context.check)
-        result = DiscoverySolution(solution=network, network=network, times=times)
+        result = DiscoveredRecord(solution=network, network=network, times=times)
         if trained.status == SolverStatus.INTERRUPTED:
             result.error = "interrupted (Ctrl-C) while the network trained"
             return result
@@ -243,7 +253,7 @@ class Discovered(Wrapper):
         return result
 
 
-def _failed(result: DiscoverySolution, why: str) -> DiscoverySolution:
+def _failed(result: DiscoveredRecord, why: str) -> DiscoveredRecord:
     warnings.warn(f"{why}; the trained network is kept", DiscoveryWarning, stacklevel=4)
     result.error = why
     result.solution = result.network

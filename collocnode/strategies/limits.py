@@ -93,6 +93,8 @@ class TimeLimit(Wrapper):
     capped at what is left when it starts (an exhausted budget stops IPOPT at its first
     iterate). An outer limit that ends sooner still applies."""
 
+    hands_down: ClassVar[frozenset[str]] = frozenset({"deadline"})
+
     inner: Algorithm = field(default_factory=RadauIIA)
     seconds: float = 3600.0
 

@@ -55,7 +55,7 @@ class StartRecord:
 
 
 @dataclass
-class MultistartSolution:
+class MultistartRecord:
     """The result of :class:`Multistart`.
 
     Attributes:
@@ -78,6 +78,14 @@ class MultistartSolution:
     @property
     def iterations(self) -> int:
         return int(sum(s.iterations for s in self.starts))
+
+    def describe(self) -> str:
+        """The starts, in one line."""
+        spread = self.spread()
+        return (
+            f"Multistart: {spread['starts']} starts, {spread['converged']} converged, "
+            f"{spread['consistent']} consistent; best: start {self.best}"
+        )
 
     def spread(self) -> dict[str, Any]:
         """Over the starts: how many converged and were consistent, and the objectives'
@@ -140,8 +148,12 @@ class Multistart(Wrapper):
             ``concurrent.futures.Executor`` (e.g. ``ProcessPoolExecutor``, or a Dask client's
             ``get_executor()``) that runs the starts.
 
-    Returns (from ``solve``) a :class:`MultistartSolution`.
+    Returns (from ``solve``) a :class:`MultistartRecord`.
     """
+
+    # every start begins at its own draw (a warm start would make them one)
+    passes_on: ClassVar[frozenset[str]] = frozenset({"meshes", "deadline"})
+    record_type: ClassVar[type] = MultistartRecord
 
     problem_kinds: ClassVar[frozenset[str]] = frozenset({"training"})
 
@@ -179,13 +191,14 @@ class Multistart(Wrapper):
             points.append((s, start))
         return points
 
-    def solve_problem(self, problem: Any, context: SolveContext) -> MultistartSolution:
+    def solve_problem(self, problem: Any, context: SolveContext) -> MultistartRecord:
         points = self.starting_points(problem, context.seed)
+        context = context.but(warm=None)  # every start from its own draw
         t0 = time.perf_counter()
         if self.executor is None:
             outcomes = [_solve_start(self.inner, p, s, context) for s, p in points]
         else:
-            plain = context.but(callback=None, warm=None)
+            plain = context.but(callback=None)
             futures = [
                 self.executor.submit(_solve_plain, self.inner, p, s, plain) for s, p in points
             ]
@@ -207,7 +220,7 @@ class Multistart(Wrapper):
             )
             solution = self.inner.solve_problem(again, context.but(seed=seed))
             times["repeat_best"] = time.perf_counter() - t1
-        return MultistartSolution(solution, records, best, times)
+        return MultistartRecord(solution, records, best, times)
 
 
 def _solve_start(inner: Algorithm, problem: Any, seed: int | None, context: SolveContext) -> dict:

@@ -36,7 +36,7 @@ _INTERRUPTED = SolverStatus.INTERRUPTED
 
 
 @dataclass
-class PhasedSolution:
+class PhasedRecord:
     """The result of a phased strategy: the full problem's result and what came before it.
 
     Attributes:
@@ -69,6 +69,12 @@ class PhasedSolution:
         """IPOPT iterations of every phase's NLP (the regression's not included)."""
         return int(self.solution.iterations) + sum(int(p.iterations) for p in self.phases.values())
 
+    def describe(self) -> str:
+        """The phases before the full problem, in one line."""
+        name = "Pretrained" if "pretrain" in self.phases else "WarmStarted"
+        before = [*self.times, *self.phases]
+        return f"{name}: before the full problem {', '.join(before) or 'nothing'}"
+
 
 @dataclass(frozen=True)
 class WarmStarted(Wrapper):
@@ -89,6 +95,9 @@ class WarmStarted(Wrapper):
     The regression's starting weights are the problem's ``params_guess``, else the draw of
     ``solve``'s seed. Given a solution to start from it does nothing but the inner solve.
     """
+
+    # a warm start from the context makes the phases step aside: it goes on to the inner solve
+    record_type: ClassVar[type] = PhasedRecord
 
     problem_kinds: ClassVar[frozenset[str]] = frozenset({"training"})
 
@@ -150,7 +159,7 @@ class WarmStarted(Wrapper):
                 "wall_time_s": fit.timings,
             }
         }
-        return PhasedSolution(
+        return PhasedRecord(
             solution=result,
             times={"warm_start": fit.timings["total"]},
             notes=notes,
@@ -180,6 +189,8 @@ class Pretrained(Wrapper):
     then the solution (no other phases). A stop by a stopping rule of the phase
     (:class:`~collocnode.StopWhenStagnant`) goes on to the full problem. One trajectory only.
     """
+
+    record_type: ClassVar[type] = PhasedRecord
 
     problem_kinds: ClassVar[frozenset[str]] = frozenset({"training"})
 
@@ -244,7 +255,7 @@ class Pretrained(Wrapper):
             )
         trained = final(pre)
         if trained.status == _INTERRUPTED or watch.user_stopped:
-            return PhasedSolution(solution=pre)
+            return PhasedRecord(solution=pre)
         t_sim = time.perf_counter()
         progress.phase("simulation")  # of the pre-trained model: the full problem's guess
         t = problem.trajectories[0].t
@@ -268,7 +279,7 @@ class Pretrained(Wrapper):
         t_sim = time.perf_counter() - t_sim
         with progress.labelled("full problem"):
             result = self.inner.solve_problem(full, context)
-        return PhasedSolution(
+        return PhasedRecord(
             solution=result,
             phases={"pretrain": pre},
             times={"simulate": t_sim},

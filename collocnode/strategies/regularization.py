@@ -86,7 +86,7 @@ class PathPoint:
 
 
 @dataclass
-class RegularizationSolution:
+class RegularizationPathRecord:
     """The result of :class:`RegularizationPath`.
 
     Attributes:
@@ -116,6 +116,14 @@ class RegularizationSolution:
         """IPOPT iterations of the path and the refit."""
         refit = self.solution.iterations if self.times.get("refit") is not None else 0
         return int(sum(p.iterations for p in self.path) + refit)
+
+    def describe(self) -> str:
+        """The choice of λ, in one line."""
+        verified = "" if self.verified else " (not verified: it failed or was inconsistent)"
+        return (
+            f"RegularizationPath: λ = {self.chosen:g} of {len(self.path)} on held-out "
+            f"{self.holdout}{verified}"
+        )
 
     def table(self) -> str:
         """The path as a Markdown table, the chosen λ marked."""
@@ -184,8 +192,14 @@ class RegularizationPath(Wrapper):
         patience: stop the path after this many points in a row that score worse than the
             best one or fail the check (0: solve every λ).
 
-    Returns (from ``solve``) a :class:`RegularizationSolution`.
+    Returns (from ``solve``) a :class:`RegularizationPathRecord`.
     """
+
+    hands_down: ClassVar[frozenset[str]] = frozenset({"warm"})
+    honours: ClassVar[frozenset[str]] = frozenset({"warm"})
+    # the held-out parts have trajectories of their own: meshes per trajectory do not apply
+    passes_on: ClassVar[frozenset[str]] = frozenset({"deadline"})
+    record_type: ClassVar[type] = RegularizationPathRecord
 
     problem_kinds: ClassVar[frozenset[str]] = frozenset({"training"})
 
@@ -224,7 +238,7 @@ class RegularizationPath(Wrapper):
         super().validate(problem, context)
         _Split.of(problem, self.holdout)  # one clear error if it leaves nothing to train on
 
-    def solve_problem(self, problem: Any, context: SolveContext) -> RegularizationSolution:
+    def solve_problem(self, problem: Any, context: SolveContext) -> RegularizationPathRecord:
         split = _Split.of(problem, self.holdout)
         path: list[PathPoint] = []
         results: list[Any] = []
@@ -270,7 +284,7 @@ class RegularizationPath(Wrapper):
             whole = replace(problem, regularization=chosen)
             solution = self.inner.solve_problem(whole, context)
             times["refit"] = time.perf_counter() - t0
-        return RegularizationSolution(solution, path, chosen, split.describe(), verified, times)
+        return RegularizationPathRecord(solution, path, chosen, split.describe(), verified, times)
 
 
 def _worse_since_best(path: list[PathPoint]) -> int:

@@ -34,6 +34,120 @@ RESTARTS = ("stalled", "never", "always")
 
 
 @dataclass(frozen=True)
+class ConsistencyRound:
+    """One round of :class:`UntilConsistent`.
+
+    Attributes:
+        round: 0 for the first mesh.
+        intervals, nodes: mesh size summed over the trajectories.
+        start: where the kept solve started: "guess" (the problem's own initial guess, round 0),
+            "warm" (the previous solution) or "restart" (the problem's initial guess on the
+            refined mesh, after a stalled warm re-solve).
+        restarted: whether the round also ran a restart (kept or not).
+        status: the kept NLP's status; iterations: IPOPT iterations of the round's solves.
+        largest_deviation: the kept check's largest scaled deviation (+inf for a failed
+            re-simulation); consistent: its verdict.
+        max_error: largest local error estimate of an interval of the kept solution.
+        refined: intervals marked for refinement after this round (0 in the last round).
+        solve_s, check_s: wall times of the round's solves (build + IPOPT) and of its checks
+            and estimates [s].
+    """
+
+    round: int
+    intervals: int
+    nodes: int
+    start: str
+    restarted: bool
+    status: str
+    iterations: int
+    largest_deviation: float
+    consistent: bool
+    max_error: float
+    refined: int
+    solve_s: float
+    check_s: float
+
+
+@dataclass
+class UntilConsistentRecord:
+    """The result of :class:`UntilConsistent`: the last kept result and the per-round record.
+
+    Attributes:
+        solution: the last kept result of the inner algorithm (a ``TrainingSolution`` for a
+            :class:`~collocnode.RadauIIA`); :func:`collocnode.algorithm.final` of it is the
+            trained model, whose ``consistency`` is its check.
+        rounds: one :class:`ConsistencyRound` per round.
+        converged: the last kept solve succeeded and its model is consistent.
+    """
+
+    wraps: ClassVar[bool] = True
+
+    solution: Any
+    rounds: list[ConsistencyRound]
+    converged: bool
+
+    @property
+    def status(self) -> SolverStatus:
+        return final(self).status
+
+    @property
+    def consistency(self) -> ConsistencyReport:
+        return final(self).consistency
+
+    @property
+    def meshes(self) -> list[Mesh]:
+        """The last mesh of every trajectory."""
+        return final(self).solution.meshes
+
+    @property
+    def mesh(self) -> Mesh:
+        return self.meshes[0]
+
+    @property
+    def wall_time(self) -> float:
+        """Wall time of all rounds [s] (solves, checks and estimates)."""
+        return float(sum(r.solve_s + r.check_s for r in self.rounds))
+
+    @property
+    def iterations(self) -> int:
+        """IPOPT iterations summed over the rounds."""
+        return int(sum(r.iterations for r in self.rounds))
+
+    def describe(self) -> str:
+        """The refinement rounds, in one line."""
+        verdict = "consistent" if self.converged else "not consistent"
+        intervals = sum(m.n_intervals for m in self.meshes)
+        return f"UntilConsistent: {len(self.rounds)} rounds, {verdict}, {intervals} intervals"
+
+    def table(self) -> str:
+        """The per-round record as a Markdown table."""
+        header = ("round", "intervals", "nodes", "start", "status", "iterations")
+        header += ("largest deviation", "consistent", "max interval error", "refined")
+        header += ("solve [s]", "check [s]")
+        return markdown.table(
+            header,
+            (
+                (
+                    r.round,
+                    r.intervals,
+                    r.nodes,
+                    f"{r.start}"
+                    f"{' (after a stalled warm re-solve)' if r.start == 'restart' else ''}",
+                    r.status,
+                    r.iterations,
+                    f"{r.largest_deviation:.3g}",
+                    "yes" if r.consistent else "no",
+                    f"{r.max_error:.2e}",
+                    r.refined,
+                    f"{r.solve_s:.2f}",
+                    f"{r.check_s:.2f}",
+                )
+                for r in self.rounds
+            ),
+        )
+
+
+@dataclass(frozen=True)
 class UntilConsistent(Wrapper):
     """Refine the mesh and re-solve until the trained model is consistent.
 
@@ -64,9 +178,13 @@ class UntilConsistent(Wrapper):
         restart: "stalled", "never" or "always" (see above).
         alg: the former name of ``inner`` (deprecated).
 
-    Returns (from ``solve``) a :class:`ConsistentSolution`. The loop stops early if every solve
+    Returns (from ``solve``) a :class:`UntilConsistentRecord`. The loop stops early if every solve
     of a round fails or the next mesh would exceed ``rule.max_nodes``.
     """
+
+    hands_down: ClassVar[frozenset[str]] = frozenset({"meshes", "warm"})
+    honours: ClassVar[frozenset[str]] = frozenset({"meshes", "warm"})
+    record_type: ClassVar[type] = UntilConsistentRecord
 
     problem_kinds: ClassVar[frozenset[str]] = frozenset({"training"})
 
@@ -95,7 +213,7 @@ class UntilConsistent(Wrapper):
         if context.check is None:
             raise ValueError("UntilConsistent runs the consistency check; check=False turns it off")
 
-    def solve_problem(self, problem: Any, context: SolveContext) -> ConsistentSolution:
+    def solve_problem(self, problem: Any, context: SolveContext) -> UntilConsistentRecord:
         meshes = (
             list(context.meshes)
             if context.meshes is not None
@@ -128,7 +246,7 @@ class UntilConsistent(Wrapper):
             kept, start, restarted = self._refined(problem, context, meshes, previous)
         kept.report.warn(stacklevel=3)
         converged = kept.trained.status == SolverStatus.SUCCESS and kept.report.consistent
-        return ConsistentSolution(solution=kept.result, rounds=rounds, converged=converged)
+        return UntilConsistentRecord(solution=kept.result, rounds=rounds, converged=converged)
 
     def _refined(
         self, problem: Any, context: SolveContext, meshes: list[Mesh], previous: _Attempt
@@ -174,114 +292,6 @@ class UntilConsistent(Wrapper):
 
 def _iterations(result: Any) -> int:
     return int(result.iterations)
-
-
-@dataclass(frozen=True)
-class ConsistencyRound:
-    """One round of :class:`UntilConsistent`.
-
-    Attributes:
-        round: 0 for the first mesh.
-        intervals, nodes: mesh size summed over the trajectories.
-        start: where the kept solve started: "guess" (the problem's own initial guess, round 0),
-            "warm" (the previous solution) or "restart" (the problem's initial guess on the
-            refined mesh, after a stalled warm re-solve).
-        restarted: whether the round also ran a restart (kept or not).
-        status: the kept NLP's status; iterations: IPOPT iterations of the round's solves.
-        largest_deviation: the kept check's largest scaled deviation (+inf for a failed
-            re-simulation); consistent: its verdict.
-        max_error: largest local error estimate of an interval of the kept solution.
-        refined: intervals marked for refinement after this round (0 in the last round).
-        solve_s, check_s: wall times of the round's solves (build + IPOPT) and of its checks
-            and estimates [s].
-    """
-
-    round: int
-    intervals: int
-    nodes: int
-    start: str
-    restarted: bool
-    status: str
-    iterations: int
-    largest_deviation: float
-    consistent: bool
-    max_error: float
-    refined: int
-    solve_s: float
-    check_s: float
-
-
-@dataclass
-class ConsistentSolution:
-    """The result of :class:`UntilConsistent`: the last kept result and the per-round record.
-
-    Attributes:
-        solution: the last kept result of the inner algorithm (a ``TrainingSolution`` for a
-            :class:`~collocnode.RadauIIA`); :func:`collocnode.algorithm.final` of it is the
-            trained model, whose ``consistency`` is its check.
-        rounds: one :class:`ConsistencyRound` per round.
-        converged: the last kept solve succeeded and its model is consistent.
-    """
-
-    wraps: ClassVar[bool] = True
-
-    solution: Any
-    rounds: list[ConsistencyRound]
-    converged: bool
-
-    @property
-    def status(self) -> SolverStatus:
-        return final(self).status
-
-    @property
-    def consistency(self) -> ConsistencyReport:
-        return final(self).consistency
-
-    @property
-    def meshes(self) -> list[Mesh]:
-        """The last mesh of every trajectory."""
-        return final(self).solution.meshes
-
-    @property
-    def mesh(self) -> Mesh:
-        return self.meshes[0]
-
-    @property
-    def wall_time(self) -> float:
-        """Wall time of all rounds [s] (solves, checks and estimates)."""
-        return float(sum(r.solve_s + r.check_s for r in self.rounds))
-
-    @property
-    def iterations(self) -> int:
-        """IPOPT iterations summed over the rounds."""
-        return int(sum(r.iterations for r in self.rounds))
-
-    def table(self) -> str:
-        """The per-round record as a Markdown table."""
-        header = ("round", "intervals", "nodes", "start", "status", "iterations")
-        header += ("largest deviation", "consistent", "max interval error", "refined")
-        header += ("solve [s]", "check [s]")
-        return markdown.table(
-            header,
-            (
-                (
-                    r.round,
-                    r.intervals,
-                    r.nodes,
-                    f"{r.start}"
-                    f"{' (after a stalled warm re-solve)' if r.start == 'restart' else ''}",
-                    r.status,
-                    r.iterations,
-                    f"{r.largest_deviation:.3g}",
-                    "yes" if r.consistent else "no",
-                    f"{r.max_error:.2e}",
-                    r.refined,
-                    f"{r.solve_s:.2f}",
-                    f"{r.check_s:.2f}",
-                )
-                for r in self.rounds
-            ),
-        )
 
 
 @dataclass

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -12,7 +12,10 @@ from .. import _validation as v
 from ..data import Trajectory
 from ..models.hybrid import HybridModel
 from ..models.simulate import simulate
-from ..transcription.solution import Solution
+from ..status import SolverStatus
+from ..transcription.mesh import Mesh
+from ..transcription.nlp.assembly import NLPSize
+from ..transcription.solution import NestRecords, Solution
 from . import guess as guesses
 from .consistency import ConsistencyCheck, ConsistencyReport, check_consistency
 from .problem import TrainingProblem
@@ -22,22 +25,27 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class TrainingSolution:
+class TrainingSolution(NestRecords):
     """A trained model: the collocation :class:`Solution` plus the model and its parameters.
 
-    Calling it at ``t`` gives the collocation states (dense output); :meth:`simulate` integrates
-    the trained model from any initial state.
+    What ``solve`` returns for a training problem, whatever the algorithm. Calling it at ``t``
+    gives the collocation states (dense output); :meth:`simulate` integrates the trained model
+    from any initial state; :meth:`record` and :meth:`describe` tell what the algorithm's
+    wrappers did.
 
     Attributes:
-        solution: the collocation :class:`Solution`.
+        solution: the collocation :class:`Solution` of the final solve (everything IPOPT
+            returned: multipliers, controls, the NLP).
         problem: the training problem.
         consistency: the consistency check of the trained model (``solve`` runs it unless
             ``check=False``; :meth:`check_consistency` runs it again), or None if it did not run.
+        records: the records of the wrappers of the nest ``solve`` ran, outermost first.
     """
 
     solution: Solution
     problem: TrainingProblem
     consistency: ConsistencyReport | None = None
+    records: tuple[Any, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def model(self) -> HybridModel:
@@ -61,26 +69,88 @@ class TrainingSolution:
         without any."""
         return self.problem.layout.values(self.solution.p, self.problem.trajectories)
 
+    # ---- the final solve, as the collocation solution has it -----------------------------------
     @property
-    def status(self):
+    def status(self) -> SolverStatus:
+        """How the final solve ended (only ``SUCCESS`` means IPOPT converged)."""
         return self.solution.status
+
+    @property
+    def success(self) -> bool:
+        return self.solution.success
+
+    @property
+    def ipopt_status(self) -> str:
+        return self.solution.ipopt_status
+
+    @property
+    def message(self) -> str:
+        return self.solution.message
+
+    @property
+    def objective(self) -> float:
+        return self.solution.objective
+
+    @property
+    def iterations(self) -> int:
+        """IPOPT iterations of the final solve (a record's ``iterations`` counts its level)."""
+        return self.solution.iterations
+
+    @property
+    def history(self) -> list[tuple[float, int, float, float, float]]:
+        return self.solution.history
+
+    @property
+    def timings(self) -> dict[str, float]:
+        return self.solution.timings
+
+    @property
+    def size(self) -> NLPSize:
+        return self.solution.size
+
+    @property
+    def non_finite_evaluations(self) -> int:
+        return self.solution.non_finite_evaluations
+
+    @property
+    def mesh(self) -> Mesh:
+        return self.solution.mesh
+
+    @property
+    def meshes(self) -> list[Mesh]:
+        return self.solution.meshes
+
+    @property
+    def x_nodes(self) -> np.ndarray:
+        return self.solution.x_nodes
+
+    @property
+    def segment_states(self) -> list[np.ndarray]:
+        return self.solution.segment_states
+
+    @property
+    def t_nodes(self) -> np.ndarray:
+        return self.solution.t_nodes
+
+    @property
+    def n_segments(self) -> int:
+        """The trajectories (segments) collocated."""
+        return self.solution.n_segments
+
+    @property
+    def tf(self) -> float | None:
+        return self.solution.tf
+
+    def derivative(self, t: np.ndarray) -> np.ndarray:
+        """Time derivative of the collocation polynomials of the first trajectory at ``t``."""
+        return self.solution.derivative(t)
+
+    def states(self, t: np.ndarray | float, segment: int = 0) -> np.ndarray:
+        """The collocation states of trajectory ``segment`` at ``t`` (dense output)."""
+        return self.solution.states(t, segment)
 
     def __call__(self, t: np.ndarray | float) -> np.ndarray:
         return self.solution(t)
-
-    def __getattr__(self, name: str) -> Any:
-        # status, iterations, timings, history, ... come from the collocation solution. Only
-        # called for names not found on the TrainingSolution itself; private names and the two
-        # fields (absent while copy/pickle rebuild the object) are never forwarded.
-        if name.startswith("_") or name in ("solution", "problem"):
-            raise AttributeError(f"'TrainingSolution' object has no attribute {name!r}")
-        try:
-            return getattr(self.solution, name)
-        except AttributeError:
-            raise AttributeError(
-                f"'TrainingSolution' object has no attribute {name!r} (nor has its collocation "
-                f"Solution)"
-            ) from None
 
     def simulate(
         self,
@@ -173,10 +243,13 @@ class TrainingSolution:
         return out
 
     def summary(self) -> str:
-        """The collocation solution's summary table with a consistency row."""
+        """The collocation solution's summary table with a consistency row and a row per
+        level of the nest."""
         text = self.solution.summary()
-        if self.consistency is None:
+        rows = [] if self.consistency is None else [("consistency", self.consistency.summary())]
+        rows += self._nest_rows()
+        if not rows:
             return text
         # the table's label column: as wide as its longest label, labels holding single spaces
         width = max(len(line.split("  ")[0]) for line in text.splitlines())
-        return text + f"\n{'consistency':<{width}}  {self.consistency.summary()}"
+        return text + "".join(f"\n{k:<{width}}  {val}" for k, val in rows)

@@ -46,7 +46,7 @@ def __getattr__(name: str) -> object:
         name,
         {
             "AdaptiveRefinement": "collocnode.strategies.adaptive",
-            "AdaptiveSolution": "collocnode.strategies.adaptive",
+            "AdaptiveRefinementRecord": "collocnode.strategies.adaptive",
             "solve_dop": "collocnode.transcription.collocation",
         },
     )

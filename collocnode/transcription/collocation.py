@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import _validation as v
-from ..algorithm import Algorithm, SolveContext
+from ..algorithm import Algorithm, SolveContext, Transcription
 from ..status import SolveInterrupted, SolverStatus
 from ..tools import progress
 from .data_mesh import data_mesh
@@ -53,7 +53,7 @@ AUTO_FALLBACK = 100
 
 
 @dataclass(frozen=True)
-class RadauIIA(Algorithm):
+class RadauIIA(Transcription):
     """Radau IIA collocation at flipped Legendre-Gauss-Radau points, solved by IPOPT.
 
     Args:
@@ -155,6 +155,10 @@ class RadauIIA(Algorithm):
         return lowered.finish(
             solve_collocation(dop, self.capped(context.remaining()), meshes, lowered.callback)
         )
+
+    def with_threads(self, threads: int) -> RadauIIA:
+        """This algorithm with ``threads`` threads for the map over collocation nodes."""
+        return replace(self, threads=v.positive_int("threads", threads))
 
     def meshes_for(self, problem: Any) -> list[Mesh]:
         """This algorithm's mesh over the horizon of each trajectory of ``problem`` (chosen

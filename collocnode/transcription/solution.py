@@ -13,8 +13,40 @@ from .nlp.assembly import NLPSize
 from .problem import DynamicOptimizationProblem
 
 
+class NestRecords:
+    """What a solution says of the algorithms it came through: the records of the wrappers of
+    the nest that produced it, outermost first (``solve`` sets them; a bare ``RadauIIA`` solve
+    has none)."""
+
+    records: tuple[Any, ...]
+
+    def record(self, kind: type) -> Any:
+        """The record of the outermost level of the nest of kind ``kind``: a wrapper
+        algorithm class (``UntilConsistent``: its ``UntilConsistentRecord``) or a record class.
+
+        Raises:
+            KeyError: no level of the nest is of that kind (the message lists the records).
+        """
+        wanted = getattr(kind, "record_type", None) or kind
+        if not isinstance(wanted, type):
+            raise TypeError(f"kind must be an algorithm or record class, got {kind!r:.80}")
+        for record in self.records:
+            if isinstance(record, wanted):
+                return record
+        held = ", ".join(type(r).__name__ for r in self.records) or "no records"
+        raise KeyError(f"the nest holds no {wanted.__name__} (it holds {held})")
+
+    def describe(self) -> str:
+        """One line per level of the nest that kept a record, outermost first ("" for a
+        bare transcription)."""
+        return "\n".join(r.describe() for r in self.records)
+
+    def _nest_rows(self) -> list[tuple[str, str]]:
+        return [("algorithm" if k == 0 else "", r.describe()) for k, r in enumerate(self.records)]
+
+
 @dataclass
-class Solution:
+class Solution(NestRecords):
     """States at the mesh nodes, parameters, and how the solve went.
 
     Calling the solution at times ``t`` evaluates the collocation polynomials (dense output).
@@ -51,6 +83,8 @@ class Solution:
             Hessian can be evaluated at the optimum afterwards (the uncertainty of a trained
             model); None for a solution made otherwise. It stays in this process: copies and
             pickles of the solution drop it.
+        records: the records of the wrappers of the nest ``solve`` ran, outermost first
+            (:meth:`record`, :meth:`describe`).
     """
 
     status: SolverStatus
@@ -73,6 +107,7 @@ class Solution:
     segment_unknowns: list[np.ndarray] = field(default_factory=list, repr=False)
     ordering_trial: dict[str, float] = field(default_factory=dict)
     nlp: Any = field(default=None, repr=False, compare=False)
+    records: tuple[Any, ...] = field(default=(), repr=False, compare=False)
 
     def __getstate__(self) -> dict[str, Any]:
         # the NLP holds CasADi Functions (and maybe compiled code) of this process only
@@ -197,5 +232,6 @@ class Solution:
             rows.append(("NaN/Inf evaluations", str(self.non_finite_evaluations)))
         if self.message:
             rows.append(("message", self.message))
+        rows += self._nest_rows()
         width = max(len(k) for k, _ in rows)
         return "\n".join(f"{k:<{width}}  {val}" for k, val in rows)

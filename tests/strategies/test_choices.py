@@ -9,16 +9,12 @@ import pytest
 
 from collocnode import (
     Auto,
-    AutoSolution,
-    ConsistentSolution,
     DynamicOptimizationProblem,
     IpoptOptions,
     Multistart,
-    MultistartSolution,
     NeuralODE,
     RadauIIA,
     RegularizationPath,
-    RegularizationSolution,
     Solution,
     SolverStatus,
     TrainingProblem,
@@ -27,6 +23,12 @@ from collocnode import (
 )
 from collocnode.algorithm import final
 from collocnode.nn import MLP
+from collocnode.strategies import (
+    AutoRecord,
+    MultistartRecord,
+    RegularizationPathRecord,
+    UntilConsistentRecord,
+)
 
 QUIET = IpoptOptions(print_level=0, max_iter=500)
 LEAF = RadauIIA(20, 3, ipopt=QUIET)
@@ -50,7 +52,8 @@ def oscillator(starts=((1.0, 0.0),), noise=0.02, tf=4.0, n=41):
 def test_the_path_scores_every_lambda_on_the_end_of_the_horizon_and_refits_the_whole():
     problem = oscillator()
     res = solve(problem, RegularizationPath(LEAF, lambdas=(1.0, 1e-2, 1e-4, 1e-6)), seed=0)
-    assert isinstance(res, RegularizationSolution)
+    res = res.record(RegularizationPath)
+    assert isinstance(res, RegularizationPathRecord)
     assert [p.regularization for p in res.path] == [1.0, 1e-2, 1e-4, 1e-6][: len(res.path)]
     assert "final 20% of the horizon" in res.holdout
     # a strong penalty pulls the weights of the exact linear model to zero: it forecasts worst
@@ -68,7 +71,7 @@ def test_the_path_scores_every_lambda_on_the_end_of_the_horizon_and_refits_the_w
 def test_held_out_trajectories_are_simulated_from_their_own_start():
     problem = oscillator(starts=((1.0, 0.0), (0.0, 1.0), (0.5, 0.5)))
     alg = RegularizationPath(LEAF, lambdas=(1e-2, 1e-5), holdout=(1,), refit=False)
-    res = solve(problem, alg, seed=0)
+    res = solve(problem, alg, seed=0).record(RegularizationPath)
     assert res.holdout == "trajectories [1]"
     assert final(res).problem.n_trajectories == 2  # trained without the held-out one
     assert all(np.isfinite(p.holdout_error) for p in res.path)
@@ -80,7 +83,7 @@ def test_the_path_stops_after_points_that_do_worse_than_the_best():
         problem,
         RegularizationPath(LEAF, lambdas=(1e-6, 1e-4, 1e-2, 1.0, 10.0), patience=1, refit=False),
         seed=0,
-    )
+    ).record(RegularizationPath)
     # solved from the largest: 10 and 1 are worse than the smaller ones that follow, so no
     # early stop until the best is passed
     assert res.path[0].regularization == 10.0
@@ -125,8 +128,8 @@ def test_bad_paths_are_one_clear_error_before_any_work(make, error, match):
 
 
 def test_several_starts_keep_the_best_and_report_the_spread():
-    res = solve(oscillator(), Multistart(LEAF, starts=3), seed=4)
-    assert isinstance(res, MultistartSolution)
+    res = solve(oscillator(), Multistart(LEAF, starts=3), seed=4).record(Multistart)
+    assert isinstance(res, MultistartRecord)
     assert [s.start for s in res.starts] == [0, 1, 2]
     assert res.starts[0].seed == 4 and len({s.seed for s in res.starts}) == 3
     best = res.starts[res.best]
@@ -147,7 +150,8 @@ def test_a_given_guess_is_perturbed_for_the_other_starts():
 
 def test_starts_on_an_executor_return_plain_data_and_the_best_is_solved_here():
     with ThreadPoolExecutor(2) as pool:
-        res = solve(oscillator(), Multistart(LEAF, starts=2, executor=pool), seed=1)
+        sol = solve(oscillator(), Multistart(LEAF, starts=2, executor=pool), seed=1)
+        res = sol.record(Multistart)
     assert "repeat_best" in res.times
     assert final(res).status == SolverStatus.SUCCESS
     assert final(res).objective == pytest.approx(res.starts[res.best].objective, rel=1e-6)
@@ -173,10 +177,13 @@ def test_bad_multistart_settings_name_the_field(fields, error, match):
 
 
 def test_a_first_solve_chooses_the_mesh_lambda_and_guess_and_says_so():
-    res = solve(oscillator(), seed=0)
-    assert isinstance(res, AutoSolution)
+    sol = solve(oscillator(), seed=0)
+    res = sol.record(Auto)
+    assert isinstance(res, AutoRecord) and final(res) is sol
+    assert sol.describe().splitlines()[0] == res.describe()
+    assert "UntilConsistent" in sol.summary()
     assert res.path is not None and res.path.chosen in [p.regularization for p in res.path.path]
-    assert isinstance(res.solution, ConsistentSolution)
+    assert isinstance(res.solution, UntilConsistentRecord)
     trained = final(res)
     assert trained.status == SolverStatus.SUCCESS and trained.consistency.consistent
     assert trained.problem.regularization == res.path.chosen
@@ -186,12 +193,12 @@ def test_a_first_solve_chooses_the_mesh_lambda_and_guess_and_says_so():
 
 
 def test_a_given_lambda_is_kept_and_a_dop_gets_the_collocation_alone():
-    res = solve(replace(oscillator(), regularization=1e-3), seed=0)
+    res = solve(replace(oscillator(), regularization=1e-3), seed=0).record(Auto)
     assert res.path is None and final(res).problem.regularization == 1e-3
     dop = DynamicOptimizationProblem(
         dynamics=lambda x, p, u, t: -x, n_states=1, n_params=0, tspan=(0.0, 1.0), x0=[1.0]
     )
-    res = solve(dop, Auto(RadauIIA(intervals="auto", ipopt=QUIET)))
+    res = solve(dop, Auto(RadauIIA(intervals="auto", ipopt=QUIET))).record(Auto)
     assert isinstance(final(res), Solution) and final(res).mesh.n_intervals == 100
 
 

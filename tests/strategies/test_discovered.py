@@ -11,11 +11,9 @@ from scipy.integrate import solve_ivp
 
 from collocnode import (
     Discovered,
-    DiscoverySolution,
     DiscoveryWarning,
     HybridModel,
     IpoptOptions,
-    PhasedSolution,
     RadauIIA,
     SolverStatus,
     SparseRegression,
@@ -27,6 +25,7 @@ from collocnode import (
 )
 from collocnode.algorithm import final
 from collocnode.nn import MLP
+from collocnode.strategies import DiscoveredRecord, PhasedRecord
 
 ps = pytest.importorskip("pysindy")
 
@@ -59,12 +58,12 @@ def problem():
 @pytest.fixture(scope="module")
 def discovered(problem):
     alg = Discovered(LEAF, "interaction", SparseRegression(ps.PolynomialLibrary(degree=2)))
-    return solve(problem, alg, seed=0)
+    return solve(problem, alg, seed=0).record(Discovered)
 
 
 def test_learn_discover_refit_finds_the_interaction(discovered):
     r = discovered
-    assert isinstance(r, DiscoverySolution) and r.error == ""
+    assert isinstance(r, DiscoveredRecord) and r.error == ""
     assert r.status == SolverStatus.SUCCESS and final(r) is r.refits[-1]
     for found in (r.found, r.refitted):
         table = found.coefficient_table()
@@ -86,8 +85,8 @@ def test_learn_discover_refit_finds_the_interaction(discovered):
 def test_a_nested_inner_algorithm_trains_and_refits(problem):
     """Discovered(WarmStarted(RadauIIA)): the network and the closed form both go through the
     nest; the results wrap, and final() reaches the re-fitted closed form."""
-    r = solve(problem, Discovered(WarmStarted(LEAF), "interaction"), seed=0)
-    assert isinstance(r.network, PhasedSolution) and isinstance(r.refits[0], PhasedSolution)
+    r = solve(problem, Discovered(WarmStarted(LEAF), "interaction"), seed=0).record(Discovered)
+    assert isinstance(r.network, PhasedRecord) and isinstance(r.refits[0], PhasedRecord)
     assert isinstance(r.trained, TrainingSolution) and r.trained.model is problem.model
     assert final(r).model.fitted == ["interaction[0]:x0 x1", "interaction[1]:x0 x1"]
     assert r.status.ok
@@ -113,7 +112,9 @@ def test_a_pruning_pass_drops_small_terms_and_refits(problem):
     regression = SparseRegression(
         ps.PolynomialLibrary(degree=2), optimizer=ps.STLSQ(threshold=1e-3), criterion="none"
     )
-    r = solve(problem, Discovered(LEAF, "interaction", regression, prune=0.05), seed=0)
+    r = solve(problem, Discovered(LEAF, "interaction", regression, prune=0.05), seed=0).record(
+        Discovered
+    )
     assert len(r.refits) == 2 and r.refitted.n_terms < r.found.n_terms
     assert r.refitted.n_terms >= 2 and r.status.ok
 
@@ -122,7 +123,7 @@ def test_the_refit_may_change_fields_of_the_problem(problem):
     """The closed form estimates the initial state as well (the network's training pinned it
     to the first sample)."""
     alg = Discovered(LEAF, "interaction", refit_changes={"initial_state": None})
-    r = solve(problem, alg, seed=0)
+    r = solve(problem, alg, seed=0).record(Discovered)
     assert r.network.problem.initial_state == "data"
     assert final(r).problem.initial_state is None and final(r).status.ok
     # noise-free data: the estimated initial state is the true one
@@ -135,7 +136,7 @@ def test_the_refit_may_change_fields_of_the_problem(problem):
 
 
 def test_discovery_only_keeps_the_network(problem):
-    r = solve(problem, Discovered(LEAF, "interaction", refit=False), seed=0)
+    r = solve(problem, Discovered(LEAF, "interaction", refit=False), seed=0).record(Discovered)
     assert r.refits == [] and r.refitted is None and r.found is not None
     assert isinstance(final(r), TrainingSolution) and final(r).model is problem.model
 
@@ -154,7 +155,7 @@ def test_discovery_only_keeps_the_network(problem):
 def test_a_failed_discovery_warns_and_keeps_the_network(problem, regression, match):
     settings = SparseRegression(ps.PolynomialLibrary(1), **regression())
     with pytest.warns(DiscoveryWarning, match=match + ".*the trained network is kept"):
-        r = solve(problem, Discovered(LEAF, "interaction", settings), seed=0)
+        r = solve(problem, Discovered(LEAF, "interaction", settings), seed=0).record(Discovered)
     assert match in r.error and r.found is None and r.refits == []
     network = final(r)
     assert network is r.network and network.model is problem.model and network.status.ok

@@ -9,12 +9,9 @@ import pytest
 from collocnode import (
     AdaptiveRefinement,
     ConsensusADMM,
-    ConsensusSolution,
-    ConsistentSolution,
     DynamicOptimizationProblem,
     InconsistentModelWarning,
     IpoptOptions,
-    PhasedSolution,
     Pretrained,
     RadauIIA,
     SolveContext,
@@ -27,6 +24,7 @@ from collocnode import (
     solve,
 )
 from collocnode.algorithm import final
+from collocnode.strategies import ConsensusADMMRecord, PhasedRecord, UntilConsistentRecord
 from tests.helpers import RATE, decay_problem
 
 QUIET = IpoptOptions(tol=1e-10, print_level=0)
@@ -44,12 +42,13 @@ def test_admm_blocks_refined_until_consistent_around_a_warm_started_solve(single
     """ConsensusADMM(UntilConsistent(WarmStarted(RadauIIA))) reaches the single NLP's (unique)
     optimum; every block's model was checked by the refinement loop."""
     inner = UntilConsistent(WarmStarted(LEAF), max_rounds=2)
-    res = solve(decay_problem(n), ConsensusADMM(inner, blocks=2, split=split, **ADMM))
-    assert isinstance(res, ConsensusSolution)
+    sol = solve(decay_problem(n), ConsensusADMM(inner, blocks=2, split=split, **ADMM))
+    res = sol.record(ConsensusADMM)
+    assert isinstance(res, ConsensusADMMRecord) and isinstance(sol, TrainingSolution)
     assert res.converged and res.status == SolverStatus.SUCCESS, res.solution.message
     # the chain of windows converges slowly (as with plain blocks, tests/test_admm.py)
-    assert res.p[0] == pytest.approx(single[n].p[0], rel=1e-4 if n > 1 else 5e-4)
-    assert res.p[0] == pytest.approx(RATE, rel=2e-2)
+    assert sol.p[0] == pytest.approx(single[n].p[0], rel=1e-4 if n > 1 else 5e-4)
+    assert sol.p[0] == pytest.approx(RATE, rel=2e-2)
     assert final(res) is res.solution and res.solution.consistency.consistent
     if split == "windows":  # the windows join into the whole horizon's mesh
         assert res.solution.solution.mesh.n_intervals == 20
@@ -62,8 +61,9 @@ def test_nested_admm_blocks_keep_the_plain_blocks_rounds(single):
     nested = solve(
         decay_problem(4), ConsensusADMM(TimeLimit(LEAF, 60.0), blocks=2, **ADMM), check=False
     )
-    assert nested.converged and plain.converged
     assert nested.p[0] == pytest.approx(plain.p[0], rel=1e-6)
+    plain, nested = plain.record(ConsensusADMM), nested.record(ConsensusADMM)
+    assert nested.converged and plain.converged
     assert len(nested.rounds) == len(plain.rounds)
 
 
@@ -116,10 +116,11 @@ def test_a_nest_that_cannot_solve_the_problem_is_refused_before_any_work(
 
 
 def test_final_follows_the_results_of_a_nest():
-    res = solve(decay_problem(1), UntilConsistent(WarmStarted(LEAF)))
-    assert isinstance(res, ConsistentSolution)
-    assert isinstance(res.solution, PhasedSolution)
-    trained = final(res)
+    trained = solve(decay_problem(1), UntilConsistent(WarmStarted(LEAF)))
+    res = trained.record(UntilConsistent)
+    assert isinstance(res, UntilConsistentRecord) and res is trained.records[0]
+    assert isinstance(res.solution, PhasedRecord) and trained.record(WarmStarted) is res.solution
+    assert final(res) is trained
     assert isinstance(trained, TrainingSolution) and trained.consistency.consistent
     assert res.status == trained.status == SolverStatus.SUCCESS
     assert trained.p[0] == pytest.approx(RATE, rel=2e-2)
@@ -127,8 +128,8 @@ def test_final_follows_the_results_of_a_nest():
 
 def test_a_phase_steps_aside_for_a_warm_start():
     problem = decay_problem(1)
-    first = solve(problem, WarmStarted(LEAF), check=False)
-    assert isinstance(first, PhasedSolution) and first.regression is not None
+    first = solve(problem, WarmStarted(LEAF), check=False).record(WarmStarted)
+    assert isinstance(first, PhasedRecord) and first.regression is not None
     assert first.times["warm_start"] > 0 and first.notes["regression"]["iterations"] > 0
     again = WarmStarted(LEAF).solve_problem(problem, SolveContext(warm=first))
     assert isinstance(again, TrainingSolution)  # no regression: the inner solve alone
@@ -138,7 +139,8 @@ def test_a_phase_steps_aside_for_a_warm_start():
 
 def test_pretraining_hands_its_weights_to_the_full_problem():
     problem = decay_problem(1)
-    res = solve(problem, Pretrained(LEAF, pretrain=RadauIIA(5, 3, ipopt=QUIET), fraction=0.25))
+    alg = Pretrained(LEAF, pretrain=RadauIIA(5, 3, ipopt=QUIET), fraction=0.25)
+    res = solve(problem, alg).record(Pretrained)
     pre = final(res.phases["pretrain"])
     assert pre.problem.trajectories[0].tf == pytest.approx(0.5)  # the first quarter of [0, 2]
     assert res.notes["simulation_ok"] and res.times["simulate"] >= 0
@@ -151,7 +153,8 @@ def test_a_users_stop_in_the_pretraining_ends_the_strategy_there():
     alg = StopWhenStagnant(Pretrained(LEAF, fraction=0.25), window=50, rtol=1e-12)
     with pytest.warns(InconsistentModelWarning):  # stopped at its first iterate
         res = solve(decay_problem(1), alg, callback=lambda state: state.iteration == 1)
-    assert isinstance(res, PhasedSolution) and res.phases == {}
+    res = res.record(Pretrained)
+    assert isinstance(res, PhasedRecord) and res.phases == {}
     assert final(res).status == SolverStatus.STOPPED
     assert final(res).problem.trajectories[0].tf == pytest.approx(0.5)
 

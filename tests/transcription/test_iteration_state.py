@@ -211,10 +211,11 @@ def test_the_adaptive_loop_runs_the_callback_in_every_round_and_ends_on_a_stop()
             return None
 
     refinement = AdaptiveRefinement(alg(), tol=1e-9, max_rounds=2, coarse=10)
-    result = solve(van_der_pol_fit(), refinement, callback=Counting())
+    result = solve(van_der_pol_fit(), refinement, callback=Counting()).record(AdaptiveRefinement)
     assert len(starts) == len(result.rounds) >= 2
 
     stopped = solve(van_der_pol_fit(), refinement, callback=lambda state: state.iteration == 2)
+    stopped = stopped.record(AdaptiveRefinement)
     assert len(stopped.rounds) == 1 and not stopped.converged
     assert stopped.solution.status == SolverStatus.STOPPED
     assert stopped.rounds[0].status == "stopped_by_callback"

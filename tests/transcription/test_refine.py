@@ -162,7 +162,7 @@ def test_refinement_concentrates_intervals_at_the_front_and_meets_the_tolerance(
     res = solve(
         front(),
         AdaptiveRefinement(RadauIIA(4, 3, ipopt=QUIET), tol=tol, rule=RefinementRule(strategy)),
-    )
+    ).record(AdaptiveRefinement)
     assert res.converged
     assert res.errors.max() <= tol
     assert front_error(res.solution) < 2.0 * 5 * tol  # estimate ≈ true error / (1 + max|x|)
@@ -176,7 +176,9 @@ def test_refinement_concentrates_intervals_at_the_front_and_meets_the_tolerance(
 
 
 def test_adaptive_mesh_beats_a_uniform_mesh_with_three_times_the_nodes():
-    res = solve(front(), AdaptiveRefinement(RadauIIA(4, 3, ipopt=QUIET), tol=1e-6))
+    res = solve(front(), AdaptiveRefinement(RadauIIA(4, 3, ipopt=QUIET), tol=1e-6)).record(
+        AdaptiveRefinement
+    )
     err = front_error(res.solution)
     intervals = res.mesh.n_intervals
     same = solve(front(), RadauIIA(intervals, 3, ipopt=QUIET))
@@ -188,21 +190,25 @@ def test_adaptive_mesh_beats_a_uniform_mesh_with_three_times_the_nodes():
 
 
 def test_max_rounds_zero_solves_once_and_reports_not_converged():
-    res = solve(front(), AdaptiveRefinement(RadauIIA(4, 3, ipopt=QUIET), tol=1e-6, max_rounds=0))
+    res = solve(
+        front(), AdaptiveRefinement(RadauIIA(4, 3, ipopt=QUIET), tol=1e-6, max_rounds=0)
+    ).record(AdaptiveRefinement)
     assert len(res.rounds) == 1 and not res.converged
     assert res.rounds[0].refined == int(np.sum(res.errors > 1e-6)) > 0
 
 
 def test_node_cap_stops_refinement():
     rule = RefinementRule(max_nodes=40)
-    res = solve(front(), AdaptiveRefinement(RadauIIA(4, 3, ipopt=QUIET), tol=1e-8, rule=rule))
+    res = solve(
+        front(), AdaptiveRefinement(RadauIIA(4, 3, ipopt=QUIET), tol=1e-8, rule=rule)
+    ).record(AdaptiveRefinement)
     assert not res.converged
     assert res.mesh.n_nodes <= 40
 
 
 def test_coarse_mesh_argument():
     alg = RadauIIA(50, 3, ipopt=QUIET)
-    by_count = solve(decay(), AdaptiveRefinement(alg, tol=1.0, coarse=5))
+    by_count = solve(decay(), AdaptiveRefinement(alg, tol=1.0, coarse=5)).record(AdaptiveRefinement)
     assert by_count.mesh.n_intervals == 5 and by_count.converged
     mesh = Mesh.from_grid([0.0, 0.5, 2.0], 4)
     assert solve(decay(), AdaptiveRefinement(alg, tol=1.0, coarse=mesh)).mesh == mesh
@@ -217,7 +223,9 @@ def test_training_problem_rounds_are_warm_started():
     model = NeuralODE([MLP((2, 5, 5, 1), "sigmoid") for _ in range(2)])
     problem = TrainingProblem(model, data, regularization=1e-4, initial_state=system.x0)
     alg = RadauIIA(ipopt=IpoptOptions(tol=1e-7, max_iter=200, print_level=0))
-    res = solve(problem, AdaptiveRefinement(alg, tol=1e-4, coarse=10), seed=0)
+    res = solve(problem, AdaptiveRefinement(alg, tol=1e-4, coarse=10), seed=0).record(
+        AdaptiveRefinement
+    )
     assert res.converged and len(res.rounds) >= 2
     assert res.solution.status == SolverStatus.SUCCESS
     assert res.rounds[0].iterations > 20
@@ -256,7 +264,9 @@ def test_each_trajectory_mesh_is_refined_by_its_own_estimates():
     dop = front().remake(
         segments=(Segment((0.0, 1.0), x0=[g0], x_guess=[0.0]), Segment((2.0, 3.0), x0=[1.0]))
     )
-    res = solve(dop, AdaptiveRefinement(RadauIIA(4, 3, ipopt=QUIET), tol=1e-6))
+    res = solve(dop, AdaptiveRefinement(RadauIIA(4, 3, ipopt=QUIET), tol=1e-6)).record(
+        AdaptiveRefinement
+    )
     assert res.converged
     first, second = res.meshes
     assert (first.t0, second.t0) == (0.0, 2.0)

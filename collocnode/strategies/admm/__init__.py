@@ -2,6 +2,6 @@
 algorithm of its own (:mod:`.consensus`)."""
 
 from .consensus import ConsensusADMM
-from .results import ConsensusRound, ConsensusSolution
+from .results import ConsensusADMMRecord, ConsensusRound
 
-__all__ = ["ConsensusADMM", "ConsensusRound", "ConsensusSolution"]
+__all__ = ["ConsensusADMM", "ConsensusADMMRecord", "ConsensusRound"]

@@ -237,7 +237,7 @@ class Actors:
 
         def on(worker: str) -> Algorithm:
             def threads(leaf: Any) -> Any:
-                return replace(leaf, threads=leaf.threads or max(1, int(info[worker]["nthreads"])))
+                return leaf.with_threads(leaf.threads or max(1, int(info[worker]["nthreads"])))
 
             return alg.inner.map_leaves(threads)
 

@@ -45,10 +45,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ... import _validation as v
-from ...algorithm import Algorithm, SolveContext, Wrapper, check_inner
+from ...algorithm import Algorithm, SolveContext, Wrapper, check_inner, final
 from ...transcription.collocation import RadauIIA
 from .blocks import runners_for
-from .results import ConsensusSolution
+from .results import ConsensusADMMRecord
 from .rounds import run_rounds
 from .split import check_split, split
 
@@ -90,6 +90,13 @@ class ConsensusADMM(Wrapper):
             block is an actor on one of its workers (round robin); None: the blocks run in this
             process.
     """
+
+    # each block re-solves from its last solution on its last meshes
+    hands_down: ClassVar[frozenset[str]] = frozenset({"meshes", "warm"})
+    # a warm start gives the consensus start; a deadline ends the rounds
+    honours: ClassVar[frozenset[str]] = frozenset({"warm", "deadline"})
+    passes_on: ClassVar[frozenset[str]] = frozenset()
+    record_type: ClassVar[type] = ConsensusADMMRecord
 
     problem_kinds: ClassVar[frozenset[str]] = frozenset({"training"})
     takes_callback: ClassVar[bool] = False
@@ -147,18 +154,22 @@ class ConsensusADMM(Wrapper):
 
     def validate(self, problem: Any, context: SolveContext) -> None:
         super().validate(problem, context)
+        self.needs_the_model_kept()  # the blocks exchange the model's parameters
         check_split(problem, self)
 
-    def solve_problem(self, problem: Any, context: SolveContext) -> ConsensusSolution:
-        """Train ``problem`` by consensus ADMM from its ``params_guess``, else from the draw
-        of ``context.seed`` (every block starts there). Raises ValueError before any work when
-        the client's workers cannot run the blocks."""
+    def solve_problem(self, problem: Any, context: SolveContext) -> ConsensusADMMRecord:
+        """Train ``problem`` by consensus ADMM from the parameters of ``context.warm``, else
+        from its ``params_guess``, else from the draw of ``context.seed`` (every block starts
+        there); the rounds end at ``context.deadline`` (a round under way finishes). Raises
+        ValueError before any work when the client's workers cannot run the blocks."""
         p0 = problem.params_guess
-        if p0 is None:
+        if context.warm is not None:
+            p0 = final(context.warm).p
+        elif p0 is None:
             p0 = problem.model.init_params(np.random.default_rng(context.seed))
         blocks = split(problem, self, np.asarray(p0, dtype=float))
         runners = runners_for(blocks, self, context)
         try:
-            return run_rounds(problem, self, blocks, runners)
+            return run_rounds(problem, self, blocks, runners, context.deadline)
         finally:
             runners.close()

@@ -4,9 +4,7 @@ problem."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
-
-import numpy as np
+from typing import ClassVar
 
 from ...status import SolverStatus
 from ...training import TrainingSolution
@@ -31,7 +29,7 @@ class ConsensusRound:
 
 
 @dataclass
-class ConsensusSolution:
+class ConsensusADMMRecord:
     """The result of consensus ADMM training.
 
     Attributes:
@@ -56,14 +54,14 @@ class ConsensusSolution:
         return self.solution.status
 
     @property
-    def p(self) -> np.ndarray:
-        return self.solution.p
+    def iterations(self) -> int:
+        """IPOPT iterations of every block solve of every round."""
+        return int(sum(sum(r.iterations) for r in self.rounds))
 
-    def __call__(self, t: np.ndarray | float) -> np.ndarray:
-        return self.solution(t)
-
-    def simulate(self, *args: Any, **kwargs: Any) -> Any:
-        return self.solution.simulate(*args, **kwargs)
+    def describe(self) -> str:
+        """The rounds, in one line."""
+        verdict = "converged" if self.converged else "not converged"
+        return f"ConsensusADMM: {len(self.build_s)} blocks, {len(self.rounds)} rounds, {verdict}"
 
     @property
     def wall_time(self) -> float:

@@ -18,27 +18,36 @@ from ...transcription.mesh import Mesh
 from ...transcription.nlp.assembly import NLPSize
 from ...transcription.solution import Solution
 from .blocks import BlockLost
-from .results import ConsensusRound, ConsensusSolution
+from .results import ConsensusADMMRecord, ConsensusRound
 from .split import Block
 
 # block statuses after which the rounds go on (an inexact block solve is still a step)
 _CONTINUE = (SolverStatus.SUCCESS, SolverStatus.ACCEPTABLE, SolverStatus.ITERATION_LIMIT)
 
 
-def run_rounds(problem: Any, alg: Any, blocks: list[Block], runners: Any) -> ConsensusSolution:
+def run_rounds(
+    problem: Any, alg: Any, blocks: list[Block], runners: Any, deadline: float | None = None
+) -> ConsensusADMMRecord:
     """The ADMM rounds of :mod:`.consensus` over ``blocks`` solved by ``runners``; the
-    :class:`~.consensus.ConsensusSolution`.
+    :class:`~.consensus.ConsensusADMMRecord`.
 
     A block lost for good (:class:`~.blocks.BlockLost`: its worker died more often than Dask
     allows) ends the rounds with status ``FAILED`` and a partial result, as SciML returns the
     last iterate with a failure retcode: the consensus of the last complete round (or the
     start), the blocks' last node states (the lost block's: its data's state guess), every
-    round so far."""
+    round so far. Past ``deadline`` (a ``time.perf_counter()`` value) no round begins; the
+    rounds end with status ``TIME_LIMIT``."""
     state = _Consensus(alg, blocks, runners)
     try:
         ended = state.warm_start(problem.model.n_params) if alg.warm_start else None
         state.begin()
         for r in range(0 if ended else alg.max_rounds):
+            if deadline is not None and time.perf_counter() >= deadline:
+                ended = _Ending(
+                    SolverStatus.TIME_LIMIT,
+                    f"ADMM stopped at the time limit after {r} rounds",
+                )
+                break
             ended = state.round(r)
             if ended:
                 break
@@ -63,7 +72,7 @@ def run_rounds(problem: Any, alg: Any, blocks: list[Block], runners: Any) -> Con
         for s, b in zip(runners.states(), blocks, strict=True)
     ]
     solution = _assemble(problem, alg, states, state.z, state.rounds, ended.status, ended.message)
-    return ConsensusSolution(
+    return ConsensusADMMRecord(
         solution, state.rounds, ended.converged, list(runners.build_s), runners.events
     )
 
