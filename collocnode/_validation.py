@@ -95,7 +95,7 @@ def measured_array(
 ) -> np.ndarray:
     """``value`` as a float64 array of finite numbers and NaN, where NaN has a meaning
     (``nan``: "a value is missing" for measurements, "it is free" for initial states); ±inf
-    refused. ``ndim`` and ``shape`` as in :func:`finite_array`."""
+    refused. ``ndim`` and ``shape`` as in `finite_array`."""
     arr = _float_array(name, value, ndim, shape)
     if np.any(np.isinf(arr)):
         where = tuple(int(i) for i in np.argwhere(np.isinf(arr))[0])
@@ -111,7 +111,7 @@ def real_array(
 ) -> np.ndarray:
     """``value`` as a float64 array of real numbers; ±inf allowed (bounds), NaN refused.
 
-    ``ndim`` and ``shape`` as in :func:`finite_array`.
+    ``ndim`` and ``shape`` as in `finite_array`.
     """
     arr = _float_array(name, value, ndim, shape)
     if np.any(np.isnan(arr)):
@@ -222,7 +222,7 @@ _BIDI_CONTROLS = frozenset(
 
 def label(name: str, value: object) -> str:
     """``value`` as a label that prints as what it is: a string of at most
-    :data:`MAX_LABEL_LENGTH` characters without control characters (newlines, tabs, NUL, line
+    `MAX_LABEL_LENGTH` characters without control characters (newlines, tabs, NUL, line
     and paragraph separators) or bidirectional controls; one error naming ``name`` otherwise."""
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a string, got {_show(value)}")
@@ -246,7 +246,7 @@ def label(name: str, value: object) -> str:
 
 
 def names(name: str, value: object, length: int | None = None) -> tuple[str, ...]:
-    """``value`` as a tuple of labels (:func:`label`: column names); empty means "no labels".
+    """``value`` as a tuple of labels (`label`: column names); empty means "no labels".
 
     A single string is refused rather than split into characters.
     """

@@ -2,39 +2,41 @@
 
 As in SciML, where ``solve(prob, alg)`` lowers to the algorithm's own ``__solve``, and as in
 diffrax, where a wrapped solver holds the solver it wraps, every algorithm object of collocnode
-derives from :class:`Algorithm` and
+derives from [`Algorithm`][collocnode.Algorithm] and
 
-- declares the kinds of problem it solves (:attr:`Algorithm.problem_kinds`: ``"dop"`` for a
-  :class:`~collocnode.DynamicOptimizationProblem`, ``"training"`` for a
-  :class:`~collocnode.TrainingProblem`; each problem class names its kind in ``problem_kind``)
-  and whether it runs the user's iteration callback (:attr:`Algorithm.takes_callback`);
-- checks, before any work, that it can solve a given problem (:meth:`Algorithm.validate`);
-- does its work in :meth:`Algorithm.solve_problem`, given the problem and a
-  :class:`SolveContext` (the seed, the callback, the settings of the after-solve check, and
-  what wrappers hand down: a solution to start from, the meshes, a deadline).
+- declares the kinds of problem it solves (`Algorithm.problem_kinds`: ``"dop"`` for a
+  [`DynamicOptimizationProblem`][collocnode.DynamicOptimizationProblem], ``"training"`` for a
+  [`TrainingProblem`][collocnode.TrainingProblem]; each problem class names its kind in
+  ``problem_kind``) and whether it runs the user's iteration callback (`Algorithm.takes_callback`);
+- checks, before any work, that it can solve a given problem
+  ([`Algorithm.validate`][collocnode.Algorithm.validate]);
+- does its work in [`Algorithm.solve_problem`][collocnode.Algorithm.solve_problem], given the
+  problem and a [`SolveContext`][collocnode.SolveContext] (the seed, the callback, the settings of
+  the after-solve check, and what wrappers hand down: a solution to start from, the meshes, a
+  deadline).
 
-A :class:`Wrapper` holds an ``inner`` algorithm and calls ``inner.solve_problem``, so wrappers
+A `Wrapper` holds an ``inner`` algorithm and calls ``inner.solve_problem``, so wrappers
 nest: consensus ADMM whose blocks are refined until consistent around a warm-started
 collocation solve is ``ConsensusADMM(UntilConsistent(WarmStarted(RadauIIA(...))))``. The
 problem kinds and the callback trait of a nest are those all its levels share.
 
 The contracts are declared, not implied. The innermost algorithm of every nest is a
-:class:`Transcription` (what wrappers may ask of it: its meshes for a problem, its stages, a copy
+`Transcription` (what wrappers may ask of it: its meshes for a problem, its stages, a copy
 with a thread count). A wrapper that hands its inner algorithm a context field
-(:data:`CONTEXT_FIELDS`: a warm start, meshes, a deadline) names it in
-:attr:`Wrapper.hands_down`; every algorithm names the fields it acts on in
-:attr:`Algorithm.honours`, and a nest in which one level hands down a field the level below
+(`CONTEXT_FIELDS`: a warm start, meshes, a deadline) names it in
+`Wrapper.hands_down`; every algorithm names the fields it acts on in
+`Algorithm.honours`, and a nest in which one level hands down a field the level below
 would ignore is refused at validation (``TimeLimit`` around an algorithm that never looks at a
 deadline would cap nothing).
 
 A wrapper's ``solve_problem`` returns its record, which keeps the inner result in ``solution``
-and says so with ``wraps = True``; :func:`final` follows that chain to the solution a nest ends
+and says so with ``wraps = True``; `final` follows that chain to the solution a nest ends
 in. ``solve`` returns that one solution type per problem family (a ``TrainingSolution`` for a
 training problem, a collocation ``Solution`` for a dynamic optimization problem), carrying the
-records of the nest, outermost first, in ``records`` (:func:`unify`).
+records of the nest, outermost first, in ``records`` (`unify`).
 
 Problems lower themselves to a dynamic optimization problem (``problem.lower(context)``, see
-:class:`Lowered`), so the collocation algorithm of the transcription layer solves a training
+`Lowered`), so the collocation algorithm of the transcription layer solves a training
 problem without knowing what one is.
 """
 
@@ -49,7 +51,7 @@ from typing import Any, ClassVar
 #: the kinds of problem: a dynamic optimization problem and a training problem
 PROBLEM_KINDS = frozenset({"dop", "training"})
 
-#: the fields of :class:`SolveContext` that a wrapper may hand down to the algorithm it holds
+#: the fields of `SolveContext` that a wrapper may hand down to the algorithm it holds
 CONTEXT_FIELDS = frozenset({"warm", "meshes", "deadline"})
 
 
@@ -82,7 +84,7 @@ class SolveContext:
         return replace(self, **changes)
 
     def remaining(self) -> float | None:
-        """Seconds left before :attr:`deadline` (at least 1 ms: IPOPT needs a positive limit),
+        """Seconds left before `deadline` (at least 1 ms: IPOPT needs a positive limit),
         or None without one."""
         if self.deadline is None:
             return None
@@ -109,13 +111,13 @@ class Algorithm(ABC):
     """Base of every algorithm object (frozen dataclasses all).
 
     Class attributes:
-        problem_kinds: the kinds of problem it solves (of :data:`PROBLEM_KINDS`).
+        problem_kinds: the kinds of problem it solves (of `PROBLEM_KINDS`).
         takes_callback: whether it runs the user's per-iteration callback.
     """
 
     problem_kinds: ClassVar[frozenset[str]] = PROBLEM_KINDS
     takes_callback: ClassVar[bool] = True
-    #: the context fields (of :data:`CONTEXT_FIELDS`) this algorithm acts on itself
+    #: the context fields (of `CONTEXT_FIELDS`) this algorithm acts on itself
     honours: ClassVar[frozenset[str]] = frozenset()
     #: whether its solution is of the problem's own model (False: it replaces the model)
     keeps_model: ClassVar[bool] = True
@@ -170,10 +172,10 @@ class Algorithm(ABC):
 class Transcription(Algorithm):
     """The innermost algorithm of a nest: it transcribes the problem and solves the NLP.
 
-    What a wrapper may ask of it, and nothing more: :meth:`meshes_for` (the meshes it would
-    solve a problem on), :attr:`stages` (collocation nodes per interval of a mesh a wrapper
-    makes), :attr:`threads` and :meth:`with_threads` (a copy for a worker with that many
-    cores), and :attr:`reusable_nlp`. It honours every context field.
+    What a wrapper may ask of it, and nothing more: `meshes_for` (the meshes it would
+    solve a problem on), `stages` (collocation nodes per interval of a mesh a wrapper
+    makes), `threads` and `with_threads` (a copy for a worker with that many
+    cores), and `reusable_nlp`. It honours every context field.
     """
 
     honours: ClassVar[frozenset[str]] = CONTEXT_FIELDS
@@ -292,7 +294,7 @@ def records_of(result: Any) -> tuple[Any, ...]:
 
 
 def unify(result: Any) -> Any:
-    """The one solution a nest's result stands for: :func:`final` of it, carrying the records
+    """The one solution a nest's result stands for: `final` of it, carrying the records
     of the wrappers on the way in ``records`` (outermost first; a result that is already a
     solution keeps the records it has)."""
     records = records_of(result)

@@ -25,8 +25,8 @@ class Trajectory:
             (``n_outputs`` may be 0); NaN where a value is missing.
         state_names, input_names, output_names: labels of the columns. A trajectory whose
             ``state_names`` name only some of a model's states measures those; a
-            :class:`~collocnode.TrainingProblem` treats the others as hidden. A table with
-            named columns (a pandas DataFrame) given as ``x``, ``u`` or ``y`` names them: its
+            [`TrainingProblem`][collocnode.TrainingProblem] treats the others as hidden. A table
+            with named columns (a pandas DataFrame) given as ``x``, ``u`` or ``y`` names them: its
             column names are used where no labels are given, and must match the labels given.
         params: the conditions of this experiment, name -> finite float (a feed
             concentration, a load, a temperature; for the benchmark systems, the parameter
@@ -35,7 +35,8 @@ class Trajectory:
 
     Whether a NaN is acceptable is for the consumer to say: a training problem accepts one
     where its mask or its observation model (the fitted columns) allows it and names the index
-    otherwise; code that needs every value calls :meth:`require_complete`.
+    otherwise; code that needs every value calls
+    [`require_complete`][collocnode.Trajectory.require_complete].
     """
 
     t: np.ndarray

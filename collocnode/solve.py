@@ -1,8 +1,8 @@
 """``solve(problem, alg)``: the one entry point, as in SciML.
 
 It does three things and dispatches on nothing: it lowers the call to the algorithm protocol of
-:mod:`collocnode.algorithm` (the default algorithm, the checked seed, callback and check
-settings in a :class:`~collocnode.algorithm.SolveContext`, and the algorithm's own check that
+`collocnode.algorithm` (the default algorithm, the checked seed, callback and check
+settings in a [`SolveContext`][collocnode.SolveContext], and the algorithm's own check that
 it can solve the problem), lets the algorithm do its work (``alg.solve_problem``), and runs the
 consistency check on the trained model the work ended in, unless an algorithm of the nest has
 already checked it.
@@ -49,47 +49,51 @@ def solve(
 
 
 def solve(problem, alg=None, *, seed=None, callback=None, check=True, progress=False):
-    """Solve ``problem`` with ``alg`` (default :class:`~collocnode.Auto`: the mesh, λ and the
+    """Solve ``problem`` with ``alg`` (default [`Auto`][collocnode.Auto]: the mesh, λ and the
     initial guess chosen from the problem).
 
     Args:
-        problem: a :class:`DynamicOptimizationProblem` or a :class:`TrainingProblem`.
-        alg: an algorithm object (:mod:`collocnode.algorithm`), default ``Auto()`` (a mesh
+        problem: a [`DynamicOptimizationProblem`][collocnode.DynamicOptimizationProblem] or a
+            [`TrainingProblem`][collocnode.TrainingProblem].
+        alg: an algorithm object (`collocnode.algorithm`), default ``Auto()`` (a mesh
             from the data, λ from a regularization path on held-out data where the problem
             gives none, a regression warm start where the data allow it, refinement until
-            consistent; its result says what it chose): :class:`RadauIIA` (one
+            consistent; its record says what it chose): [`RadauIIA`][collocnode.RadauIIA] (one
             collocation solve), or a wrapper around one that nests with any other --
-            :class:`~collocnode.AdaptiveRefinement`, :class:`~collocnode.UntilConsistent`
-            (refine the mesh until the check below passes), :class:`~collocnode.WarmStarted`
-            and :class:`~collocnode.Pretrained` (phases before the full problem),
-            :class:`~collocnode.StopWhenStagnant`, :class:`~collocnode.TimeLimit`,
-            :class:`~collocnode.RegularizationPath` (λ on held-out data),
-            :class:`~collocnode.Multistart` (several starts, the best kept),
-            :class:`~collocnode.ConsensusADMM` (blocks of the data solved as NLPs of their
+            [`AdaptiveRefinement`][collocnode.AdaptiveRefinement],
+            [`UntilConsistent`][collocnode.UntilConsistent] (refine the mesh until the check below
+            passes), [`WarmStarted`][collocnode.WarmStarted] and
+            [`Pretrained`][collocnode.Pretrained] (phases before the full problem),
+            [`StopWhenStagnant`][collocnode.StopWhenStagnant], [`TimeLimit`][collocnode.TimeLimit],
+            [`RegularizationPath`][collocnode.RegularizationPath] (λ on held-out data),
+            [`Multistart`][collocnode.Multistart] (several starts, the best kept),
+            [`ConsensusADMM`][collocnode.ConsensusADMM] (blocks of the data solved as NLPs of their
             own). Each declares the problems it solves.
         seed: a non-negative integer seeding the random initial weights of a training problem
             (ignored when the problem gives ``params_guess``).
-        callback: ``fn(state)`` after every IPOPT iteration (:mod:`collocnode.training.callbacks`);
+        callback: ``fn(state)`` after every IPOPT iteration (`collocnode.training.callbacks`);
             returning True stops the solve with status ``stopped_by_callback`` and keeps that
             iterate, an exception stops it with ``callback_error``. For a training problem the
             state can also simulate the model at the current parameters (``state.predict``).
-        check: the consistency check of a trained model (:mod:`collocnode.training.consistency`):
-            True (default settings), a :class:`ConsistencyCheck`, or False to skip it. It
-            re-simulates the learned model from the collocated initial states and stores the
-            result in the trained solution's ``consistency``; an inconsistent model gives an
-            :class:`InconsistentModelWarning` and keeps IPOPT's status. Training problems only.
+        check: the consistency check of a trained model (`collocnode.training.consistency`):
+            True (default settings), a [`ConsistencyCheck`][collocnode.ConsistencyCheck], or False
+            to skip it. It re-simulates the learned model from the collocated initial states and
+            stores the result in the trained solution's ``consistency``; an inconsistent model gives
+            an [`InconsistentModelWarning`][collocnode.InconsistentModelWarning] and keeps IPOPT's
+            status. Training problems only.
         progress: True shows the phases of the solve (build, compile, solve, check) with their
             elapsed time and the IPOPT iterations with the objective and the infeasibilities
-            (:class:`~collocnode.training.callbacks.PhaseProgress`: tqdm bars in a notebook or a
+            ([`PhaseProgress`][collocnode.PhaseProgress]: tqdm bars in a notebook or a
             terminal, plain lines elsewhere). It runs beside ``callback`` and never stops the
             solve. Default False: silent, unless a caller (a command line) watches the run.
 
     Returns:
-        One type per problem family, whatever the algorithm: a :class:`TrainingSolution` for a
-        training problem, a collocation :class:`Solution` for a dynamic optimization problem.
-        It is the final solve's; what each wrapper of the nest did is in its ``records``
-        (outermost first; ``sol.record(UntilConsistent)``, ``sol.describe()``). Its ``status``
-        says honestly how the final solve ended; a failed solve still returns the last iterate.
+        One type per problem family, whatever the algorithm: a
+        [`TrainingSolution`][collocnode.TrainingSolution] for a training problem, a collocation
+        [`Solution`][collocnode.Solution] for a dynamic optimization problem. It is the final
+        solve's; what each wrapper of the nest did is in its ``records`` (outermost first;
+        ``sol.record(UntilConsistent)``, ``sol.describe()``). Its ``status`` says honestly how the
+        final solve ended; a failed solve still returns the last iterate.
 
     Raises:
         TypeError, ValueError: one clear error, before any work, for an algorithm that cannot

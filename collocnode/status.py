@@ -13,8 +13,8 @@ class SolverStatus(str, Enum):
     rule (early stopping, objective stagnation, ...; the message says which): the iterate is the
     one the rule asked for, not a failure of the solver, but it is not converged either, so
     ``ok`` is False for it. ``SETTLED`` means a rule on what the user measures ended the solve
-    because that measure stopped changing (:class:`~collocnode.StopWhenSettled`; the message
-    says by how much): converged in the quantity the user cares about, if not to IPOPT's
+    because that measure stopped changing ([`StopWhenSettled`][collocnode.StopWhenSettled]; the
+    message says by how much): converged in the quantity the user cares about, if not to IPOPT's
     tolerance, so ``ok`` is True for it. ``CALLBACK_ERROR`` means the callback raised (the
     message names the exception); the last iterate is kept. Everything else is a failure of the
     solver.

@@ -3,16 +3,16 @@ reproduction report's command, ``scripts/reproduction_report.py``, is repository
 in ``benchmarks/reproduction/``, outside the package).
 
 Shared behaviour: options come from the option dataclasses (nested ones by their flat field
-names, :mod:`.parsing`); bad input is one ``prog: error: message`` line on stderr and exit code
-2 (a traceback only with ``--debug``; the codes are in :mod:`.exits`); ``--out`` is a run
-folder, marked and locked while a command runs there (:mod:`.run_folder`), whose units of work
-are written into it durably as they finish while the summary is staged and moved in when the
+names, `collocnode.cli.parsing`); bad input is one ``prog: error: message`` line on stderr and exit
+code 2 (a traceback only with ``--debug``; the codes are in `collocnode.cli.exits`); ``--out`` is a
+run folder, marked and locked while a command runs there (`collocnode.cli.run_folder`), whose units
+of work are written into it durably as they finish while the summary is staged and moved in when the
 run ends, however it ends; ``--resume`` continues it (after kill -9 too), ``--overwrite``
-replaces only a run folder and only with a run that succeeded (:mod:`.output`); Ctrl-C, and
-SIGTERM (:mod:`.signals`), write what the run has so far with status "interrupted" and the
+replaces only a run folder and only with a run that succeeded (`collocnode.cli.output`); Ctrl-C, and
+SIGTERM (`collocnode.cli.signals`), write what the run has so far with status "interrupted" and the
 phase it stopped in, and exit with 130; a storage error is phase "storage", exit 1, one line.
 
-One module per command: :mod:`.train_command`, :mod:`.compare_command`.
+One module per command: `collocnode.cli.train_command`, `collocnode.cli.compare_command`.
 """
 
 from .compare_command import compare

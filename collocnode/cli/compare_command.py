@@ -1,9 +1,9 @@
 """``scripts/compare.py PROBLEM [options]``: several methods on one problem, one data set, one
 report.
 
-Exit codes (:mod:`.exits`): 0 when every method finished, 1 when one failed (or the run stopped:
-a method that could not be stored, a lost Dask scheduler; the line says how to resume), 2 on bad
-input (checked before any data is made and before ``--out`` exists: a wrong ``--scheduler``
+Exit codes (`collocnode.cli.exits`): 0 when every method finished, 1 when one failed (or the run
+stopped: a method that could not be stored, a lost Dask scheduler; the line says how to resume), 2
+on bad input (checked before any data is made and before ``--out`` exists: a wrong ``--scheduler``
 included; a ``--resume`` with other settings touches nothing), 130 on Ctrl-C or SIGTERM, or when
 a method was interrupted.
 """

@@ -1,6 +1,6 @@
 """Where a run writes: its run folder, the durable units of work in it, its staged summary.
 
-A run's folder is ``--out``, made and marked (:mod:`.run_folder`) when the run starts and
+A run's folder is ``--out``, made and marked (`collocnode.cli.run_folder`) when the run starts and
 locked while it runs. What a run finishes unit by unit (the seeds of a robustness study, the
 methods of a comparison run as tasks) is written straight into it, each file atomically and
 flushed to disk, so that a run killed at any moment (kill -9, the OOM killer, a lost node)
@@ -68,9 +68,9 @@ class OutputDirectory:
         folder: the run folder, where the units go: ``target``, or with ``--overwrite`` of an
             earlier run its sibling ``.<name>.<run id>.partial``.
         path: where the summary goes while the run runs (moved into ``folder`` by
-            :meth:`finish`).
+            `finish`).
         notes: lines for the user about folders found, adopted or moved.
-        ending: set by :meth:`finish` where this run did not replace the earlier run it was
+        ending: set by `finish` where this run did not replace the earlier run it was
             to replace: where that run stays ("" otherwise).
 
     Raises:
@@ -216,7 +216,7 @@ class OutputDirectory:
 
     def finish(self, success: bool = True) -> Path:
         """Move the staged summary into the run folder; when this run replaces an earlier one,
-        put it in ``--out``'s place if it ended successfully, else keep both (:attr:`notes`
+        put it in ``--out``'s place if it ended successfully, else keep both (`notes`
         says where each is). Returns where this run's files are now. Does not raise: where a
         step fails, the files stay where they are, that place is returned and noted."""
         where = self.folder

@@ -43,7 +43,7 @@ def _shown(value: Any) -> str:
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse with a single ``prog: error: message`` line on bad arguments (exit code 2) and
-    every option's default in ``--help`` (:class:`DefaultsFormatter`)."""
+    every option's default in ``--help`` (`DefaultsFormatter`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", DefaultsFormatter)

@@ -1,7 +1,7 @@
 """What makes a folder a collocnode run folder: a marker file made when the command makes the
 folder, and a lock on it held while a command runs there.
 
-The marker (:data:`MARKER`) is what ``--overwrite`` asks for before it replaces a folder, and
+The marker (`MARKER`) is what ``--overwrite`` asks for before it replaces a folder, and
 what ``--resume`` looks for; the lock (``flock`` on the marker, released by the kernel when its
 process dies, kill -9 included) keeps two commands out of one folder and tells a folder left by
 a killed run from one whose run is still going.
@@ -48,14 +48,14 @@ def marker_record(path: Path) -> dict[str, object]:
 
 
 class RunFolder:
-    """A run folder held by this process: marked, and locked until :meth:`release`.
+    """A run folder held by this process: marked, and locked until `release`.
 
-    Use :meth:`make` for a new (or empty) folder, :meth:`mark` for an earlier run's folder
-    without a marker (written before run folders were marked), :meth:`hold` for a marked one.
+    Use `make` for a new (or empty) folder, `mark` for an earlier run's folder
+    without a marker (written before run folders were marked), `hold` for a marked one.
 
     Raises:
         FolderInUse: another command holds the folder.
-        FileExistsError: :meth:`make` or :meth:`mark` found a marker already there.
+        FileExistsError: `make` or `mark` found a marker already there.
         OSError: the folder or the marker cannot be written.
     """
 

@@ -1,8 +1,8 @@
 """``scripts/train_collocation.py PROBLEM [options]``: train one named experiment by collocation.
 
 The problem comes first and picks the options dataclass whose fields become the options. Exit
-codes (:mod:`.exits`): 0 when the solve converged and the model is consistent, 1 when it did
-not or the run failed (status "failed" and the phase in ``result.json``: "storage" when a file
+codes (`collocnode.cli.exits`): 0 when the solve converged and the model is consistent, 1 when it
+did not or the run failed (status "failed" and the phase in ``result.json``: "storage" when a file
 could not be written), 2 on bad input (a wrong ``--scheduler`` included: it is checked before
 ``--out`` is made; a ``--resume`` with other settings than the stored seeds', which touches
 nothing), 130 on Ctrl-C or SIGTERM (status "interrupted").

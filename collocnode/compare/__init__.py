@@ -1,7 +1,7 @@
 """The comparison: FNODE, MBD-NODE, SNDE, MNN, the baselines and collocation, head to head.
 
-Two packages, the second over the first: :mod:`collocnode.compare.methods` (every method behind
-one trainer interface, and its registry; the PyTorch side) and :mod:`collocnode.compare.run` (one
+Two packages, the second over the first: `collocnode.compare.methods` (every method behind
+one trainer interface, and its registry; the PyTorch side) and `collocnode.compare.run` (one
 comparison: data, scoring, rows, ``compare.json`` and ``compare.md``). This package re-exports
 what a user of the methods imports.
 

@@ -1,8 +1,8 @@
 """Named experiments behind ``scripts/train_collocation.py``: an options dataclass and
-``run(options, record)`` per problem, over the recipes of :mod:`collocnode.recipes`.
+``run(options, record)`` per problem, over the recipes of `collocnode.recipes`.
 
 The paper's two experiments have modules of their own; every other registered system
-(:data:`collocnode.problems.SYSTEMS`) is the generic one, the suitable neural ODE trained by
+(`collocnode.problems.SYSTEMS`) is the generic one, the suitable neural ODE trained by
 collocation.
 """
 

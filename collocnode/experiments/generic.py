@@ -20,7 +20,7 @@ from .record import RunRecord
 @dataclass(frozen=True)
 class SystemOptions:
     """Settings of a collocation run on a benchmark system: the data (problem, preset, noise,
-    seed) and the recipe (:class:`~collocnode.recipes.generic.SystemRecipe`, whose fields are
+    seed) and the recipe (`SystemRecipe`, whose fields are
     reached by their own names: ``--hidden``, ``--intervals`` (default: one mesh interval per
     sample interval of the training window), ``--max-iter``, ...). ``uncertainty`` computes the
     trained model's error bars on noisy data (``sol.uncertainty()``) into ``result.json`` and

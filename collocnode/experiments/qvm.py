@@ -1,5 +1,5 @@
 """Quarter-vehicle PeN-ODE trained by collocation (Langenkamp et al. §4.1): data, the paper's
-recipe (:class:`collocnode.recipes.qvm.QVMRecipe`, strategies I-III), evaluation on the training
+recipe (`collocnode.recipes.qvm.QVMRecipe`, strategies I-III), evaluation on the training
 road and an unseen road, files and the paper's Figs. 2-5."""
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def characteristic_bands(
     unc: Any, system: Any, train: Trajectory, points: int = 801
 ) -> dict[str, dict[str, Any]]:
     """The 95 % bands (delta method) of the learned friction and spring over ±4σ of the
-    training inputs (the figures' range), by name: ``x``, the :class:`Band` and a summary over
+    training inputs (the figures' range), by name: ``x``, the `Band` and a summary over
     ±2σ: the mean and largest half-width [N] and the share of the grid where the band holds the
     true characteristic."""
     out = {}

@@ -1,10 +1,10 @@
 """What an experiment has produced so far, so that an interrupted or failing run keeps it.
 
-An experiment writes into a :class:`RunRecord`: the phase it is in, the result fields it has, the
+An experiment writes into a `RunRecord`: the phase it is in, the result fields it has, the
 trained model as soon as there is one. The command line writes the record's ``result.json`` again
 when the run stops early, with the status and the phase it stopped in; every file carries the
 record's ``run_id``. Units of work that a resumed run reuses (a study's seeds) go to
-:meth:`RunRecord.units`, which the command line points at the run folder itself: they are
+`RunRecord.units`, which the command line points at the run folder itself: they are
 durable the moment they are written, while the rest of the output is staged.
 """
 
@@ -47,7 +47,7 @@ class RunRecord:
     units_dir: Path | None = None
 
     def enter(self, phase: str) -> None:
-        """Enter ``phase`` and tell the run's watcher (:mod:`collocnode.tools.progress`), but
+        """Enter ``phase`` and tell the run's watcher (`collocnode.tools.progress`), but
         for "training", whose own phases (build, compile, solve, check) the solve tells."""
         self.phase = phase
         if phase != "training":
@@ -137,10 +137,10 @@ class RunRecord:
 
     def regularization_path(self, path: Any) -> None:
         """Record the regularization path that chose λ (a
-        :class:`~collocnode.RegularizationPathRecord`): ``regularization_path`` in
-        ``result.json`` (its points, the chosen λ and the table), its time in ``wall_time_s``
-        (``regularization_path``, added to ``total`` unless there already), a warning where no
-        point was verified, and ``regularization_path.png``."""
+        [`RegularizationPathRecord`][collocnode.strategies.RegularizationPathRecord]):
+        ``regularization_path`` in ``result.json`` (its points, the chosen λ and the table), its
+        time in ``wall_time_s`` (``regularization_path``, added to ``total`` unless there already),
+        a warning where no point was verified, and ``regularization_path.png``."""
         self.update(regularization_path={**path.to_dict(), "table": path.table()})
         wall = self.result.get("wall_time_s")
         if isinstance(wall, dict) and "regularization_path" not in wall:

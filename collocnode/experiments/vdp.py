@@ -1,5 +1,5 @@
 """Van der Pol neural ODE trained by collocation (Langenkamp et al. §4.2, eq. 21): data, the
-paper's recipe (:data:`collocnode.recipes.vdp.VDP`), evaluation, files and plots."""
+paper's recipe (`collocnode.recipes.vdp.VDP`), evaluation, files and plots."""
 
 from __future__ import annotations
 
@@ -33,10 +33,10 @@ T_ROBUST = 32.0  # horizon of the robustness check (paper Fig. 10)
 class VdPOptions:
     """Settings of the paper's Van der Pol experiment: §4.2's data, model and mesh.
 
-    ``recipe`` holds the model and collocation settings (:data:`~collocnode.recipes.vdp.VDP`,
+    ``recipe`` holds the model and collocation settings (`VDP`,
     printing one line per IPOPT iteration); its fields are reached by their own names
     (``--stages``, ``--hidden``, ...). The run starts from the warm start (``warm_start``:
-    weights regressed on the smoothed data's derivatives, :mod:`collocnode.training.warmstart`),
+    weights regressed on the smoothed data's derivatives, `collocnode.training.warmstart`),
     which reached the cold start's error in 8 instead of 47 iterations (docs/performance.md);
     ``--no-warm-start`` gives the paper's own start (constant states, random weights).
     ``regularization=None`` (a field of the recipe's settings) picks the paper's λ: 1e-4, or
@@ -111,7 +111,7 @@ def train(opts: VdPOptions) -> tuple[TrainingSolution, Split]:
 
 
 def train_recipe(opts: VdPOptions) -> tuple[TrainedModel, Split]:
-    """:func:`train` with the recipe's whole outcome (its regularization path, if any)."""
+    """`train` with the recipe's whole outcome (its regularization path, if any)."""
     system = problems.get("vdp")
     noise_seed, weight_seed = seeds(opts.seed)
     split = system.generate(noise=opts.noise, seed=noise_seed)
@@ -155,7 +155,7 @@ class Evaluation:
 
 
 def evaluate(sol: TrainingSolution, grid: int = 61) -> Evaluation:
-    """See :class:`Evaluation`."""
+    """See `Evaluation`."""
     system = problems.get("vdp")
     t = np.linspace(0.0, T_EXTRAPOLATE, 2001)
     truth = system.simulate(t)
@@ -238,7 +238,7 @@ def robustness_run(opts: VdPOptions) -> RobustnessRun:
 
 
 def robustness_task(opts: VdPOptions) -> dict[str, Any]:
-    """:func:`robustness_run` as a task of :func:`collocnode.tools.tasks.run_tasks`: the row and the
+    """`robustness_run` as a task of `collocnode.tools.tasks.run_tasks`: the row and the
     rollout ``x`` (1601, 2). A run stopped by Ctrl-C raises KeyboardInterrupt, so that it is
     neither stored nor counted: a rerun of the study runs it again."""
     run = robustness_run(opts)
@@ -292,7 +292,7 @@ def _run_all(
 
 def run_robustness(opts: VdPOptions, record: RunRecord, executor: Any = None) -> dict[str, Any]:
     """The paper's appendix study: many seeds, success rate and percentile bands, the seeds on
-    ``executor`` (see :func:`_run_all`) and stored in ``record.units("seeds")``.
+    ``executor`` (see `_run_all`) and stored in ``record.units("seeds")``.
 
     The study's status is "success" once every seed has run, whatever the seeds' own outcomes;
     "interrupted" after Ctrl-C and "failed" when a seed could not be stored or the scheduler
@@ -368,7 +368,7 @@ def run_robustness(opts: VdPOptions, record: RunRecord, executor: Any = None) ->
 def run(opts: VdPOptions, record: RunRecord, executor: Any = None) -> dict[str, Any]:
     """Train, evaluate, and write ``result.json`` and the plots into ``record.out_dir``; a
     robustness study (``opts.seeds > 1``) runs its seeds on ``executor`` when given (see
-    :func:`run_robustness`)."""
+    `run_robustness`)."""
     from ..tools import plotting
 
     if opts.seeds > 1:

@@ -1,9 +1,10 @@
 """Optimal control with a trained model as the dynamics.
 
-A trained :class:`~collocnode.models.HybridModel` with fixed parameters is an ordinary CasADi
-right-hand side, so a control problem with it is a :class:`DynamicOptimizationProblem` with no
-parameters of its own: the weights are constants inside the node functions, and the NLP has no
-node-by-parameter border (each node's block stands alone)::
+A trained [`HybridModel`][collocnode.HybridModel] with fixed parameters is an ordinary CasADi
+right-hand side, so a control problem with it is a
+[`DynamicOptimizationProblem`][collocnode.DynamicOptimizationProblem] with no parameters of its own:
+the weights are constants inside the node functions, and the NLP has no node-by-parameter border
+(each node's block stands alone)::
 
     trained = solve(TrainingProblem(model, data), RadauIIA(100, 3))   # or load_model("m.json")
     dop = control_problem(
@@ -13,7 +14,7 @@ node-by-parameter border (each node's block stands alone)::
     sol = solve(dop, RadauIIA(200, 3)); sol.controls(t)
 
 When the controls act through terms the model does not contain (an actuator force added to a
-learned plant), write the dynamics around :class:`LearnedDynamics` instead::
+learned plant), write the dynamics around [`LearnedDynamics`][collocnode.LearnedDynamics] instead::
 
     plant = LearnedDynamics.of(trained)
     dynamics = lambda x, p, u, t: plant(x, u[:1], t) + ca.vertcat(0, u[1] / m)
@@ -64,8 +65,9 @@ class LearnedDynamics:
 
     @classmethod
     def of(cls, trained: Any, p: Any = None) -> LearnedDynamics:
-        """From a :class:`~collocnode.TrainingSolution`, a loaded model file
-        (:func:`collocnode.serialize.load_model`) or a :class:`HybridModel` with ``p``."""
+        """From a [`TrainingSolution`][collocnode.TrainingSolution], a loaded model file
+        ([`collocnode.serialize.load_model`][collocnode.serialize.load_model]) or a
+        [`HybridModel`][collocnode.HybridModel] with ``p``."""
         if isinstance(trained, LearnedDynamics):
             return trained
         if isinstance(trained, HybridModel):
@@ -129,21 +131,23 @@ def control_problem(
     """A control problem whose dynamics are a trained model with fixed parameters.
 
     Args:
-        trained: a :class:`~collocnode.TrainingSolution`, a loaded model file, a
-            :class:`LearnedDynamics`, or a :class:`HybridModel` with ``p``.
+        trained: a [`TrainingSolution`][collocnode.TrainingSolution], a loaded model file, a
+            [`LearnedDynamics`][collocnode.LearnedDynamics], or a
+            [`HybridModel`][collocnode.HybridModel] with ``p``.
         tspan: ``(t0, tf)`` [s] (tf is the guess when ``tf_bounds`` is given).
-        controls: the free controls (:class:`Controls`).
+        controls: the free controls ([`Controls`][collocnode.Controls]).
         control_inputs: which of the model's inputs are the controls, in the order of
             ``controls`` (default: all of them); the others are known inputs.
-        inputs: the known inputs (:class:`Inputs`): the model's remaining inputs, in the model's
-            order; needed when some model inputs are not controls.
+        inputs: the known inputs ([`Inputs`][collocnode.Inputs]): the model's remaining inputs, in
+            the model's order; needed when some model inputs are not controls.
         p: the trained parameters when ``trained`` is a bare model.
-        **fields: the rest of the :class:`DynamicOptimizationProblem` (``lagrange``, ``mayer``,
-            ``path``, ``boundary``, ``x0``, bounds, guesses, ``tf_bounds``, ...). Its functions
-            see ``u = [known inputs, controls]`` and an empty p. Without ``x_guess`` (and
-            ``segments``) the states' guess is :func:`default_state_guess`: ``x0`` held
-            constant, inside the state bounds and off points where the model's derivatives
-            are infinite (a learned outflow under a square root at an empty tank).
+        **fields: the rest of the
+            [`DynamicOptimizationProblem`][collocnode.DynamicOptimizationProblem] (``lagrange``,
+            ``mayer``, ``path``, ``boundary``, ``x0``, bounds, guesses, ``tf_bounds``, ...). Its
+            functions see ``u = [known inputs, controls]`` and an empty p. Without ``x_guess`` (and
+            ``segments``) the states' guess is `default_state_guess`: ``x0`` held constant, inside
+            the state bounds and off points where the model's derivatives are infinite (a learned
+            outflow under a square root at an empty tank).
 
     Raises:
         ValueError: ``controls.n`` does not match ``control_inputs`` (or the model's inputs),
@@ -201,11 +205,11 @@ def default_state_guess(dop: DynamicOptimizationProblem) -> np.ndarray:
 
     The fixed initial state ``x0`` held over the horizon (its free (NaN) entries, and every
     entry without ``x0``: the middle of finite bounds, else the finite bound, else 0), moved
-    strictly inside the state bounds (by :data:`BOUND_MARGIN`), then moved off singular points:
+    strictly inside the state bounds (by `BOUND_MARGIN`), then moved off singular points:
     wherever the dynamics, the path constraints or the Lagrange term, or their derivatives with
     respect to the states, are not finite at the guess (``sqrt(h)`` at ``h = 0``: an infinite
     derivative, for which IPOPT stops with ``Invalid_Number_Detected``), each state whose
-    derivative column is not finite steps by :data:`SINGULAR_STEPS`, up then down (the domain
+    derivative column is not finite steps by `SINGULAR_STEPS`, up then down (the domain
     of sqrt and log lies above their singular point), within the bounds, to the first value
     where it is finite. Checked at five times over the horizon with the controls' and
     algebraic states' own guesses. Where no step helps, the state keeps its value and the
@@ -235,7 +239,7 @@ def _moved_off(
     bounds: tuple[float, float],
     scale: float,
 ) -> float:
-    """State ``i`` of ``guess`` (n_states,) stepped by :data:`SINGULAR_STEPS` x ``scale``, up
+    """State ``i`` of ``guess`` (n_states,) stepped by `SINGULAR_STEPS` x ``scale``, up
     then down, within ``bounds``, to the first value where it is no longer singular; its own
     value where none is."""
     for step in SINGULAR_STEPS:

@@ -1,14 +1,14 @@
 """Models to train: neural ODEs and physics-enhanced (hybrid) neural ODEs.
 
-A :class:`HybridModel` is user physics that calls named parameterized blocks (networks or other
-surrogates, Langenkamp et al. eq. 4):
+A [`HybridModel`][collocnode.HybridModel] is user physics that calls named parameterized blocks
+(networks or other surrogates, Langenkamp et al. eq. 4):
 
     x' = φ(x, u, t, NN_p(...)),      y = ψ(x, u, t, NN_p(...))  (optional outputs)
 
 The physics is a Python function written with CasADi operations. It receives the states, the known
-inputs, the time, a :class:`Blocks` object (``blocks["friction"](dv)`` evaluates that block with its
+inputs, the time, a `Blocks` object (``blocks["friction"](dv)`` evaluates that block with its
 slice of the parameter vector) and the physical parameters by name. A plain neural ODE (eq. 5)
-is the special case built by :func:`NeuralODE`.
+is the special case built by [`NeuralODE`][collocnode.NeuralODE].
 
 Parameter vector layout: the blocks' flat weights in the order of ``blocks``, then the fitted
 physical parameters in the order of ``parameters``.
@@ -42,7 +42,7 @@ class Parameter:
             ``Trajectory.params[name]``; with ``fit=True`` each trajectory gets its own fitted
             value (starting from the trajectory's value if it gives one, else from ``value``).
             ``value`` is what the model uses where no trajectory says (e.g. a plain
-            :func:`~collocnode.models.simulate` call). Such parameters are not part of the
+            [`simulate`][collocnode.simulate] call). Such parameters are not part of the
             model's parameter vector ``p``.
     """
 
@@ -139,20 +139,20 @@ class HybridModel:
 
     Args:
         n_states: number of states.
-        blocks: named parameterized blocks (e.g. :class:`collocnode.nn.MLP`).
+        blocks: named parameterized blocks (e.g. [`collocnode.nn.MLP`][collocnode.nn.MLP]).
         rhs: ``rhs(x, u, t, blocks, params) -> x'`` (n_states,), CasADi operations; ``params`` maps
             physical parameter names to values or symbols.
         outputs: ``outputs(x, u, t, blocks, params) -> y`` (n_outputs,), or None.
         n_outputs: length of y.
         n_inputs: number of known inputs u(t).
-        parameters: physical parameters by name (:class:`Parameter`); those with ``fit=True``
-            become NLP variables with their bounds.
+        parameters: physical parameters by name ([`Parameter`][collocnode.Parameter]); those with
+            ``fit=True`` become NLP variables with their bounds.
         state_names, input_names, output_names: labels.
         recipe: how to rebuild this model from data: ``("module:function", kwargs)`` such that
             ``function(**kwargs)`` returns an equal model. kwargs values are JSON-able, blocks
-            (:class:`collocnode.nn.Block`) or systems (:class:`collocnode.problems.System`).
-            Models with a recipe can be saved to a file and loaded back
-            (:mod:`collocnode.serialize`); the physics of a hand-written model is Python code,
+            ([`collocnode.nn.Block`][collocnode.nn.Block]) or systems
+            (`collocnode.problems.System`). Models with a recipe can be saved to a file and loaded
+            back (`collocnode.serialize`); the physics of a hand-written model is Python code,
             so it needs one.
     """
 
@@ -214,13 +214,14 @@ class HybridModel:
     @property
     def per_trajectory(self) -> tuple[str, ...]:
         """Names of the per-trajectory parameters (``Parameter(per_trajectory=True)``), in the
-        order of ``parameters``: the order of the column ``c`` of :meth:`symbolic`."""
+        order of ``parameters``: the order of the column ``c`` of
+        [`symbolic`][collocnode.HybridModel.symbolic]."""
         return tuple(n for n, p in self.parameters.items() if p.per_trajectory)
 
     def per_trajectory_values(self, values: Mapping[str, float] | None = None) -> np.ndarray:
-        """The column ``c`` of :meth:`symbolic`, shape (n_per_trajectory,): ``values[name]``
-        where given (other names are ignored, so a trajectory's ``params`` can be passed as
-        they are), each parameter's ``value`` elsewhere."""
+        """The column ``c`` of [`symbolic`][collocnode.HybridModel.symbolic], shape
+        (n_per_trajectory,): ``values[name]`` where given (other names are ignored, so a
+        trajectory's ``params`` can be passed as they are), each parameter's ``value`` elsewhere."""
         values = {} if values is None else values
         if not isinstance(values, Mapping):
             raise TypeError(
@@ -286,8 +287,9 @@ class HybridModel:
         self, name: str, fn: PhysicsFn, n: int, x: Any, p: Any, u: Any, t: Any, c: Any = None
     ) -> Any:
         """``fn(x, u, t, blocks, params)`` as an (n, 1) CasADi column, with the blocks and the
-        physical parameters that the physics sees (arguments as in :meth:`symbolic`): the
-        model's own functions and anything else written like them (path constraints)."""
+        physical parameters that the physics sees (arguments as in
+        [`symbolic`][collocnode.HybridModel.symbolic]): the model's own functions and anything else
+        written like them (path constraints)."""
         blocks, params = self._environment(x, p, u, c)
         return _column(name, fn(x, u, t, blocks, params), n)
 
@@ -330,8 +332,9 @@ class HybridModel:
 
     @cached_property
     def per_trajectory_function(self) -> ca.Function:
-        """``casadi.Function('model_c', [x, p, u, t, c], [xdot, y])`` (SX): :attr:`function`
-        with the per-trajectory parameters c (n_per_trajectory,) as an input."""
+        """``casadi.Function('model_c', [x, p, u, t, c], [xdot, y])`` (SX):
+        [`function`][collocnode.HybridModel.function] with the per-trajectory parameters c
+        (n_per_trajectory,) as an input."""
         x = ca.SX.sym("x", self.n_states)
         p = ca.SX.sym("p", self.n_params)
         u = ca.SX.sym("u", self.n_inputs)
@@ -355,7 +358,7 @@ def NeuralODE(
     second_order: bool = False,
     state_names: tuple[str, ...] = (),
 ) -> HybridModel:
-    """A neural ODE x' = NN_p(x, u[, t]) (paper eq. 5) as a :class:`HybridModel`.
+    """A neural ODE x' = NN_p(x, u[, t]) (paper eq. 5) as a [`HybridModel`][collocnode.HybridModel].
 
     ``blocks`` may be one network with n_states outputs, or several networks whose outputs are
     stacked (the Van der Pol setup of the paper uses one 2-5-5-1 network per state). Every network

@@ -17,7 +17,7 @@ from .hybrid import HybridModel
 
 InputFn = Callable[[np.ndarray], np.ndarray]
 
-#: scipy's ``solve_ivp`` methods by name, plus "cvodes" and "rk4" (see :func:`simulate`)
+#: scipy's ``solve_ivp`` methods by name, plus "cvodes" and "rk4" (see `simulate`)
 METHODS = ("cvodes", "DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA", "rk4")
 #: known inputs given as a callable are sampled this many times per output interval for the
 #: compiled integrator's cubic B-spline of them
@@ -51,8 +51,8 @@ def simulate(
             code: Adams-Moulton with Newton iterations on the exact Jacobian, switching to BDF
             where Adams fails or runs out of steps, as on a very stiff model;
             known inputs become a compiled piecewise polynomial: the samples of an
-            :class:`~collocnode.transcription.Inputs` with its own interpolation, a callable
-            sampled :data:`INPUT_SAMPLES` times per output interval under a cubic B-spline), a
+            [`Inputs`][collocnode.Inputs] with its own interpolation, a callable
+            sampled `INPUT_SAMPLES` times per output interval under a cubic B-spline), a
             scipy ``solve_ivp`` method ("DOP853", "Radau", "LSODA", ...; implicit methods get
             the exact Jacobian), or "rk4": classical Runge-Kutta with ``substeps`` steps per
             output interval, the whole rollout compiled into one CasADi ``mapaccum`` loop (fast
@@ -61,14 +61,15 @@ def simulate(
             state; max_step > 0, may be inf).
         bound: states beyond ±bound (a positive finite number) count as a blow-up.
         substeps: "rk4" steps per output interval.
-        max_steps: step budget of the integrator (default :data:`MAX_STEPS`); an
-            integration that needs more steps stops with a :class:`SimulationError`.
+        max_steps: step budget of the integrator (default `MAX_STEPS`); an
+            integration that needs more steps stops with a
+            [`SimulationError`][collocnode.SimulationError].
         trajectory_params: values of the model's per-trajectory parameters by name (e.g. a
             trajectory's ``params``; other names are ignored); default: their ``value``.
 
     Returns:
-        A :class:`Trajectory` with the states and, if the model has outputs, ``y``. A single
-        output time gives the initial state.
+        A [`Trajectory`][collocnode.Trajectory] with the states and, if the model has outputs,
+        ``y``. A single output time gives the initial state.
 
     Raises:
         SimulationError: if the integration fails, leaves ``±bound`` or exceeds ``max_steps``;
@@ -298,7 +299,7 @@ def _simulate_cvodes(
 ) -> Trajectory:
     """``simulate`` with CVODES: Adams-Moulton first, then BDF (both with Newton iterations on
     the exact Jacobian); the states are integrated divided by ``atol / rtol`` so
-    that CVODES's one absolute tolerance is each state's own. Raises :class:`_CVODESFailed`
+    that CVODES's one absolute tolerance is each state's own. Raises `_CVODESFailed`
     where neither reaches the last output time."""
     if t.size == 1:
         return _trajectory(model, fn, p, t, x0[None, :], inputs)
@@ -340,8 +341,8 @@ def _simulate_cvodes(
 
 
 def _check_bound(t: np.ndarray, X: np.ndarray, bound: float) -> None:
-    """A :class:`SimulationError` at the first time the states ``X`` (n, n_states) at ``t``
-    leave ±``bound`` or are not finite."""
+    """A [`SimulationError`][collocnode.SimulationError] at the first time the states ``X`` (n,
+    n_states) at ``t`` leave ±``bound`` or are not finite."""
     bad = ~np.all(np.isfinite(X) & (np.abs(X) <= bound), axis=1)
     if bad.any():
         k = int(np.argmax(bad))
@@ -355,7 +356,8 @@ def _input_expression(
     model: HybridModel, raw: Any, inputs: InputFn | None, t: np.ndarray, ts: ca.SX
 ) -> ca.SX:
     """The known inputs at the symbolic time ``ts`` as a compiled piecewise polynomial (see
-    :func:`simulate`, method "cvodes"); an empty vector for a model without inputs."""
+    [`simulate`][collocnode.simulate], method "cvodes"); an empty vector for a model without
+    inputs."""
     nu = model.n_inputs
     if not nu:
         return ca.SX(0, 1)
@@ -384,8 +386,8 @@ def _trajectory(
     X: np.ndarray,
     inputs: InputFn | None,
 ) -> Trajectory:
-    """The states ``X`` (n, n_states) at ``t`` as a :class:`Trajectory` with the inputs and the
-    model's outputs there."""
+    """The states ``X`` (n, n_states) at ``t`` as a [`Trajectory`][collocnode.Trajectory] with the
+    inputs and the model's outputs there."""
     nu = model.n_inputs
     u = np.asarray(inputs(t), dtype=float).reshape(t.size, nu) if nu else None
     yv = None

@@ -1,5 +1,5 @@
 """Activation functions, written once per backend (CasADi symbolic, numpy; their torch forms are
-in :mod:`collocnode.nn.torch`, the only module of this package that imports torch).
+in `collocnode.nn.torch`, the only module of this package that imports torch).
 
 IPOPT needs twice continuously differentiable models, so each activation records whether it is C².
 """

@@ -28,7 +28,8 @@ def torch_activation(name: str) -> Any:
 
 
 class TorchMLP(nn.Module):
-    """The torch twin of :class:`collocnode.nn.MLP` (same function, same flat weight layout)."""
+    """The torch twin of [`collocnode.nn.MLP`][collocnode.nn.MLP] (same function, same flat weight
+    layout)."""
 
     def __init__(
         self, spec: Any, weights: np.ndarray | None = None, dtype: Any = None, device: Any = None
@@ -73,7 +74,8 @@ class TorchMLP(nn.Module):
 
 
 class TorchRational(nn.Module):
-    """The torch twin of :class:`collocnode.nn.RationalChebyshev` (same parameter layout)."""
+    """The torch twin of [`collocnode.nn.RationalChebyshev`][collocnode.nn.RationalChebyshev] (same
+    parameter layout)."""
 
     def __init__(
         self, spec: Any, weights: np.ndarray | None = None, dtype: Any = None, device: Any = None

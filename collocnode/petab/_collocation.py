@@ -2,7 +2,7 @@
 
 Every experiment is a segment of the DOP; all share the NLP parameters
 ``p = [θ (estimation scale), x_ss of each pre-equilibration condition]``. Its constant numbers
-(:class:`~._numeric.NumericModel`'s ``c``, which states it re-initialises, which steady state it
+(`NumericModel`'s ``c``, which states it re-initialises, which steady state it
 starts from) are the segment's known inputs ``u``, constant in time.
 
 The initial state of an experiment may depend on θ (an initial assignment ``A = a0``, a
@@ -228,7 +228,7 @@ def _finite_samples(t: np.ndarray, d: np.ndarray) -> Samples | None:
 
 
 def _steady_guess(sim: Simulation, numeric: NumericModel, layout: Layout, j: int) -> np.ndarray:
-    """The simulated steady state of block ``j`` of p (:attr:`Layout.n_blocks`)."""
+    """The simulated steady state of block ``j`` of p (`Layout.n_blocks`)."""
     if j >= layout.n_pre:
         return np.asarray(sim.settled[layout.settling[j - layout.n_pre]], dtype=float)
     instance = layout.pre_instances[j]

@@ -38,7 +38,7 @@ class MultistartResult:
     """The starts of a multistart, sorted by their PEtab-way objective (failed starts last).
 
     Attributes:
-        results: one :class:`StartResult` per start, best first.
+        results: one [`StartResult`][collocnode.petab.StartResult] per start, best first.
         seconds: wall time of the whole multistart [s].
     """
 
@@ -95,13 +95,15 @@ def multistart(
     Args:
         problem: the imported problem.
         n_starts: number of starts.
-        seed: seeds the starts (:meth:`PetabProblem.sample_starts`).
+        seed: seeds the starts
+            ([`PetabProblem.sample_starts`][collocnode.petab.PetabProblem.sample_starts]).
         executor: runs the fits (a process pool, a Dask ``distributed`` client's executor);
             None: one after the other in this process. With an executor each worker imports
             the problem from its YAML file, and the fits come back without their collocation
             ``solution`` (it holds the problem's closures, which do not pickle).
         callback: called with (index, result) as each start finishes.
-        fit_options: passed to :meth:`PetabProblem.fit` (``intervals``, ``stages``, ``ipopt``).
+        fit_options: passed to [`PetabProblem.fit`][collocnode.petab.PetabProblem.fit]
+            (``intervals``, ``stages``, ``ipopt``).
     """
     t0 = time.perf_counter()
     starts = problem.sample_starts(n_starts, seed)

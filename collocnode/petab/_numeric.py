@@ -71,7 +71,7 @@ class ConditionData:
 
 
 class NumericModel:
-    """CasADi functions of a :class:`ResolvedProblem` (module docstring).
+    """CasADi functions of a `ResolvedProblem` (module docstring).
 
     Functions (all SX):
         ``rhs(x, theta, c, t) -> x'``; ``initial(theta, c) -> x0``;

@@ -23,7 +23,7 @@ def import_petab(path: str | Path) -> PetabProblem:
     """Read the PEtab (v1) problem whose YAML file is ``path``.
 
     The tables are read and linted by ``petab``; the SBML model is read by ``python-libsbml``
-    and turned into an ODE (:mod:`collocnode.petab._sbml` lists what is supported); formulas go
+    and turned into an ODE (`collocnode.petab._sbml` lists what is supported); formulas go
     to CasADi through SymPy.
 
     Raises:
@@ -77,7 +77,8 @@ def import_petab(path: str | Path) -> PetabProblem:
 
 
 def _lint(problem: Any, path: Path) -> None:
-    """``petab``'s lint; its first error message becomes a :class:`PetabError`."""
+    """``petab``'s lint; its first error message becomes a
+    [`PetabError`][collocnode.petab.PetabError]."""
     import petab.v1 as petab
 
     messages: list[str] = []
@@ -133,7 +134,7 @@ class Score:
 
 
 class PetabProblem:
-    """An imported PEtab problem (:func:`import_petab`).
+    """An imported PEtab problem ([`import_petab`][collocnode.petab.import_petab]).
 
     Attributes:
         path: the YAML file.
@@ -201,10 +202,10 @@ class PetabProblem:
         return table
 
     def score(self, theta: Any = None) -> Score:
-        """The PEtab-way score at θ (:class:`Score`): each measurement's log-likelihood by
-        ``petab.calculate_single_llh`` from the CVODES simulation and the noise formula's σ
-        evaluated on it (so σ may depend on states, which ``petab.calculate_llh`` does not
-        evaluate); a failed simulation scores -inf."""
+        """The PEtab-way score at θ ([`Score`][collocnode.petab.Score]): each measurement's
+        log-likelihood by ``petab.calculate_single_llh`` from the CVODES simulation and the noise
+        formula's σ evaluated on it (so σ may depend on states, which ``petab.calculate_llh`` does
+        not evaluate); a failed simulation scores -inf."""
         from petab.v1 import calculate_single_llh
 
         theta = self.theta(theta)
@@ -228,7 +229,8 @@ class PetabProblem:
         return Score(float(llh), float(chi2), log_prior)
 
     def objective(self, theta: Any = None) -> float:
-        """The negative log-posterior at θ, scored the PEtab way (:meth:`score`)."""
+        """The negative log-posterior at θ, scored the PEtab way
+        ([`score`][collocnode.petab.PetabProblem.score])."""
         return self.score(theta).objective
 
     def sample_starts(self, n: int, seed: int = 0) -> np.ndarray:
@@ -363,14 +365,15 @@ class PetabFit:
     Attributes:
         theta: the fitted θ on the estimation scale, (n_theta,).
         start: the θ it started from.
-        status: IPOPT's outcome (:class:`~collocnode.SolverStatus`).
+        status: IPOPT's outcome ([`SolverStatus`][collocnode.SolverStatus]).
         collocation_objective: the NLP's objective (negative log-likelihood on the collocation
             trajectory, plus the negative log prior).
-        score: the PEtab-way score of ``theta`` (CVODES simulation; :class:`Score`).
+        score: the PEtab-way score of ``theta`` (CVODES simulation;
+            [`Score`][collocnode.petab.Score]).
         iterations: IPOPT iterations.
         seconds: wall times [s], summed over the rounds: ``guess`` (the CVODES run of each
             round's start), ``build``, ``ipopt``, ``score``, ``total``.
-        solution: the collocation :class:`~collocnode.Solution` of the last round (segments:
+        solution: the collocation [`Solution`][collocnode.Solution] of the last round (segments:
             the experiments; its states are offsets from each experiment's initial state).
         intervals: the intervals of the first experiment's mesh in the kept round.
         agrees: whether ``collocation_objective`` and the PEtab-way objective agree within the

@@ -38,8 +38,8 @@ class OdeModel:
 
     Attributes:
         states: state ids (species, then parameters with rate rules), in order.
-        rhs: x' per state, in the symbols of states, constants and :data:`TIME`.
-        initial: x(0) per state, in the symbols of constants (and :data:`TIME` = 0).
+        rhs: x' per state, in the symbols of states, constants and `TIME`.
+        initial: x(0) per state, in the symbols of constants (and `TIME` = 0).
         constants: every constant id -> its default value (a number or an expression of other
             constants).
         assignments: assignment-rule targets -> their expressions (already substituted into
@@ -116,7 +116,7 @@ def _sym(name: str) -> sp.Symbol:
 
 
 class _Reader:
-    """One pass over a libsbml Model into an :class:`OdeModel`."""
+    """One pass over a libsbml Model into an `OdeModel`."""
 
     def __init__(self, model: object, where: str) -> None:
         self.model, self.where = model, where

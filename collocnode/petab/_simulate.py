@@ -49,7 +49,7 @@ class Simulation:
 
 
 class Simulator:
-    """CVODES integrators of a :class:`NumericModel`, built once per experiment."""
+    """CVODES integrators of a `NumericModel`, built once per experiment."""
 
     def __init__(self, numeric: NumericModel, rtol: float = 1e-10, atol: float = 1e-12) -> None:
         self.numeric, self.rtol, self.atol = numeric, rtol, atol

@@ -51,7 +51,7 @@ def presets(name: str) -> list[str]:
 
 def parameters(name: str, preset: str | None = None) -> list[str]:
     """Names of the physical parameters of system ``name`` in ``preset`` (default: its first),
-    the overrides :func:`get` accepts besides sampling settings."""
+    the overrides [`get`][collocnode.problems.get] accepts besides sampling settings."""
     cls = _system_class(name)
     preset = next(iter(cls.PRESETS)) if preset is None else preset
     return list(cls.PRESETS[v.choice(f"preset of {name}", preset, cls.PRESETS)])

@@ -1,9 +1,9 @@
 """The interface every benchmark system implements, written once.
 
-:class:`System` is an ODE ``x' = f(t, x, u)`` with its ground truth and data generation;
-:class:`HolonomicSystem` adds the multibody form ``M q'' + Φ_qᵀ λ = Q``, ``Φ(q) = 0`` whose ground
+`System` is an ODE ``x' = f(t, x, u)`` with its ground truth and data generation;
+`HolonomicSystem` adds the multibody form ``M q'' + Φ_qᵀ λ = Q``, ``Φ(q) = 0`` whose ground
 truth is integrated in minimal (independent) coordinates with the dependent ones recovered by
-coordinate partitioning (:mod:`collocnode.problems.partition`).
+coordinate partitioning (`collocnode.problems.partition`).
 """
 
 from __future__ import annotations
@@ -38,14 +38,14 @@ class Split:
 class System(ABC):
     """A dynamical system ``x' = f(t, x, u)`` with its ground truth and its data.
 
-    Subclasses set the class attributes and implement :meth:`rhs`. Everything else has a default
+    Subclasses set the class attributes and implement `rhs`. Everything else has a default
     that subclasses override where the system has more structure (constraints, invariants,
     second-order form, inputs, a closed-form solution).
 
     Conventions:
         * states ``x`` have shape ``(n_states,)``; batched calls accept ``(..., n_states)``;
         * a second-order system (``n_coords > 0``) orders its state as ``[q, q']`` with
-          ``q`` of length ``n_coords``; :meth:`acceleration` returns ``q''``;
+          ``q`` of length ``n_coords``; `acceleration` returns ``q''``;
         * known inputs ``u(t)`` have shape ``(n_inputs,)``;
         * times in seconds, SI units throughout.
 
@@ -67,7 +67,7 @@ class System(ABC):
     PRESETS: dict[str, dict[str, float]] = {"default": {}}
     # preset name -> sampling that differs from the class defaults ({"dt", "n_steps", "n_train"})
     SAMPLING: dict[str, dict[str, float]] = {}
-    # preset name -> the fixed-step scheme of :mod:`collocnode.tools.fixed_step` that produced that
+    # preset name -> the fixed-step scheme of `collocnode.tools.fixed_step` that produced that
     # preset's published data (one step per sample interval); the ground truth of such a preset
     # is that scheme's solution, not the ODE's
     GENERATORS: dict[str, str] = {}
@@ -119,7 +119,7 @@ class System(ABC):
     @abstractmethod
     def rhs(self, t: float, x: np.ndarray, u: np.ndarray | None = None) -> np.ndarray:
         """``x'`` for state ``x`` (shape ``(..., n_states)``) at time ``t`` with input ``u``
-        (``(n_inputs,)`` or batched like ``x``; None means the default signal :meth:`inputs`)."""
+        (``(n_inputs,)`` or batched like ``x``; None means the default signal `inputs`)."""
 
     def casadi_rhs(self, x: Any, u: Any, t: Any) -> Any:
         """The same right-hand side written with CasADi symbols (SX/MX column vectors).
@@ -171,13 +171,13 @@ class System(ABC):
 
     def invariant_scales(self) -> dict[str, float]:
         """A natural magnitude of each invariant (e.g. the depth of a potential well), used by
-        :meth:`invariant_drift` where the invariant itself can be zero; name -> scale."""
+        `invariant_drift` where the invariant itself can be zero; name -> scale."""
         return {}
 
     def invariant_drift(self, x: np.ndarray) -> dict[str, float]:
         """Largest relative change of each invariant along the samples ``x`` (``(n, n_states)``):
         ``max_t |I(t) − I(0)| / max(|I(0)|, scale)`` with the scale of
-        :meth:`invariant_scales` (``tiny`` if none)."""
+        `invariant_scales` (``tiny`` if none)."""
         x = v.finite_array("x", x, ndim=2)
         scales = self.invariant_scales()
         out = {}
@@ -212,7 +212,7 @@ class System(ABC):
         return t0 + h * np.arange(n)
 
     def _input_fn(self, inputs: InputFn | None) -> InputFn | None:
-        """The input signal used for simulation: ``inputs`` if given, else :meth:`inputs`."""
+        """The input signal used for simulation: ``inputs`` if given, else `inputs`."""
         if not self.n_inputs:
             if inputs is not None:
                 raise ValueError(f"inputs given, but {self.name} has no inputs")
@@ -242,12 +242,12 @@ class System(ABC):
         use_exact: bool = True,
     ) -> Trajectory:
         """Ground truth on the grid ``t`` (closed form when available and ``use_exact``, else
-        scipy ``method`` at ``rtol``/``atol``; for a preset with a :attr:`generator`, that
+        scipy ``method`` at ``rtol``/``atol``; for a preset with a `generator`, that
         fixed-step scheme with one step per interval of ``t``).
 
-        ``inputs`` replaces the default known input signal :meth:`inputs` (a callable
+        ``inputs`` replaces the default known input signal `inputs` (a callable
         ``t -> u`` of shape ``(n_inputs,)``). An integration that fails or needs more than
-        ``max_steps`` steps raises a :class:`~collocnode.tools.ivp.SimulationError`.
+        ``max_steps`` steps raises a [`SimulationError`][collocnode.SimulationError].
         """
         t = _sample_times(t)
         x0 = self.x0 if x0 is None else v.finite_array("x0", x0, shape=(self.n_states,))
@@ -321,7 +321,7 @@ class System(ABC):
 
         The noise (std ``noise``) is added to every state; the ``test`` window keeps the same
         noise realisation as ``full`` and starts at the last training sample. Use
-        :meth:`simulate` for noise-free references.
+        `simulate` for noise-free references.
         """
         noise = v.nonnegative_float("noise", noise)
         t = self.time_grid(n_steps, dt)
@@ -351,14 +351,14 @@ class HolonomicSystem(System):
     reactions (Coulomb friction); it is linearised at the reactions ``λ₀`` of the same problem
     without it, which is exact as long as the reactions keep their sign (checked).
 
-    The state is ``[q, q']`` (``2 n_coords``). :meth:`rhs` is the index-1 form (it drifts off
-    the constraint manifold if integrated directly); :meth:`simulate` instead integrates the
-    exact reduced dynamics of the independent coordinates ``independent`` (:meth:`minimal_rhs`)
+    The state is ``[q, q']`` (``2 n_coords``). `rhs` is the index-1 form (it drifts off
+    the constraint manifold if integrated directly); `simulate` instead integrates the
+    exact reduced dynamics of the independent coordinates ``independent`` (`minimal_rhs`)
     and recovers the dependent positions by Newton on ``Φ(q) = 0`` and the dependent velocities
     from ``Φ_q q' = 0``.
 
-    Subclasses implement :meth:`mass_matrix`, :meth:`phi`, :meth:`phi_q`, :meth:`phi_q_dot_q`,
-    :meth:`applied_forces`, :meth:`position_guess` and optionally :meth:`reaction_forces`.
+    Subclasses implement `mass_matrix`, `phi`, `phi_q`, `phi_q_dot_q`,
+    `applied_forces`, `position_guess` and optionally `reaction_forces`.
     """
 
     independent: tuple[int, ...] = ()
@@ -486,7 +486,7 @@ class HolonomicSystem(System):
     def recover(self, z: np.ndarray, q_guess: np.ndarray | None = None) -> np.ndarray:
         """Full consistent states ``(..., 2 n_coords)`` from minimal states ``z`` (``(..., 2k)``).
 
-        Positions by Newton on ``Φ(q) = 0`` from ``q_guess`` (default :meth:`position_guess`),
+        Positions by Newton on ``Φ(q) = 0`` from ``q_guess`` (default `position_guess`),
         velocities from ``Φ_q q' = 0``.
         """
         k = len(self.independent)
@@ -501,8 +501,8 @@ class HolonomicSystem(System):
         return np.concatenate([q, qd], axis=-1)
 
     def recover_trajectory(self, z: np.ndarray) -> np.ndarray:
-        """:meth:`recover` of a whole sequence ``z`` (``(n, 2k)``) in one batched Newton solve
-        from :meth:`position_guess`, which keeps every sample on the intended branch."""
+        """`recover` of a whole sequence ``z`` (``(n, 2k)``) in one batched Newton solve
+        from `position_guess`, which keeps every sample on the intended branch."""
         return self.recover(v.finite_array("z", z, ndim=2))
 
     def minimal_rhs(
@@ -527,7 +527,7 @@ class HolonomicSystem(System):
         use_exact: bool = True,
     ) -> Trajectory:
         """Ground truth by coordinate partitioning: the minimal state is integrated by scipy
-        ``method``; the samples are completed by :meth:`recover_trajectory`. ``x0`` must be
+        ``method``; the samples are completed by `recover_trajectory`. ``x0`` must be
         consistent (``|Φ|``, ``|Φ_q q'|`` ≤ 1e-8). ``use_exact`` is accepted for interface
         compatibility; there is no closed form."""
         t = _sample_times(t)

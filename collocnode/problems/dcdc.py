@@ -11,7 +11,7 @@ E = (C1 v1² + C2 v2² + L3 i3²)/2 is conserved for either switch position (the
 Ground truth is exact: between switches the system is linear with constant coefficients, a
 harmonic oscillator of (v1, i3) at ω = 1/sqrt(L3 C1) (u = 0, v2 frozen) or of (v2, i3) at
 ω = 1/sqrt(L3 C2) (u = 1, v1 frozen), solved in closed form and chained from switch to switch.
-:meth:`integrate_piecewise` does the same with DOP853 restarted at every switch (the check).
+`integrate_piecewise` does the same with DOP853 restarted at every switch (the check).
 
 Initial conditions (SNDE): each component ~ U(0, 1); the default trajectory starts at
 (0.5, 0.5, 0.5) (our choice, the middle of that box). Sampling: 10 s at dt = 0.1 for training
@@ -129,7 +129,7 @@ class DCDCConverter(System):
     def constraints(
         self, x: np.ndarray, t: float = 0.0, x0: np.ndarray | None = None
     ) -> np.ndarray:
-        """g = E(x) − E(x0) (x0 defaults to :attr:`x0`), shape ``(..., 1)``."""
+        """g = E(x) − E(x0) (x0 defaults to `x0`), shape ``(..., 1)``."""
         ref = self.x0 if x0 is None else np.asarray(x0, dtype=float)
         return (self.invariants(x)["energy"] - self.invariants(ref)["energy"])[..., None]
 
@@ -180,8 +180,8 @@ class DCDCConverter(System):
         use_exact: bool = True,
     ) -> Trajectory:
         """Ground truth on ``t``: the closed form, or with ``use_exact=False`` the integrator
-        restarted at every switch (:meth:`integrate_piecewise`). A custom ``inputs`` signal is
-        integrated by :meth:`System.simulate` (no restarts: its switches are unknown)."""
+        restarted at every switch (`integrate_piecewise`). A custom ``inputs`` signal is
+        integrated by `System.simulate` (no restarts: its switches are unknown)."""
         if inputs is None and not use_exact:
             return self.integrate_piecewise(t, x0, rtol, atol, method)
         return super().simulate(t, x0, rtol, atol, method, inputs, use_exact)

@@ -6,7 +6,7 @@ MNN paper §5.1:
 
 with σ = 10, ρ = 28, β = 8/3, x0 = (1, 1, 1), sampled at dt = 0.01. The MNN experiment uses one
 trajectory of 10 000 samples (t = 0 ... 99.99 s; the paper integrates with scipy's odeint) and fits
-a degree-2 polynomial library; :meth:`library_coefficients` gives the true coefficients in that
+a degree-2 polynomial library; `library_coefficients` gives the true coefficients in that
 library. The paper has no extrapolation window; ours appends 2 000 samples (t = 100 ... 119.99 s)
 after the 10 000 training samples.
 
@@ -72,7 +72,7 @@ class Lorenz(System):
 
     @staticmethod
     def library(x: np.ndarray) -> np.ndarray:
-        """The terms of :data:`LIBRARY_TERMS` at states ``(..., 3)``; shape ``(..., 10)``."""
+        """The terms of `LIBRARY_TERMS` at states ``(..., 3)``; shape ``(..., 10)``."""
         x = np.asarray(x, dtype=float)
         a, b, c = x[..., 0], x[..., 1], x[..., 2]
         return np.stack(
@@ -80,7 +80,7 @@ class Lorenz(System):
         )
 
     def library_coefficients(self) -> np.ndarray:
-        """Ξ with rhs(x) = library(x) @ Ξ exactly; shape ``(10, 3)``, rows :data:`LIBRARY_TERMS`."""
+        """Ξ with rhs(x) = library(x) @ Ξ exactly; shape ``(10, 3)``, rows `LIBRARY_TERMS`."""
         p = self.params
         xi = np.zeros((len(LIBRARY_TERMS), 3))
         idx = {term: i for i, term in enumerate(LIBRARY_TERMS)}

@@ -129,7 +129,7 @@ class SingleMassSpringDamper(_MassSpringChain):
           code release (2025) generates this system (FNODE Table 13).
         * ``"mbdnode_arrays"`` — the data behind MBD-NODE Table 4: the authors' committed
           ground-truth arrays were integrated from that system by their code's first-order
-          "RK4" (:data:`collocnode.tools.fixed_step.RK4_MBDNODE_CODE`) at Δt = 0.01 s, which this
+          "RK4" (`collocnode.tools.fixed_step.RK4_MBDNODE_CODE`) at Δt = 0.01 s, which this
           preset's ground truth reproduces to 8e-7 (float32 rounding); the exact solution of
           the ODE differs from those arrays by up to 1.1e-2.
 

@@ -5,7 +5,7 @@ split into ``k = n − m`` *independent* coordinates ``q_i`` and ``m`` *dependen
 Given ``q_i`` (e.g. integrated by a learned ODE in minimal coordinates, as FNODE §1/Alg. 2 and
 MBD-NODE eq. 21 do), the dependent positions solve ``Φ(q) = 0`` (Newton), the dependent
 velocities solve ``Φ_q q' = 0`` and the dependent accelerations solve ``Φ_q q'' = γ``; all three
-need the dependent block ``Φ_{q_d}`` to be non-singular, which :func:`check_partition` verifies.
+need the dependent block ``Φ_{q_d}`` to be non-singular, which `check_partition` verifies.
 
 Every function works on one configuration (``q`` of shape ``(n,)``) and on batches
 (``(..., n)``). ``phi`` and ``phi_q`` are callables that accept such batches and return shapes

@@ -81,8 +81,8 @@ class DoublePendulum(System):
     """Planar double pendulum with point masses, state ``[θ1, θ2, θ1', θ2']``.
 
     The right-hand side is the Lagrangian form ``M(θ) θ'' = f(θ, θ')`` of the energies in FNODE
-    eqs. 42-43 (MBD-NODE eqs. 33-34); :meth:`hamiltonian_rhs` gives the papers' Hamiltonian form
-    (FNODE eqs. 46-51 = MBD-NODE eqs. 38-43) in ``[θ, p]`` and :meth:`momenta` the map of FNODE
+    eqs. 42-43 (MBD-NODE eqs. 33-34); `hamiltonian_rhs` gives the papers' Hamiltonian form
+    (FNODE eqs. 46-51 = MBD-NODE eqs. 38-43) in ``[θ, p]`` and `momenta` the map of FNODE
     eqs. 44-45. (MBD-NODE's closed-form H, eq. 35, is not the standard one and is not used.)
     The energy ``H = T + V`` is conserved.
 
@@ -95,7 +95,7 @@ class DoublePendulum(System):
         * ``"fnode_code"`` — the FNODE authors' later code (2026): θ(0) = (π/2, π/2), g = 9.8.
         * ``"snde"`` — SNDE §4.5: g = 9.81, Δt = 0.05 s, 10 s trajectories (201 samples, all
           used for training: SNDE tests on fresh initial states). Its initial states are random,
-          θ1 = θ2 = φ ~ U[π/4, 3π/4] (:meth:`sample_x0`); the preset's own x0 is φ = π/2.
+          θ1 = θ2 = φ ~ U[π/4, 3π/4] (`sample_x0`); the preset's own x0 is φ = π/2.
     """
 
     name = "double_pendulum"

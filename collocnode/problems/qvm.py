@@ -29,13 +29,13 @@ Parameters (presets):
 
 ``model="nonlinear"`` (default) generates data with eq. 15; ``model="linear"`` is eq. 14.
 
-Roads and data. The training road is :meth:`ISO8608Road.paper_calibrated` class "D" (seed 0):
+Roads and data. The training road is `ISO8608Road.paper_calibrated` class "D" (seed 0):
 V = 10 m/s, Gd(n0 = 0.1 cycles/m) = 64e-6 m³, n ∈ [0.011, 2.83] cycles/m, 420 m — the
 angular-convention class D value read in cycles, *calibrated to the paper's Fig. 2 input
 statistics*. With a true class D road (1024e-6 m³, seed 0) the nonlinear model blows up at t ≈ 1.2 s
 (the progressive spring's total stiffness turns negative below Δz_s ≈ −22 mm); the linear model
 reaches σ(Δz_s) = 23 mm there. The unseen test road is the class "C" counterpart in the same
-convention (16e-6 m³) with seed 1. :meth:`generate` samples 42 s at 1000 Hz from x0 = 0 and adds
+convention (16e-6 m³) with seed 1. `generate` samples 42 s at 1000 Hz from x0 = 0 and adds
 Gaussian noise with σ = 2 % of each signal's standard deviation to all states and both outputs
 (10 % for the paper's ×5 robustness case); the input u is known exactly.
 
@@ -266,7 +266,7 @@ class QuarterVehicle(System):
         F_fr: np.ndarray | float,
         F_pr: np.ndarray | float,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """numpy twin of :meth:`physics_rhs`: x ``(..., 5)``, u/F_fr/F_pr broadcastable to
+        """numpy twin of `physics_rhs`: x ``(..., 5)``, u/F_fr/F_pr broadcastable to
         ``(...)``; returns x' ``(..., 5)`` and y ``(..., 2)``."""
         x = np.asarray(x, dtype=float)
         u = np.asarray(u, dtype=float)
@@ -339,7 +339,7 @@ class QuarterVehicle(System):
         Returns a Trajectory with x ``(n, 5)``, u = ż_r ``(n, 1)`` and y = [a_b, a_w] ``(n, 2)``.
         ``t`` must lie inside the road's horizon [0, length/speed].
 
-        ``inputs`` (a callable t -> ż_r of shape ``(1,)``, as in :meth:`System.simulate`) drives
+        ``inputs`` (a callable t -> ż_r of shape ``(1,)``, as in `System.simulate`) drives
         the model with any road velocity instead of a road (slower: one Python call per stage).
         There is no closed form, so ``use_exact`` has no effect.
         """
@@ -390,7 +390,7 @@ class QuarterVehicle(System):
         inputs: Callable[[float], np.ndarray] | None,
         road: ISO8608Road | None,
     ) -> tuple[ISO8608Road | None, Any]:
-        """What drives :meth:`simulate`: the road (the training road by default; None with
+        """What drives `simulate`: the road (the training road by default; None with
         ``inputs``) and the road velocity ż_r, a scalar callable of t with ``evaluate`` on
         arrays."""
         if inputs is not None:
@@ -491,8 +491,8 @@ class QuarterVehicle(System):
 
         Args:
             noise: noise σ as a *fraction of each signal's standard deviation* (not an absolute
-                σ as in :meth:`System.generate`); added to all states and both outputs, never to
-                the input u. 0.02 by default, :data:`NOISE_ROBUST` = 0.10 for the ×5 case.
+                σ as in `System.generate`); added to all states and both outputs, never to
+                the input u. 0.02 by default, `NOISE_ROBUST` = 0.10 for the ×5 case.
             seed: noise seed (the roads carry their own phase seeds).
             n_steps, dt: sampling grid t = k dt, k < n_steps (default 42 001 samples at 1 ms);
                 it must stay inside both roads' horizons.
@@ -506,7 +506,7 @@ class QuarterVehicle(System):
             (x ``(n_train, 5)``, u = ż_r ``(n_train, 1)``, y = [a_b, a_w] ``(n_train, 2)``),
             ``test`` the (noisy) trajectory on the unseen test road over the same grid, and
             ``full`` the whole training-road trajectory (= ``train`` unless ``n_train`` < n_steps).
-            Noise-free references come from :meth:`simulate`.
+            Noise-free references come from `simulate`.
         """
         noise = v.nonnegative_float("noise", noise)
         if duration is not None:

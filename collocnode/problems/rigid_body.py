@@ -24,7 +24,7 @@ from .base import System
 
 class RigidBody(System):
     """Euler's rigid body; parameters ``I1, I2, I3`` (> 0), ``phi`` (default x0) and
-    ``phi_min``/``phi_max`` (range of :meth:`sample_x0`). States ``(..., 3)``; one constraint."""
+    ``phi_min``/``phi_max`` (range of `sample_x0`). States ``(..., 3)``; one constraint."""
 
     name = "rigid_body"
     state_names = ("y1", "y2", "y3")
@@ -94,7 +94,7 @@ class RigidBody(System):
     def constraints(
         self, x: np.ndarray, t: float = 0.0, x0: np.ndarray | None = None
     ) -> np.ndarray:
-        """g = C(y) − C(y0), Casimir C = |y|²/2 (y0 defaults to :attr:`x0`); shape ``(..., 1)``."""
+        """g = C(y) − C(y0), Casimir C = |y|²/2 (y0 defaults to `x0`); shape ``(..., 1)``."""
         ref = self.x0 if x0 is None else np.asarray(x0, dtype=float)
         c = self.invariants(x)["casimir"] - self.invariants(ref)["casimir"]
         return c[..., None]

@@ -27,7 +27,7 @@ w = 2, Gd_n(n0) = 2π Gd_Ω(Ω0) (2π n0 / Ω0)^(−2) = (50/π) Gd_Ω(Ω0) ≈ 
 tables round this factor to 16.) Plugging an angular value into the cycles formula with
 n0 = 0.1 cycles/m, a common slip in public code, gives a road two classes smoother.
 
-The default road, :meth:`ISO8608Road.paper_calibrated`, is *calibrated to the paper's Fig. 2 input
+The default road, `ISO8608Road.paper_calibrated`, is *calibrated to the paper's Fig. 2 input
 statistics* (Kamp et al. 2023, the quarter-vehicle benchmark): V = 10 m/s and Gd(n0) = 64e-6 m³
 at n0 = 0.1 cycles/m over n ∈ [0.011, 2.83] cycles/m on 420 m of road (42 s). That is the number
 ISO 8608 gives for class "D" in the angular convention, read in the cycles convention, i.e. in
@@ -84,7 +84,7 @@ def angular_to_cycles(gd_angular: float, waviness: float = 2.0) -> float:
 
 
 def cycles_to_angular(gd_cycles: float, waviness: float = 2.0) -> float:
-    """Inverse of :func:`angular_to_cycles`: Gd(Ω0 = 1 rad/m) [m³/rad] from Gd(n0) [m³]."""
+    """Inverse of `angular_to_cycles`: Gd(Ω0 = 1 rad/m) [m³/rad] from Gd(n0) [m³]."""
     gd = v.positive_float("gd_cycles", gd_cycles)
     return gd / angular_to_cycles(1.0, waviness)
 
@@ -95,7 +95,7 @@ class ISO8608Road:
 
     Give either ``road_class`` (its geometric-mean Gd in ``convention``) or an explicit ``gd`` at
     the reference frequency of ``convention``; with neither, ``gd`` defaults to the paper-calibrated
-    64e-6 m³ in the cycles convention (see the module docstring and :meth:`paper_calibrated`).
+    64e-6 m³ in the cycles convention (see the module docstring and `paper_calibrated`).
 
     Attributes:
         road_class: ISO class letter "A" ... "H", or None.
@@ -104,7 +104,7 @@ class ISO8608Road:
             ``road_class`` / ``gd`` are to be read. The band and spacing are always in cycles/m.
         speed: vehicle speed V [m/s], > 0.
         length: road length [m]; the profile is defined for x ∈ [0, length], i.e. for
-            t ∈ [0, length / speed] (:attr:`horizon`).
+            t ∈ [0, length / speed] (`horizon`).
         n_min, n_max: synthesised band [cycles/m] (ISO 8608: 0.011 ... 2.83).
         spacing: harmonic spacing Δn [cycles/m]; None means 1/length, the fundamental of the road.
             Harmonics sit at the multiples k Δn inside [n_min, n_max], so with the default spacing
@@ -254,7 +254,7 @@ class ISO8608Road:
         return self.length / self.speed
 
     def check_times(self, t: np.ndarray | float, name: str = "t") -> np.ndarray:
-        """``t`` as a finite float array inside [0, :attr:`horizon`], or a ValueError naming it."""
+        """``t`` as a finite float array inside [0, `horizon`], or a ValueError naming it."""
         t = v.finite_array(name, t)
         if t.size:
             lo, hi = float(t.min()), float(t.max())
@@ -284,13 +284,13 @@ class ISO8608Road:
         self, derivative: int = 1, t_max: float | None = None
     ) -> PiecewiseChebyshev:
         """A fast evaluator of z_r(t) (``derivative=0``) or ż_r(t) (``derivative=1``) on
-        [0, t_max] (default: the whole :attr:`horizon`; the set-up cost scales with t_max).
+        [0, t_max] (default: the whole `horizon`; the set-up cost scales with t_max).
 
         For ODE right-hand sides, which ask for one time at a time ~10⁵ times: the harmonic sum is
         re-expanded, exactly by the Jacobi-Anger identity
         e^(i a s) = Σ_k ε_k i^k J_k(a) T_k(s) (ε_0 = 1, ε_k = 2), into Chebyshev series of degree
         16 on pieces of half-width ≤ 1/ω_max. The truncated tail is below J_17(1) ≈ 2e-20 of the
-        amplitude sum, so it agrees with :meth:`elevation` / :meth:`velocity` to round-off
+        amplitude sum, so it agrees with `elevation` / `velocity` to round-off
         (~1e-13 relative), at a few µs per scalar call instead of one sine per harmonic.
         """
         from scipy.special import jv

@@ -29,7 +29,7 @@ from .base import System
 
 class RobotArm(System):
     """3-link arm; parameters ``l1, l2, l3`` (> 0), ``theta0`` (default x0) and
-    ``theta0_min``/``theta0_max`` (range of :meth:`sample_x0`). States ``(..., 3)``, input
+    ``theta0_min``/``theta0_max`` (range of `sample_x0`). States ``(..., 3)``, input
     ṗ ``(..., 2)``, two constraints."""
 
     name = "robot_arm"
@@ -76,7 +76,7 @@ class RobotArm(System):
         return np.stack([-ell * np.sin(x), ell * np.cos(x)], axis=-2)
 
     def path(self, t: np.ndarray | float, x0: np.ndarray | None = None) -> np.ndarray:
-        """p(t) = e(θ(0)) − (sin 2πt / 2π, 0), shape ``(..., 2)`` (x0 defaults to :attr:`x0`)."""
+        """p(t) = e(θ(0)) − (sin 2πt / 2π, 0), shape ``(..., 2)`` (x0 defaults to `x0`)."""
         t = np.asarray(t, dtype=float)
         e0 = self.end_effector(self.x0 if x0 is None else x0)
         shift = np.stack([np.sin(2 * np.pi * t) / (2 * np.pi), np.zeros(t.shape)], axis=-1)
@@ -89,7 +89,7 @@ class RobotArm(System):
 
     # --- dynamics ------------------------------------------------------------------------------
     def rhs(self, t: float, x: np.ndarray, u: np.ndarray | None = None) -> np.ndarray:
-        """θ' = Jᵀ (J Jᵀ)⁻¹ ṗ; u = ṗ defaults to :meth:`inputs` at t."""
+        """θ' = Jᵀ (J Jᵀ)⁻¹ ṗ; u = ṗ defaults to `inputs` at t."""
         x = np.asarray(x, dtype=float)
         pdot = self.inputs(t) if u is None else np.asarray(u, dtype=float)
         J = self.jacobian(x)
@@ -132,7 +132,7 @@ class RobotArm(System):
     def constraints(
         self, x: np.ndarray, t: float = 0.0, x0: np.ndarray | None = None
     ) -> np.ndarray:
-        """g = e(θ) − p(t), shape ``(..., 2)``; p starts at e(x0) (x0 defaults to :attr:`x0`).
+        """g = e(θ) − p(t), shape ``(..., 2)``; p starts at e(x0) (x0 defaults to `x0`).
 
         ``t`` is a scalar or broadcasts against the leading axes of ``x``.
         """

@@ -6,7 +6,7 @@ of freedom. The crank angle θ1 is the independent coordinate.
 
 The ``"fnode_bb"`` preset is the system behind FNODE's published slider-crank numbers (Table 13,
 Fig. 14): the authors' 3-body generator in the public repository ``uwsbel/sbel-reproducibility``,
-folder ``2025/FNODE`` (see :class:`SliderCrank`).
+folder ``2025/FNODE`` (see `SliderCrank`).
 """
 
 from __future__ import annotations
@@ -340,7 +340,7 @@ class SliderCrank(HolonomicSystem):
 
     def casadi_rhs(self, x: Any, u: Any, t: Any) -> Any:
         """``[q', q'']`` with the KKT system solved symbolically (friction by the same
-        sign-of-the-frictionless-reaction rule as :meth:`accelerations`)."""
+        sign-of-the-frictionless-reaction rule as `accelerations`)."""
         import casadi as ca
 
         p = self.params

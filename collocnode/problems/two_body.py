@@ -26,7 +26,7 @@ from .base import System
 
 class TwoBody(System):
     """Two-body problem; parameters: ``e`` (eccentricity of the default x0), ``e_min``/``e_max``
-    (range of :meth:`sample_x0`). States ``(..., 4)`` = [x, y, ẋ, ẏ]; one constraint."""
+    (range of `sample_x0`). States ``(..., 4)`` = [x, y, ẋ, ẏ]; one constraint."""
 
     name = "two_body"
     state_names = ("x", "y", "vx", "vy")
@@ -91,7 +91,7 @@ class TwoBody(System):
     def constraints(
         self, x: np.ndarray, t: float = 0.0, x0: np.ndarray | None = None
     ) -> np.ndarray:
-        """g = L(x) − L(x0) (x0 defaults to :attr:`x0`); shape ``(..., 1)``."""
+        """g = L(x) − L(x0) (x0 defaults to `x0`); shape ``(..., 1)``."""
         ref = self.x0 if x0 is None else np.asarray(x0, dtype=float)
         L = self.invariants(x)["angular_momentum"]
         return (L - self.invariants(ref)["angular_momentum"])[..., None]

@@ -61,14 +61,14 @@ class Vehicle4DOF(System):
     The paper shares one pre-defined control signal between all parameter instances but does not
     give it; the default here is the smooth
     ``α(t) = 0.2 + 0.1 sin(2π t / 10 s)``, ``δ(t) = 0.1 sin(2π t / 7 s)``, from rest at the origin.
-    Pass ``inputs=`` to :meth:`simulate` / :meth:`generate` for another signal.
+    Pass ``inputs=`` to `simulate` / `generate` for another signal.
 
     Sampling (FNODE §3.7): Δt = 0.01 s, 20 s (2000 samples), the first 1500 train.
 
     Presets: ``"nominal"`` (default) is the centre of the Table 9 box (the paper gives only the
     ranges and the test sets); ``"test1"`` … ``"test4"`` are Table 10 (1-2 grid corners, 3-4
-    interior). :meth:`parameter_grid` gives the 4-value-per-parameter training grid and
-    :meth:`grid_point` one of its 4⁹ instances by index.
+    interior). `parameter_grid` gives the 4-value-per-parameter training grid and
+    `grid_point` one of its 4⁹ instances by index.
     """
 
     name = "vehicle4dof"

@@ -1,10 +1,10 @@
 """How each system is trained by collocation: one recipe per system, shared by the experiments
-(:mod:`collocnode.experiments`) and the comparison (:mod:`collocnode.compare`), neither of which
+(`collocnode.experiments`) and the comparison (`collocnode.compare`), neither of which
 imports the other.
 
 A recipe is a frozen dataclass whose fields are its model and training choices, with an embedded
-:class:`CollocationSettings`; ``recipe.train(system, data, seed=..., max_wall_time=...)`` returns a
-:class:`TrainedModel`. :func:`for_problem` gives the paper's recipe of a registered system.
+`CollocationSettings`; ``recipe.train(system, data, seed=..., max_wall_time=...)`` returns a
+`TrainedModel`. `for_problem` gives the paper's recipe of a registered system.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ RECIPES: Registry[Any] = Registry(
 def for_problem(name: str) -> Any:
     """The recipe with which the seed papers train system ``name``: the quarter vehicle's hybrid
     model, the paper's Van der Pol setup, and the suitable neural ODE for every other system.
-    ``name`` must be registered (:func:`collocnode.problems.available`)."""
+    ``name`` must be registered
+    ([`collocnode.problems.available`][collocnode.problems.available])."""
     v.choice("problem name", name, problems.available())
     if name not in RECIPES:
         return SystemRecipe()

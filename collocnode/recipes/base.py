@@ -38,12 +38,12 @@ class TrainedModel:
             mechanisms); the identity layout when the model learns the whole state.
         phases: earlier training phases by name (e.g. ``"pretrain"``), in the order they ran.
         times: wall times [s] of the work between the phases (``"warm_start"``,
-            ``"simulate"``), included in :attr:`total_s`.
+            ``"simulate"``), included in `total_s`.
         notes: facts of the run a report states (e.g. whether the pre-trained model could be
             simulated over the full horizon).
         path: the regularization path that chose λ
-            (:class:`~collocnode.RegularizationPathRecord`; its time is in :attr:`times` as
-            ``"regularization_path"``), None where λ was given.
+            ([`RegularizationPathRecord`][collocnode.strategies.RegularizationPathRecord]; its time
+            is in `times` as ``"regularization_path"``), None where λ was given.
     """
 
     system: Any
@@ -57,7 +57,7 @@ class TrainedModel:
     @classmethod
     def of(cls, system: Any, solution: TrainingSolution, layout: StateLayout) -> TrainedModel:
         """The recipe's outcome from what ``solve`` returned: the trained model, and (where a
-        phased strategy left a :class:`~collocnode.strategies.PhasedRecord` in its records)
+        phased strategy left a [`PhasedRecord`][collocnode.strategies.PhasedRecord] in its records)
         its earlier phases, the times between them and its notes."""
         phased = next((r for r in solution.records if isinstance(r, PhasedRecord)), None)
         return cls(
@@ -98,8 +98,8 @@ class TrainedModel:
         **kwargs: Any,
     ) -> Trajectory:
         """The learned model integrated on ``t`` (n,) [s] from the *system* state ``x0``
-        (n_states,), in the model's coordinates (see :attr:`layout`); ``inputs`` default to
-        the system's own. Raises :class:`~collocnode.models.simulate.SimulationError` on blow-up."""
+        (n_states,), in the model's coordinates (see `layout`); ``inputs`` default to
+        the system's own. Raises [`SimulationError`][collocnode.SimulationError] on blow-up."""
         model = self.solution.model
         if inputs is None and model.n_inputs:
             inputs = self.system.inputs
@@ -112,7 +112,7 @@ class TrainedModel:
         inputs: Callable[[np.ndarray], np.ndarray] | None = None,
         **kwargs: Any,
     ) -> np.ndarray:
-        """The rollout in system coordinates, shape (n, n_states): :meth:`simulate`, with the
+        """The rollout in system coordinates, shape (n, n_states): `simulate`, with the
         dependent coordinates of a partitioned mechanism recovered on Φ(q) = 0."""
         z = self.simulate(t, x0, inputs, **kwargs).x
         return self.layout.expand(z, self.system, np.asarray(x0, dtype=float))

@@ -37,7 +37,7 @@ MAX_DEFAULT_INTERVALS = 1_500
 
 
 def system_checked(system: object) -> System:
-    """``system`` if it is a :class:`~collocnode.problems.System`; otherwise a TypeError."""
+    """``system`` if it is a `System`; otherwise a TypeError."""
     if not isinstance(system, System):
         raise TypeError(
             f"system must be a collocnode.problems.System (problems.get(name)), got {system!r:.80}"
@@ -105,14 +105,14 @@ class SystemRecipe:
         state_guess: "data" (the interpolated samples) or "constant" (x(t0) at every node, the
             paper's trivial guess).
         warm_start: start from the smoothed data and weights regressed on its derivative
-            estimates (:mod:`collocnode.training.warmstart`) instead of ``state_guess`` and random
-            weights; its time is counted in :attr:`TrainedModel.total_s`.
+            estimates (`collocnode.training.warmstart`) instead of ``state_guess`` and random
+            weights; its time is counted in `TrainedModel.total_s`.
         collocation: mesh and solver settings; ``intervals=None`` puts one mesh interval on
-            each sample interval, at most :data:`MAX_DEFAULT_INTERVALS` (longer data sets are
+            each sample interval, at most `MAX_DEFAULT_INTERVALS` (longer data sets are
             interpolated onto that mesh), ``regularization=None`` means λ = 1e-4;
             ``regularization_path=True`` chooses λ on held-out data instead
-            (:class:`~collocnode.RegularizationPath`, the whole problem refitted at the chosen
-            λ; the path is :attr:`TrainedModel.path`).
+            ([`RegularizationPath`][collocnode.RegularizationPath], the whole problem refitted at
+            the chosen λ; the path is `TrainedModel.path`).
     """
 
     QUICK: ClassVar[dict[str, Any]] = {"max_iter": 100, "stages": 3, "jit": False}
@@ -174,7 +174,8 @@ class SystemRecipe:
         callback: Callable[[Any], Any] | None = None,
     ) -> TrainedModel:
         """Train on ``data`` (system coordinates; several trajectories share the weights).
-        ``callback`` is the IPOPT iteration callback of :func:`collocnode.solve`."""
+        ``callback`` is the IPOPT iteration callback of
+        [`collocnode.solve`][collocnode.solve.solve]."""
         layout = StateLayout.for_system(system_checked(system))
         trajs = [
             Trajectory(tr.t, layout.reduce(tr.x), tr.u if system.n_inputs else None)

@@ -15,7 +15,7 @@ replaced by two surrogate blocks inside the known linear physics; the loss is th
        ``rational_form="paper"`` as eq. 19 writes it (θ_0 free, 32 parameters).
 * W:   warm-started (ours, not the paper's): smooth the noisy observed states, regress the blocks
        on the observed accelerations at them through the known physics (eq. 15, with the
-       F(0) = 0 constraints of eq. 17; :func:`collocnode.training.warmstart.fit_initial_guess`),
+       F(0) = 0 constraints of eq. 17; `collocnode.training.warmstart.fit_initial_guess`),
        then polish weights and states with the full problem, started from the smoothed states.
 * III-W: strategy III's rational surrogates (eq. 19, in ``rational_form``) started as W starts
        its networks: a least-squares fit of the rational functions to the observed accelerations
@@ -60,7 +60,7 @@ STRATEGIES = ("I", "II", "III", "W", "III-W")
 # the strategies with rational surrogates, and those started by the regression
 _RATIONAL, _REGRESSED = ("III", "III-W"), ("W", "III-W")
 #: strategy III's blocks: "pole-free" (θ_0 = 1, denominator θ_0² + q²) or "paper" (eq. 19 as
-#: written: θ_0 free, denominator θ_0 + q); see :class:`collocnode.nn.RationalChebyshev`
+#: written: θ_0 free, denominator θ_0 + q); see `collocnode.nn.RationalChebyshev`
 RATIONAL_FORMS = ("pole-free", "paper")
 HORIZON_S = 42.0  # the paper's road length; ``intervals`` count per 42 s
 
@@ -84,7 +84,7 @@ class QVMRecipe:
         settle_rtol: > 0 stops the full problem once the learned friction and spring over ±2σ
             of their training inputs change by less than this between two iterations, twice in
             a row, relative to each block's output scale (status "settled",
-            :class:`~collocnode.StopWhenSettled`); 0: off.
+            [`StopWhenSettled`][collocnode.StopWhenSettled]); 0: off.
         collocation: mesh and solver settings; ``intervals`` count per 42 s of data and are
             scaled to the data's horizon, ``max_iter`` limits each phase, ``max_wall_time`` the
             whole strategy (the phases share it), ``regularization=None`` means λ = 0.
@@ -201,10 +201,10 @@ class QVMRecipe:
         """Train with the chosen strategy on one trajectory sampled from x(0) = 0 on
         ``system.road``; the mesh is scaled to its horizon. ``max_wall_time`` [s] caps the
         whole strategy (default: the settings' own). ``callback`` is the IPOPT iteration
-        callback of :func:`collocnode.solve`, passed to every phase (each phase is a solve
-        of its own: ``on_start`` and ``on_end`` run once per phase); the settings' stagnation
-        rule, when on, runs beside it in every phase, and a pre-training it stops goes on to
-        the full problem (a stop by ``callback`` ends the strategy)."""
+        callback of [`collocnode.solve`][collocnode.solve.solve], passed to every phase (each phase
+        is a solve of its own: ``on_start`` and ``on_end`` run once per phase); the settings'
+        stagnation rule, when on, runs beside it in every phase, and a pre-training it stops goes on
+        to the full problem (a stop by ``callback`` ends the strategy)."""
         if not isinstance(data, Trajectory):
             if len(data) != 1:
                 raise ValueError(f"the quarter vehicle trains on one trajectory, got {len(data)}")
@@ -250,7 +250,7 @@ class QVMRecipe:
 
 class Characteristics:
     """The measure of ``settle_rtol``: the learned friction and spring on 41 points over ±2σ of
-    their inputs in ``data`` (:func:`input_spread`), each divided by its block's output scale
+    their inputs in ``data`` (`input_spread`), each divided by its block's output scale
     (so a change is relative to the characteristic's size), concatenated (82,)."""
 
     def __init__(self, data: Trajectory, points: int = 41) -> None:
@@ -328,20 +328,20 @@ def input_spread(data: Trajectory) -> tuple[float, float]:
 def road_inputs(road: Any, model: HybridModel | None = None) -> RoadInputs:
     """The known inputs of ``model`` on ``road`` as ``u(t: (n,)) -> (n, n_inputs)``: the road
     velocity [m/s], with the road height [m] before it for the four-state model (relative to
-    its height at t = 0, as the system's state z_r). See :class:`RoadInputs`."""
+    its height at t = 0, as the system's state z_r). See `RoadInputs`."""
     return RoadInputs(road, model is not None and model.n_inputs == 2)
 
 
 class RoadInputs:
-    """A road's known inputs as a function of time (:func:`road_inputs`).
+    """A road's known inputs as a function of time (`road_inputs`).
 
     Times go through the road's piecewise Chebyshev re-expansion
-    (:meth:`ISO8608Road.scalar_evaluator`, built at the first call; equal to the exact sums over
+    (`ISO8608Road.scalar_evaluator`, built at the first call; equal to the exact sums over
     ~10³ harmonics to round-off): one time at a time (an adaptive integrator's right-hand side,
     ~10⁵ calls) at a few µs, arrays by vectorised Clenshaw sums. A plain object, so that a problem
     driven by it can be pickled and sent to other processes (the blocks of
-    :class:`~collocnode.ConsensusADMM`); the re-expansion is not sent, each process builds its
-    own."""
+    [`ConsensusADMM`][collocnode.ConsensusADMM]); the re-expansion is not sent, each process builds
+    its own."""
 
     def __init__(self, road: Any, with_height: bool) -> None:
         self.road = road

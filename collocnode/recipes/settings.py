@@ -1,7 +1,7 @@
 """The collocation settings every recipe, experiment and comparison row shares, declared once.
 
-A recipe embeds one :class:`CollocationSettings` (its defaults are the recipe's paper settings) and
-turns it into the algorithm object with :meth:`CollocationSettings.algorithm`; the experiments'
+A recipe embeds one `CollocationSettings` (its defaults are the recipe's paper settings) and
+turns it into the algorithm object with `CollocationSettings.algorithm`; the experiments'
 and the comparison's options embed the recipe, so no settings field is declared twice.
 """
 
@@ -29,8 +29,8 @@ class CollocationSettings:
         spectral: > 0 replaces the mesh by one interval with this many fLGR nodes.
         regularization: λ of the weight penalty λ‖w‖² (None: the recipe's default).
         regularization_path: choose λ on held-out data instead
-            (:class:`~collocnode.RegularizationPath` with its defaults: decades from 0.1 to
-            1e-6, the final 20 % of a single trajectory's horizon or every fifth trajectory
+            ([`RegularizationPath`][collocnode.RegularizationPath] with its defaults: decades from
+            0.1 to 1e-6, the final 20 % of a single trajectory's horizon or every fifth trajectory
             held out) and train the whole problem at the chosen λ; ``regularization`` is then
             not used. The recipes that support it report the path (a table and a figure).
         tol: IPOPT's convergence tolerance.
@@ -41,12 +41,12 @@ class CollocationSettings:
         backend: "casadi" or "cyipopt".
         mumps_ordering: MUMPS's fill-reducing ordering of the KKT matrix, or "trial": chosen
             per solve by a short timed trial of "auto" and "metis"
-            (:class:`~collocnode.OrderingTrial`).
+            ([`OrderingTrial`][collocnode.OrderingTrial]).
         print_level: IPOPT's output level (0 silent, 5 one line per iteration).
         max_wall_time: wall-time cap of the whole training [s], or None.
         stagnation_window: > 0 stops each phase once its objective moved by less than
             ``stagnation_rtol`` (relative) over this many iterations
-            (:class:`~collocnode.training.callbacks.StopOnStagnation`, the quarter-vehicle paper's
+            ([`StopOnStagnation`][collocnode.StopOnStagnation], the quarter-vehicle paper's
             "terminated early if no further significant improvement in objective"); the status
             is then "stopped_by_callback", never "success". 0 (the default): off.
         stagnation_rtol: the relative change of that rule.
@@ -96,8 +96,8 @@ class CollocationSettings:
     def algorithm(
         self, intervals: int | None = None, max_wall_time: float | None = None
     ) -> RadauIIA:
-        """The :class:`RadauIIA` of these settings with ``intervals`` mesh intervals (default:
-        ``self.intervals``) and IPOPT's wall-time limit ``max_wall_time`` (default: the
+        """The [`RadauIIA`][collocnode.RadauIIA] of these settings with ``intervals`` mesh intervals
+        (default: ``self.intervals``) and IPOPT's wall-time limit ``max_wall_time`` (default: the
         settings' own)."""
         n = self.intervals if intervals is None else intervals
         if n is None:
@@ -116,9 +116,9 @@ class CollocationSettings:
         return RadauIIA(n, self.stages, jit=self.jit, ipopt=ipopt, hessian=hessian)
 
     def solver(self, intervals: int | None = None, max_wall_time: float | None = None) -> Algorithm:
-        """The algorithm of one phase: :meth:`algorithm` with ``intervals`` and
+        """The algorithm of one phase: `algorithm` with ``intervals`` and
         ``max_wall_time``, inside the stagnation rule when it is on
-        (:class:`~collocnode.StopWhenStagnant`: a fresh rule in every solve)."""
+        ([`StopWhenStagnant`][collocnode.StopWhenStagnant]: a fresh rule in every solve)."""
         alg: Algorithm = self.algorithm(intervals, max_wall_time)
         if self.stagnation_window:
             alg = StopWhenStagnant(alg, self.stagnation_window, self.stagnation_rtol)
@@ -134,7 +134,7 @@ class CollocationSettings:
 @dataclass(frozen=True)
 class RegressionSettings:
     """The first phase of a warm-started strategy: the regression of
-    :func:`collocnode.training.warmstart.fit_initial_guess` (its arguments, with defaults measured
+    `collocnode.training.warmstart.fit_initial_guess` (its arguments, with defaults measured
     on the quarter vehicle; docs/collocation_extensions.md).
 
     Attributes:
@@ -166,8 +166,8 @@ class RegressionSettings:
         return IpoptOptions(tol=1e-8, max_iter=self.regression_max_iter, print_level=0)
 
     def warm_started(self, inner: Algorithm, *, jit: bool) -> WarmStarted:
-        """``inner`` after the regression of these settings (:class:`~collocnode.WarmStarted`),
-        compiled with ``jit``."""
+        """``inner`` after the regression of these settings
+        ([`WarmStarted`][collocnode.WarmStarted]), compiled with ``jit``."""
         return WarmStarted(
             inner,
             smoothing=self.smoothing,

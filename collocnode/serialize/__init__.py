@@ -19,10 +19,10 @@ A model file is UTF-8 JSON, written atomically (temporary file, then rename)::
     }
 
 The physics of a hybrid model is Python code, so a model is stored as its *recipe*
-(:attr:`collocnode.models.HybridModel.recipe`): the name of the registered *model builder* that
+(`HybridModel.recipe`): the name of the registered *model builder* that
 built it and that builder's keyword arguments. Blocks are stored by type name and dataclass
 fields (their input and output scales, i.e. the normalisation, are fields), systems by registry
-name, preset and parameters, and physical :class:`~collocnode.models.Parameter` objects by their
+name, preset and parameters, and physical [`Parameter`][collocnode.Parameter] objects by their
 fields. ``blocks``, ``slices`` and the sizes are written for readers of the file and checked
 against the rebuilt model on loading.
 
@@ -34,15 +34,17 @@ A model file is data; loading one never imports or calls anything the file names
 * the recipe names a model builder, matched by exact name against the library's own builders
   (``collocnode.models:NeuralODE``, ``collocnode.recipes.qvm:hybrid_model``; files of 0.1.0 that
   name ``collocnode.experiments.qvm:hybrid_model`` load with the latter) and the builders the user
-  registered with :func:`register_builder` or passed as ``load_model(..., builders=...)``;
+  registered with [`register_builder`][collocnode.serialize.register_builder] or passed as
+  ``load_model(..., builders=...)``;
 * the builder's keyword arguments are checked against its signature and type annotations before
   it is called; they can only be JSON values, float64/int64 arrays, blocks
-  (:class:`~collocnode.nn.MLP`, :class:`~collocnode.nn.RationalChebyshev`), registered systems
-  (:func:`collocnode.problems.get` with the system's own parameters) and Parameters;
+  ([`MLP`][collocnode.nn.MLP], [`RationalChebyshev`][collocnode.nn.RationalChebyshev]), registered
+  systems ([`collocnode.problems.get`][collocnode.problems.get] with the system's own parameters)
+  and Parameters;
 * sizes are bounded before anything is allocated: the file (``max_bytes``, default 64 MiB), every
-  array (shape checked against its data, at most :data:`MAX_ELEMENTS` elements), every block (no
+  array (shape checked against its data, at most `MAX_ELEMENTS` elements), every block (no
   more weights than ``p`` holds; an MLP lists its scales in full) and the nesting depth
-  (:data:`MAX_DEPTH`).
+  (`MAX_DEPTH`).
 """
 
 from .builders import Builder, register_builder

@@ -21,7 +21,8 @@ def new_registry() -> Registry[Builder]:
     """The model builders a file may name: the library's own, by the name a file gives (their
     modules are imported from these fixed references only, on first use, never from a name read
     from a file; ``systems`` names the arguments annotated Any that must be a registered system,
-    checked before the call), and those registered with :func:`register_builder` at run time."""
+    checked before the call), and those registered with
+    [`register_builder`][collocnode.serialize.register_builder] at run time."""
     return Registry(
         "model builder",
         {
@@ -73,7 +74,7 @@ def register_builder(
     models whose recipe names it can be saved.
 
     A builder is a function of keyword arguments that returns a
-    :class:`~collocnode.models.HybridModel` with ``recipe=(name, kwargs)``; the arguments may be
+    [`HybridModel`][collocnode.HybridModel] with ``recipe=(name, kwargs)``; the arguments may be
     JSON values, float64/int64 arrays, blocks, registered systems and Parameters, and are
     checked against the builder's signature and annotations before every call from a file.
     Use as a decorator or call directly::
@@ -85,7 +86,8 @@ def register_builder(
 
     Registering a different function under a name already taken is an error; the library's own
     names are reserved. Without registering, pass ``builders={name: function}`` to
-    :func:`load_model` and :func:`save_model`.
+    [`load_model`][collocnode.serialize.load_model] and
+    [`save_model`][collocnode.serialize.save_model].
 
     Returns:
         ``builder`` when given, otherwise a decorator that registers and returns its function.

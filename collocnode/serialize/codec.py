@@ -136,7 +136,7 @@ def encode_array(obj: np.ndarray, where: str) -> dict[str, Any]:
 
 
 def decode(obj: Any, where: str, budget: int) -> Any:
-    """Inverse of :func:`encode`; malformed data raises ValueError naming ``where``.
+    """Inverse of `encode`; malformed data raises ValueError naming ``where``.
 
     ``budget``: the most weights a block may have (the length of the file's ``p`` for the
     model's blocks).

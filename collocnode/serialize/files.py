@@ -113,9 +113,9 @@ def save_model(
 
     Args:
         path: the file to write (parent directories are created); not a directory.
-        model: a :class:`~collocnode.models.HybridModel` whose ``recipe`` names a registered
-            model builder (every :func:`~collocnode.models.NeuralODE` has one), or a
-            :class:`~collocnode.training.TrainingSolution`, whose model, ``p`` and status are
+        model: a [`HybridModel`][collocnode.HybridModel] whose ``recipe`` names a registered
+            model builder (every [`NeuralODE`][collocnode.NeuralODE] has one), or a
+            [`TrainingSolution`][collocnode.TrainingSolution], whose model, ``p`` and status are
             taken.
         p: the parameter vector, shape ``(model.n_params,)``; finite. Optional for a
             TrainingSolution.
@@ -123,11 +123,12 @@ def save_model(
             converted; arrays are stored as float64 or int64): the problem the model came from,
             training settings, status, ...
         builders: model builders by name besides the registered ones (see
-            :func:`register_builder`); the recipe may name one, or be the function itself.
+            [`register_builder`][collocnode.serialize.register_builder]); the recipe may name one,
+            or be the function itself.
         uncertainty: the model's ``sol.uncertainty()``
-            (:class:`~collocnode.training.uncertainty.Uncertainty`) to store with it: the
+            ([`Uncertainty`][collocnode.Uncertainty]) to store with it: the
             Laplace posterior of its fitted quantities, from which the loaded model draws
-            bands (:attr:`LoadedModel.uncertainty`); it must belong to ``p``.
+            bands (`LoadedModel.uncertainty`); it must belong to ``p``.
 
     Returns:
         The path written.
@@ -247,16 +248,16 @@ def _document(
 
 @dataclass(frozen=True)
 class LoadedModel:
-    """A model read by :func:`load_model`.
+    """A model read by [`load_model`][collocnode.serialize.load_model].
 
     Attributes:
-        model: the rebuilt :class:`~collocnode.models.HybridModel`.
+        model: the rebuilt [`HybridModel`][collocnode.HybridModel].
         p: its parameter vector, shape ``(model.n_params,)`` (read-only).
         metadata: the free-form metadata stored with it.
         library_version: the collocnode version that wrote the file.
         format_version: the file format version.
         uncertainty: the stored Laplace posterior of the fitted quantities
-            (:class:`~collocnode.serialize.uncertainty.StoredUncertainty`), or None when the
+            (`StoredUncertainty`), or None when the
             file has none.
     """
 
@@ -271,7 +272,7 @@ class LoadedModel:
         self, block: str, inputs: np.ndarray, which: str = "posterior", **options: Any
     ) -> Band:
         """The band of a block's output over ``inputs`` from the stored uncertainty
-        (:meth:`~collocnode.training.uncertainty.ParameterPosterior.block_band`: ``output``,
+        (`ParameterPosterior.block_band`: ``output``,
         ``level``, ``method``, ``samples``, ``seed``)."""
         if self.uncertainty is None:
             raise ValueError(
@@ -303,9 +304,9 @@ class LoadedModel:
         inputs: Callable[[np.ndarray], np.ndarray] | None = None,
         **kwargs: Any,
     ) -> Any:
-        """:func:`collocnode.models.simulate.simulate` of the loaded model: states (and outputs) on
+        """[`collocnode.simulate`][collocnode.simulate] of the loaded model: states (and outputs) on
         ``t`` (n,) from ``x0`` (n_states,); ``inputs(t: (n,)) -> (n, n_inputs)`` if the model has
-        inputs. Returns a :class:`~collocnode.data.Trajectory`."""
+        inputs. Returns a [`Trajectory`][collocnode.Trajectory]."""
         from ..models.simulate import simulate
 
         return simulate(self.model, self.p, t, x0, inputs=inputs, **kwargs)
@@ -318,24 +319,24 @@ def load_model(
     max_bytes: int = DEFAULT_MAX_BYTES,
     **removed: Any,
 ) -> LoadedModel:
-    """Read a model written by :func:`save_model`.
+    """Read a model written by [`save_model`][collocnode.serialize.save_model].
 
     The file is data: its recipe is rebuilt only by a model builder of the library or one
-    registered with :func:`register_builder` or given in ``builders``, matched by exact name, and
-    only after the arguments were checked against the builder's signature and annotations.
-    Nothing the file names is imported.
+    registered with [`register_builder`][collocnode.serialize.register_builder] or given in
+    ``builders``, matched by exact name, and only after the arguments were checked against the
+    builder's signature and annotations. Nothing the file names is imported.
 
     Args:
         path: the model file.
         builders: model builders by name besides the library's and the registered ones, e.g.
             ``{"mypackage.models:oscillator": oscillator}``.
-        max_bytes: the largest file read [bytes] (default :data:`DEFAULT_MAX_BYTES`, 64 MiB);
+        max_bytes: the largest file read [bytes] (default `DEFAULT_MAX_BYTES`, 64 MiB);
             the size is checked before reading.
 
     Raises:
         ValueError: not a collocnode model file, not a regular file (a FIFO, a device, a
             directory: refused before anything is read), a file larger than ``max_bytes``, a key
-            given twice in one object, data nested more than :data:`MAX_DEPTH` levels, an
+            given twice in one object, data nested more than `MAX_DEPTH` levels, an
             unsupported format version (the message lists the supported ones), a missing or
             malformed field (named; the checksum ``p_sha256`` included), a builder that is not
             registered, arguments the builder does not take or of the wrong type, an unknown

@@ -12,11 +12,11 @@ from ..nn.base import Block
 FORMAT = "collocnode-model"
 FORMAT_VERSION = 1
 SUPPORTED_VERSIONS: tuple[int, ...] = (1,)
-"""Format versions :func:`load_model` reads."""
+"""Format versions [`load_model`][collocnode.serialize.load_model] reads."""
 
 DEFAULT_MAX_BYTES = 64 * 2**20
-"""Largest model file :func:`load_model` reads unless told otherwise [bytes] (64 MiB; a model of a
-million parameters takes about 20 MB)."""
+"""Largest model file [`load_model`][collocnode.serialize.load_model] reads unless told otherwise
+[bytes] (64 MiB; a model of a million parameters takes about 20 MB)."""
 MAX_ELEMENTS = 2**24
 """Most elements of one array, and most weights of one model, in a model file."""
 MAX_DEPTH = 64
@@ -26,7 +26,7 @@ MAX_NDIM = 8
 
 Builder = Callable[..., HybridModel]
 """A model builder: keyword arguments (JSON values, arrays, blocks, systems, Parameters) -> a
-:class:`~collocnode.models.HybridModel` whose ``recipe`` names the builder."""
+[`HybridModel`][collocnode.HybridModel] whose ``recipe`` names the builder."""
 
 # Tags of the non-JSON values a recipe or the metadata may hold; user dict keys may not start
 # with "$", so a tag can never be confused with data.

@@ -1,8 +1,8 @@
-"""Solve strategies: algorithms that hold an inner algorithm (:mod:`collocnode.algorithm`) and
+"""Solve strategies: algorithms that hold an inner algorithm (`collocnode.algorithm`) and
 nest with any other -- refinement until consistent, adaptive refinement, training phases,
 stopping rules and time limits, a regularization path, multistart, consensus ADMM over blocks
 of the data, discovery of a block's closed form with its re-fit, and the defaults of a first
-solve (:class:`Auto`)."""
+solve ([`Auto`][collocnode.Auto])."""
 
 from .adaptive import AdaptiveRefinement, AdaptiveRefinementRecord, RoundRecord
 from .admm import ConsensusADMM, ConsensusADMMRecord, ConsensusRound

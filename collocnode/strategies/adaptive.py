@@ -1,18 +1,18 @@
-"""Adaptive mesh refinement as an algorithm: :class:`AdaptiveRefinement` wraps any algorithm
-the way diffrax's ``HalfSolver`` wraps a solver, and ``solve`` accepts it for a dynamic
-optimization problem or a training problem alike::
+"""Adaptive mesh refinement as an algorithm: [`AdaptiveRefinement`][collocnode.AdaptiveRefinement]
+wraps any algorithm the way diffrax's ``HalfSolver`` wraps a solver, and ``solve`` accepts it for a
+dynamic optimization problem or a training problem alike::
 
     solve(problem, AdaptiveRefinement(RadauIIA(20, 3), tol=1e-6, max_rounds=6), seed=0)
 
 The loop hands its inner algorithm the meshes and the solution to start from through the
-:class:`~collocnode.algorithm.SolveContext`: solve on a coarse mesh, estimate the error of every
-interval (:func:`collocnode.transcription.refine.interval_errors`), refine the intervals above
-``tol`` (:class:`~collocnode.transcription.refine.RefinementRule`) and re-solve from the previous
+[`SolveContext`][collocnode.SolveContext]: solve on a coarse mesh, estimate the error of every
+interval (`collocnode.transcription.refine.interval_errors`), refine the intervals above
+``tol`` (`RefinementRule`) and re-solve from the previous
 solution -- its states interpolated onto the new nodes with the collocation polynomials, its
 parameters copied -- until every interval meets the tolerance. Each trajectory of a multi-trajectory
 problem has its own mesh, refined by its own estimates.
 
-A user callback (:mod:`collocnode.transcription.ipopt.iteration`) runs in every round's IPOPT solve:
+A user callback (`collocnode.transcription.ipopt.iteration`) runs in every round's IPOPT solve:
 its ``on_start`` and ``on_end`` once per round, and a stop it asks for (or an exception it raises)
 ends that round with status ``stopped_by_callback`` (``callback_error``) and the loop with it.
 """
@@ -43,7 +43,7 @@ class RoundRecord:
         intervals, nodes: mesh size, summed over trajectories (state nodes, ``1 + sum(stages)``
             per trajectory).
         max_stages: the largest stage count on the meshes.
-        max_error: largest interval estimate after the solve (:func:`.refine.interval_errors`).
+        max_error: largest interval estimate after the solve (`interval_errors`).
         refined: intervals above the tolerance (refined for the next round).
         status: the NLP's status; iterations: its IPOPT iterations.
         solve_s: wall time of the solve (build + IPOPT) [s]; estimate_s: of the estimate [s].
@@ -67,8 +67,8 @@ class AdaptiveRefinementRecord:
 
     Attributes:
         solution: the last round's result of the inner algorithm (a ``Solution``, or a
-            ``TrainingSolution`` for a training problem, from a :class:`RadauIIA`).
-        rounds: one :class:`RoundRecord` per round.
+            ``TrainingSolution`` for a training problem, from a [`RadauIIA`][collocnode.RadauIIA]).
+        rounds: one `RoundRecord` per round.
         converged: True only if the last solve succeeded and every interval estimate is at most
             ``tol``.
         tol: the tolerance.
@@ -136,17 +136,18 @@ class AdaptiveRefinement(Wrapper):
     Args:
         inner: the algorithm of every round (default ``RadauIIA()``); its leaf's mesh is
             replaced every round.
-        tol: tolerance on the relative interval error estimates (:func:`.refine.interval_errors`,
+        tol: tolerance on the relative interval error estimates (`interval_errors`,
             dimensionless).
         max_rounds: most refinements after the coarse solve.
-        coarse: the first mesh: a :class:`Mesh`, a number of equidistant intervals (with
+        coarse: the first mesh: a [`Mesh`][collocnode.Mesh], a number of equidistant intervals (with
             ``alg.stages``), or None for ``alg``'s own mesh.
         rule: the refinement rule (default ``RefinementRule()``, h-refinement).
         alg: the former name of ``inner`` (deprecated).
 
-    ``solve(problem, AdaptiveRefinement(...))`` keeps an :class:`AdaptiveRefinementRecord`
-    in the solution's ``records``. The loop stops early, not converged, if a solve fails or
-    the next mesh would exceed ``rule.max_nodes``.
+    ``solve(problem, AdaptiveRefinement(...))`` keeps an
+    [`AdaptiveRefinementRecord`][collocnode.strategies.AdaptiveRefinementRecord] in the solution's
+    ``records``. The loop stops early, not converged, if a solve fails or the next mesh would exceed
+    ``rule.max_nodes``.
     """
 
     hands_down: ClassVar[frozenset[str]] = frozenset({"meshes", "warm"})
@@ -195,7 +196,8 @@ class AdaptiveRefinement(Wrapper):
             )
 
     def solve_problem(self, problem: Any, context: SolveContext) -> AdaptiveRefinementRecord:
-        """The adaptive loop (module docstring); an :class:`AdaptiveRefinementRecord` whose
+        """The adaptive loop (module docstring); an
+        [`AdaptiveRefinementRecord`][collocnode.strategies.AdaptiveRefinementRecord] whose
         ``solution`` is the inner algorithm's last result."""
         tol, rule = self.tol, self.rule
         if context.meshes is not None:

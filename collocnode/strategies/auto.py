@@ -1,20 +1,21 @@
 """The algorithm of a first solve: what ``solve(problem)`` does when no algorithm is given.
 
 A newcomer's problem should not need the retries only an expert knows to make (λ, the mesh,
-the guess). :class:`Auto` chooses them from the problem, at solve time, and says what it chose:
+the guess). [`Auto`][collocnode.Auto] chooses them from the problem, at solve time, and says what it
+chose:
 
 1. the mesh from the data (``RadauIIA(intervals="auto")``: as fine as the sampling and the
    signal's rate of change ask for);
 2. for a training problem whose ``regularization`` is None and whose model has network weights,
-   λ on held-out data (:class:`~collocnode.RegularizationPath` without its refit);
-3. a warm start by regression on the smoothed data (:class:`~collocnode.WarmStarted`) where
+   λ on held-out data ([`RegularizationPath`][collocnode.RegularizationPath] without its refit);
+3. a warm start by regression on the smoothed data ([`WarmStarted`][collocnode.WarmStarted]) where
    every state is fitted and no value is missing;
 4. the solve at that λ, refined until the model is consistent
-   (:class:`~collocnode.UntilConsistent`, unless ``check=False``).
+   ([`UntilConsistent`][collocnode.UntilConsistent], unless ``check=False``).
 
 A dynamic optimization problem gets the collocation on the fallback mesh alone. Every choice is
-a plain algorithm object of its own; :attr:`AutoRecord.algorithm` is the nest that ran, so a
-run can be repeated without :class:`Auto`.
+a plain algorithm object of its own; `AutoRecord.algorithm` is the nest that ran, so a
+run can be repeated without [`Auto`][collocnode.Auto].
 """
 
 from __future__ import annotations
@@ -34,11 +35,12 @@ from .until_consistent import UntilConsistent
 
 @dataclass
 class AutoRecord:
-    """The result of :class:`Auto`.
+    """The result of [`Auto`][collocnode.Auto].
 
     Attributes:
-        solution: the result of the final solve (a :class:`~collocnode.UntilConsistentRecord`
-            where it refined until consistent).
+        solution: the result of the final solve (a
+            [`UntilConsistentRecord`][collocnode.strategies.UntilConsistentRecord] where it refined
+            until consistent).
         algorithm: the nest of the final solve, as plain algorithm objects.
         path: the regularization path that chose λ, or None where the problem gave λ.
         times: wall times [s] of the path and of the final solve.

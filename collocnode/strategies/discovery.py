@@ -5,7 +5,7 @@ The universal-differential-equation workflow (Rackauckas et al. 2020, the Lotka-
 "missing physics" example) in three solves' worth of work:
 
 1. ``inner`` trains the model (network blocks and physics) on the problem;
-2. :func:`~collocnode.training.discovery.discover` finds the closed form of a block (or of the
+2. [`discover`][collocnode.discover] finds the closed form of a block (or of the
    whole right-hand side) from its inputs and outputs at the collocation nodes;
 3. the block is replaced by the closed form, its coefficients become fitted parameters, and
    ``inner`` solves the same training problem again from the network's node states; with
@@ -13,9 +13,10 @@ The universal-differential-equation workflow (Rackauckas et al. 2020, the Lotka-
    solved once more.
 
 A discovery that fails (a library that does not fit the inputs, a threshold that removes every
-term, a singular closed form, a training that failed) gives a :class:`DiscoveryWarning` naming
-the cause, and the trained network is the result; an unknown block is refused before any
-work. A training stopped by an iteration or time limit or a stopping rule is discovered from.
+term, a singular closed form, a training that failed) gives a
+[`DiscoveryWarning`][collocnode.DiscoveryWarning] naming the cause, and the trained network is the
+result; an unknown block is refused before any work. A training stopped by an iteration or time
+limit or a stopping rule is discovered from.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class DiscoveryWarning(UserWarning):
 
 @dataclass
 class DiscoveredRecord:
-    """The result of :class:`Discovered`.
+    """The result of [`Discovered`][collocnode.Discovered].
 
     Attributes:
         solution: the last re-fit's result (its model the closed form), or the network's where
@@ -84,7 +85,7 @@ class DiscoveredRecord:
     @property
     def trained(self) -> Any:
         """The network's trained solution (the end of ``network``'s chain, a
-        :class:`~collocnode.TrainingSolution`)."""
+        [`TrainingSolution`][collocnode.TrainingSolution])."""
         return final(self.network)
 
     @property
@@ -138,7 +139,7 @@ class Discovered(Wrapper):
         inner: the algorithm of the network's training and of the re-fits (default
             ``RadauIIA()``).
         block: the block to replace (None: the model's whole right-hand side).
-        regression: the discovery's settings (:class:`SparseRegression`).
+        regression: the discovery's settings ([`SparseRegression`][collocnode.SparseRegression]).
         refit: re-fit the closed form's coefficients by collocation (False: discover only; the
             result's solution is the network's).
         prune: after the re-fit, drop the terms whose share of their output (RMS of the term

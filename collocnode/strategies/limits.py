@@ -1,15 +1,16 @@
 """Limits on how long the solves of a nest run: a stopping rule in every solve, a deadline for
 all of them.
 
-- :class:`StopWhenStagnant` stops each solve of its inner algorithm once the objective has
-  stopped moving (a fresh :class:`~collocnode.training.callbacks.StopOnStagnation` beside the
+- [`StopWhenStagnant`][collocnode.StopWhenStagnant] stops each solve of its inner algorithm once the
+  objective has stopped moving (a fresh [`StopOnStagnation`][collocnode.StopOnStagnation] beside the
   user's callback in every solve: the quarter-vehicle paper's "terminated early if no further
   significant improvement in objective").
-- :class:`StopWhenSettled` stops each solve once what the user measures (a learned
-  characteristic, a validation prediction) has stopped changing
-  (:class:`~collocnode.training.callbacks.StopWhenSettledRule`), with status ``settled``.
-- :class:`TimeLimit` gives the whole nest one wall-clock budget: IPOPT's ``max_wall_time`` of
-  every solve, and the regression of a warm start, are capped at what is left of it.
+- [`StopWhenSettled`][collocnode.StopWhenSettled] stops each solve once what the user measures (a
+  learned characteristic, a validation prediction) has stopped changing
+  (`StopWhenSettledRule`), with status ``settled``.
+- [`TimeLimit`][collocnode.TimeLimit] gives the whole nest one wall-clock budget: IPOPT's
+  ``max_wall_time`` of every solve, and the regression of a warm start, are capped at what is left
+  of it.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ class StopWhenStagnant(Wrapper):
 
     The status of a solve it stops is ``stopped_by_callback`` with a message that says the
     objective stagnated, never ``success``; the user's own callback runs beside it, and a stop
-    it asks for is told apart (:class:`~collocnode.Pretrained` goes on after a stagnated
+    it asks for is told apart ([`Pretrained`][collocnode.Pretrained] goes on after a stagnated
     pre-training, not after the user's stop).
 
     Args:
@@ -62,7 +63,7 @@ class StopWhenSettled(Wrapper):
     ``rtol`` (relative to its last value, or to ``floor`` where that is smaller) in
     ``patience`` checks every ``every`` iterations; the status is then ``settled``, which counts
     as converged (``SolverStatus.ok``). The user's own callback runs beside it. See
-    :class:`~collocnode.training.callbacks.StopWhenSettledRule`."""
+    `StopWhenSettledRule`."""
 
     problem_kinds: ClassVar[frozenset[str]] = frozenset({"training"})
 

@@ -3,11 +3,11 @@ starts.
 
 A network's training problem is not convex: from other random initial weights IPOPT may end in
 another local optimum (the seed paper restarted Van der Pol 100 times; PEtab users run 5 to 100
-starts). :class:`Multistart` solves the problem from ``starts`` initial points -- the random
-weights of independent seeds (``numpy.random.SeedSequence(seed).spawn``), or, where the problem
-gives ``params_guess``, that guess perturbed by relative noise of size ``perturb`` -- one after
-another, or on an executor (a local process pool, a Dask client's ``get_executor()``), and keeps
-the best: a consistent model before an inconsistent one, a converged solve before one that did
+starts). [`Multistart`][collocnode.Multistart] solves the problem from ``starts`` initial points --
+the random weights of independent seeds (``numpy.random.SeedSequence(seed).spawn``), or, where the
+problem gives ``params_guess``, that guess perturbed by relative noise of size ``perturb`` -- one
+after another, or on an executor (a local process pool, a Dask client's ``get_executor()``), and
+keeps the best: a consistent model before an inconsistent one, a converged solve before one that did
 not converge, then the least objective.
 
 On an executor a start returns plain arrays (the parameters, the node states, the outcome), and
@@ -56,11 +56,11 @@ class StartRecord:
 
 @dataclass
 class MultistartRecord:
-    """The result of :class:`Multistart`.
+    """The result of [`Multistart`][collocnode.Multistart].
 
     Attributes:
         solution: the best start's result (on an executor: its solve repeated here).
-        starts: one :class:`StartRecord` per start, in order.
+        starts: one `StartRecord` per start, in order.
         best: the index of the best start.
     """
 
@@ -148,7 +148,7 @@ class Multistart(Wrapper):
             ``concurrent.futures.Executor`` (e.g. ``ProcessPoolExecutor``, or a Dask client's
             ``get_executor()``) that runs the starts.
 
-    Returns (from ``solve``) a :class:`MultistartRecord`.
+    Returns (from ``solve``) a [`MultistartRecord`][collocnode.strategies.MultistartRecord].
     """
 
     # every start begins at its own draw (a warm start would make them one)

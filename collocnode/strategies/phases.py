@@ -1,15 +1,15 @@
 """Training phases before the full problem, as algorithms that wrap the one solving it.
 
-- :class:`WarmStarted`: smooth the data and regress the model's right-hand side on the
-  derivative estimates (:func:`collocnode.training.warmstart.fit_initial_guess`, the
+- [`WarmStarted`][collocnode.WarmStarted]: smooth the data and regress the model's right-hand side
+  on the derivative estimates (`collocnode.training.warmstart.fit_initial_guess`, the
   pre-training the seed paper's §2.5.2 suggests), then solve the full problem from the
   regressed weights and the smoothed states.
-- :class:`Pretrained`: train on the first part of the data (the quarter vehicle's strategy II,
-  Langenkamp et al. §4.1.2), simulate the pre-trained model over the whole horizon, and solve
-  the full problem from its states and weights.
+- [`Pretrained`][collocnode.Pretrained]: train on the first part of the data (the quarter vehicle's
+  strategy II, Langenkamp et al. §4.1.2), simulate the pre-trained model over the whole horizon, and
+  solve the full problem from its states and weights.
 
 Both hand their inner algorithm a better initial guess; given a solution to start from already
-(``context.warm``, e.g. in a later round of :class:`~collocnode.UntilConsistent` or of
+(``context.warm``, e.g. in a later round of [`UntilConsistent`][collocnode.UntilConsistent] or of
 consensus ADMM) they have nothing to add and pass the solve straight on.
 """
 
@@ -48,7 +48,7 @@ class PhasedRecord:
             regression; ``"simulate"``: the pre-trained model's simulation).
         notes: facts of the run (the regression's outcome; whether the pre-trained model could
             be simulated over the whole horizon).
-        regression: the warm start's report (:class:`~collocnode.training.warmstart.WarmStart`),
+        regression: the warm start's report (`WarmStart`),
             or None.
     """
 
@@ -83,7 +83,7 @@ class WarmStarted(Wrapper):
     Args:
         inner: the algorithm of the full problem (default ``RadauIIA()``).
         smoothing: the smoother of the data, "spline", "kernel" or "fft"
-            (:func:`collocnode.training.warmstart.smooth_samples`).
+            (`collocnode.training.warmstart.smooth_samples`).
         stride: regress on every ``stride``-th sample.
         hessian: the regression's Hessian, "exact" or "gauss-newton".
         stop_rtol: stop the regression once its objective's relative change per iteration
@@ -183,11 +183,12 @@ class Pretrained(Wrapper):
         pretrain: the algorithm of the pre-training (default: ``inner``). Its mesh is the one
             of the window, so give it one scaled to the window.
         fraction: the share of the horizon pre-trained on, in (0, 1).
-        method: the integrator of the simulation (:func:`collocnode.models.simulate`).
+        method: the integrator of the simulation ([`collocnode.simulate`][collocnode.simulate]).
 
     A pre-training ended by Ctrl-C or by the user's callback ends the strategy: its result is
     then the solution (no other phases). A stop by a stopping rule of the phase
-    (:class:`~collocnode.StopWhenStagnant`) goes on to the full problem. One trajectory only.
+    ([`StopWhenStagnant`][collocnode.StopWhenStagnant]) goes on to the full problem. One trajectory
+    only.
     """
 
     record_type: ClassVar[type] = PhasedRecord

@@ -2,15 +2,15 @@
 
 λ of the weight penalty λ‖w‖² (Langenkamp et al. eq. 21a) decides whether a trained network
 generalises: too small and the network fits the noise and may leave the data's attractor once
-re-simulated, too large and it cannot fit the data. :class:`RegularizationPath` solves the
-training problem along a grid of λ from large to small -- each solve started from the previous
-solution, as glmnet's path is -- on the data without a held-out part, scores each trained model
-by the error of its re-simulation on the held-out part, keeps the best one whose model passes
-the consistency check, and (``refit=True``) solves the whole problem at that λ from the
-problem's own initial guess, as a user who had known λ would have. The path stops early once
-``patience`` points in a row after the best one scored worse or failed the check: a network
-regularized less than one that already overfits rarely does better, and those points are the
-expensive ones.
+re-simulated, too large and it cannot fit the data.
+[`RegularizationPath`][collocnode.RegularizationPath] solves the training problem along a grid of λ
+from large to small -- each solve started from the previous solution, as glmnet's path is -- on the
+data without a held-out part, scores each trained model by the error of its re-simulation on the
+held-out part, keeps the best one whose model passes the consistency check, and (``refit=True``)
+solves the whole problem at that λ from the problem's own initial guess, as a user who had known λ
+would have. The path stops early once ``patience`` points in a row after the best one scored worse
+or failed the check: a network regularized less than one that already overfits rarely does better,
+and those points are the expensive ones.
 
 Held-out data (``holdout``):
 
@@ -87,12 +87,12 @@ class PathPoint:
 
 @dataclass
 class RegularizationPathRecord:
-    """The result of :class:`RegularizationPath`.
+    """The result of [`RegularizationPath`][collocnode.RegularizationPath].
 
     Attributes:
         solution: the refit on the whole problem at the chosen λ (the chosen point's own result
             with ``refit=False``).
-        path: one :class:`PathPoint` per λ, in the order solved.
+        path: one `PathPoint` per λ, in the order solved.
         chosen: the chosen λ.
         holdout: what was held out, in words.
         verified: whether the chosen point converged and passed the consistency check.
@@ -192,7 +192,8 @@ class RegularizationPath(Wrapper):
         patience: stop the path after this many points in a row that score worse than the
             best one or fail the check (0: solve every λ).
 
-    Returns (from ``solve``) a :class:`RegularizationPathRecord`.
+    Returns (from ``solve``) a
+    [`RegularizationPathRecord`][collocnode.strategies.RegularizationPathRecord].
     """
 
     hands_down: ClassVar[frozenset[str]] = frozenset({"warm"})

@@ -1,12 +1,12 @@
 """Refine the mesh and re-solve until the trained model is consistent with its collocation
-trajectory (:mod:`collocnode.training.consistency`).
+trajectory (`collocnode.training.consistency`).
 
-:class:`UntilConsistent` wraps any algorithm the way diffrax's ``HalfSolver`` wraps a solver: it
-hands its inner algorithm the meshes (and, after the first round, the previous solution to start
-from) through the :class:`~collocnode.algorithm.SolveContext`, checks the model the inner
-algorithm trained, and refines the intervals whose local collocation error estimate
-(:func:`collocnode.transcription.refine.interval_errors`) is largest, with the hp machinery of
-:class:`~collocnode.transcription.refine.RefinementRule`.
+[`UntilConsistent`][collocnode.UntilConsistent] wraps any algorithm the way diffrax's ``HalfSolver``
+wraps a solver: it hands its inner algorithm the meshes (and, after the first round, the previous
+solution to start from) through the [`SolveContext`][collocnode.SolveContext], checks the model the
+inner algorithm trained, and refines the intervals whose local collocation error estimate
+(`collocnode.transcription.refine.interval_errors`) is largest, with the hp machinery of
+`RefinementRule`.
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ from .legacy import adopt_alg
 
 #: statuses that end the loop at once: Ctrl-C and the user's callback
 STOPS = (SolverStatus.INTERRUPTED, SolverStatus.STOPPED, SolverStatus.CALLBACK_ERROR)
-#: when :class:`UntilConsistent` also re-solves a refined mesh from the problem's own initial guess
+#: when `UntilConsistent` also re-solves a refined mesh from the problem's own initial guess
 RESTARTS = ("stalled", "never", "always")
 
 
 @dataclass(frozen=True)
 class ConsistencyRound:
-    """One round of :class:`UntilConsistent`.
+    """One round of [`UntilConsistent`][collocnode.UntilConsistent].
 
     Attributes:
         round: 0 for the first mesh.
@@ -70,13 +70,14 @@ class ConsistencyRound:
 
 @dataclass
 class UntilConsistentRecord:
-    """The result of :class:`UntilConsistent`: the last kept result and the per-round record.
+    """The result of [`UntilConsistent`][collocnode.UntilConsistent]: the last kept result and the
+    per-round record.
 
     Attributes:
         solution: the last kept result of the inner algorithm (a ``TrainingSolution`` for a
-            :class:`~collocnode.RadauIIA`); :func:`collocnode.algorithm.final` of it is the
+            [`RadauIIA`][collocnode.RadauIIA]); `collocnode.algorithm.final` of it is the
             trained model, whose ``consistency`` is its check.
-        rounds: one :class:`ConsistencyRound` per round.
+        rounds: one `ConsistencyRound` per round.
         converged: the last kept solve succeeded and its model is consistent.
     """
 
@@ -156,7 +157,7 @@ class UntilConsistent(Wrapper):
     While it is inconsistent, every round
 
     1. refines every interval whose local error estimate is at least ``fraction`` times the
-       largest (:func:`collocnode.transcription.refine.interval_errors`, split by ``rule``);
+       largest (`collocnode.transcription.refine.interval_errors`, split by ``rule``);
     2. re-solves warm from the previous solution: its states interpolated onto the new nodes,
        its parameters copied;
     3. if that did not at least halve the largest deviation ("stalled": the learned field is
@@ -169,8 +170,8 @@ class UntilConsistent(Wrapper):
     Args:
         inner: the algorithm of every round (default ``RadauIIA()``); its leaf's mesh is the
             first mesh unless an outer algorithm hands one down. Any algorithm nests here, e.g.
-            a :class:`~collocnode.WarmStarted` collocation (its phases run where a round starts
-            from the problem's own guess, and are skipped where it starts warm).
+            a [`WarmStarted`][collocnode.WarmStarted] collocation (its phases run where a round
+            starts from the problem's own guess, and are skipped where it starts warm).
         max_rounds: most refinements after the first solve.
         fraction: intervals with an estimate of at least ``fraction`` times the largest one are
             refined, in (0, 1].
@@ -178,8 +179,9 @@ class UntilConsistent(Wrapper):
         restart: "stalled", "never" or "always" (see above).
         alg: the former name of ``inner`` (deprecated).
 
-    Returns (from ``solve``) a :class:`UntilConsistentRecord`. The loop stops early if every solve
-    of a round fails or the next mesh would exceed ``rule.max_nodes``.
+    Returns (from ``solve``) a
+    [`UntilConsistentRecord`][collocnode.strategies.UntilConsistentRecord]. The loop stops early if
+    every solve of a round fails or the next mesh would exceed ``rule.max_nodes``.
     """
 
     hands_down: ClassVar[frozenset[str]] = frozenset({"meshes", "warm"})
@@ -252,7 +254,7 @@ class UntilConsistent(Wrapper):
         self, problem: Any, context: SolveContext, meshes: list[Mesh], previous: _Attempt
     ) -> tuple[_Attempt, str, bool]:
         """One round on the refined ``meshes``: warm from ``previous``, and from the problem's
-        own guess too where :attr:`restart` says so; the better attempt, where it started and
+        own guess too where `restart` says so; the better attempt, where it started and
         whether a restart ran."""
         warm = self._attempt(problem, context, meshes, previous.result)
         candidates = [("warm", warm)]

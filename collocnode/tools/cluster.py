@@ -1,12 +1,12 @@
 """A Dask cluster as a ``concurrent.futures.Executor``, reached within one wall-clock limit.
 
-:func:`dask_executor` checks, before any task is submitted and all within ``timeout`` seconds,
+`dask_executor` checks, before any task is submitted and all within ``timeout`` seconds,
 that something listens at the address, that it answers Dask's handshake, that the scheduler has
 workers and that every worker can import the task modules. Dask's own client waits for the
 handshake without a limit (a server that accepts the connection and says nothing holds it
 forever) and reads an HTTP answer as the length of a message (``Unable to allocate 3.07 EiB``),
 so the handshake is made first, cancelled at the deadline, and when it fails the address is
-asked over HTTP what it is (:func:`what_answers`): nothing, a Dask scheduler's dashboard (which
+asked over HTTP what it is (`what_answers`): nothing, a Dask scheduler's dashboard (which
 names its scheduler's address), another HTTP server, or something that speaks neither.
 """
 
@@ -31,7 +31,7 @@ from .. import _validation as v
 _PROBE_S = 3.0
 #: seconds of silence after which an address is asked over HTTP what it is
 _EARLY_S = 2.0
-#: how :func:`what_answers` begins when an HTTP server answers
+#: how `what_answers` begins when an HTTP server answers
 _HTTP_ANSWERS = ("an HTTP server", "a Dask dashboard")
 
 

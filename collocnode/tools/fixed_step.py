@@ -174,7 +174,7 @@ def integrate(
 
     Returns the states at ``t``, shape ``(n, *x0.shape)``, as the same kind of array as ``x0``.
     ``post_step`` maps the state after every grid interval (e.g. a projection). Raises
-    :class:`DivergenceError` at the first sample that is non-finite or whose largest entry exceeds
+    `DivergenceError` at the first sample that is non-finite or whose largest entry exceeds
     ``blowup`` in magnitude, carrying the samples before it.
     """
     scheme = method if isinstance(method, Integrator) else check_integrator(method, n_coords)

@@ -1,7 +1,7 @@
 """Atomic, durable file output: a crash never leaves a half-written result behind, and a file
 that was written survives a power cut or a killed node (the data and the rename are flushed to
 disk). A write that fails for lack of storage (a full disk, a quota, a read-only file system) is
-a :class:`StorageError`, which a run treats as the end of the run rather than as a result.
+a `StorageError`, which a run treats as the end of the run rather than as a result.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class StorageError(OSError):
 
 def storage_error(exc: BaseException | None) -> BaseException | None:
     """The storage failure behind ``exc``: itself, its cause or its context, whichever is a
-    :class:`StorageError` or has an ``errno`` in :data:`STORAGE_ERRNOS` (an ``OSError``, or a
+    `StorageError` or has an ``errno`` in `STORAGE_ERRNOS` (an ``OSError``, or a
     library's own error that keeps the errno, such as a JIT compilation's); None if none is."""
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
@@ -127,7 +127,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
 
 
 def _named(exc: OSError, path: Path) -> OSError:
-    """``exc`` as one line naming ``path``: a :class:`StorageError` for lack of storage."""
+    """``exc`` as one line naming ``path``: a `StorageError` for lack of storage."""
     cls = StorageError if exc.errno in STORAGE_ERRNOS else type(exc)
     try:
         return cls(exc.errno, f"cannot write {str(path)!r}: {exc.strerror or exc}")
@@ -136,7 +136,7 @@ def _named(exc: OSError, path: Path) -> OSError:
 
 
 def stale_temporaries(directory: str | Path) -> Iterator[Path]:
-    """The temporary files :func:`atomic_write_bytes` left in ``directory`` when its process was
+    """The temporary files `atomic_write_bytes` left in ``directory`` when its process was
     killed mid-write (``.<name>.<random>.tmp``); delete them only while no other process writes
     there."""
     directory = Path(directory)
@@ -153,7 +153,7 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
 
 
 def write_json(path: str | Path, obj: Any) -> Path:
-    """``obj`` as indented strict JSON (see :func:`jsonable`), written atomically."""
+    """``obj`` as indented strict JSON (see `jsonable`), written atomically."""
     return atomic_write_text(path, json.dumps(jsonable(obj), indent=2, allow_nan=False) + "\n")
 
 

@@ -53,8 +53,8 @@ def run_record(
     script: str, argv: Sequence[str] | None = None, gpu: str | None = None
 ) -> dict[str, Any]:
     """The header of a benchmark's result file: ``command`` (``python <script>`` and its
-    arguments, ``argv`` or else this process's), ``machine`` (:func:`describe`), ``created``
-    (local time, ISO 8601 to the second) and ``load_at_start`` (:func:`load_average`)."""
+    arguments, ``argv`` or else this process's), ``machine`` (`describe`), ``created``
+    (local time, ISO 8601 to the second) and ``load_at_start`` (`load_average`)."""
     return {
         "command": command_line(script, sys.argv[1:] if argv is None else argv),
         "machine": describe(gpu),

@@ -5,7 +5,7 @@ The modules of 0.2 that moved into the folders of the layers (``collocnode.admm`
 a meta-path finder: ``import collocnode.admm`` (or ``from collocnode.consistency import
 UntilConsistent``) gives a module that looks each name up in the new homes, in order, and warns
 once. Names that moved out of a package that still exists (``collocnode.transcription.
-AdaptiveRefinement``) are served by that package's ``__getattr__`` through :func:`moved_name`.
+AdaptiveRefinement``) are served by that package's ``__getattr__`` through `moved_name`.
 
 This module imports nothing of collocnode: the new homes are named as strings and imported
 only when an old path is used.

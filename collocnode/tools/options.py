@@ -1,8 +1,8 @@
 """Options dataclasses composed of other options dataclasses, addressed by flat field names.
 
-An experiment's options embed a recipe, which embeds its :class:`CollocationSettings`; the command
+An experiment's options embed a recipe, which embeds its `CollocationSettings`; the command
 line (``--stages 3``) and the comparison (``--set collocation.stages=3``) name a field without its
-path. :func:`flat_fields` lists those names and :func:`replace_flat` changes a field wherever it
+path. `flat_fields` lists those names and `replace_flat` changes a field wherever it
 sits, so each setting is declared once and reached by one name.
 """
 
@@ -44,7 +44,7 @@ def flat_fields(obj_or_cls: Any) -> Iterator[tuple[tuple[str, ...], dataclasses.
 
 def replace_flat(obj: Any, **changes: Any) -> Any:
     """``dataclasses.replace`` on a nested options dataclass by flat field names (see
-    :func:`flat_fields`); an unknown name is a ValueError listing the valid ones."""
+    `flat_fields`); an unknown name is a ValueError listing the valid ones."""
     paths = {f.name: (f.name,) for f in dataclasses.fields(obj) if f.init}
     paths.update({path[-1]: path for path, _, _ in flat_fields(obj) if path[-1] not in paths})
     nested: dict[str, dict[str, Any]] = {}
@@ -67,7 +67,7 @@ def replace_flat(obj: Any, **changes: Any) -> Any:
 
 
 def flat_dict(obj: Any) -> dict[str, Any]:
-    """The leaf fields of a (nested) options dataclass by flat name (see :func:`flat_fields`),
+    """The leaf fields of a (nested) options dataclass by flat name (see `flat_fields`),
     e.g. the ``settings`` a result file records."""
     return {path[-1]: value for path, _, value in flat_fields(obj)}
 
@@ -81,7 +81,7 @@ def get_flat(obj: Any, name: str) -> Any:
 
 
 def build(cls: type, **values: Any) -> Any:
-    """``cls(**own)`` with its own fields, then :func:`replace_flat` with the nested ones:
+    """``cls(**own)`` with its own fields, then `replace_flat` with the nested ones:
     ``build(VdPOptions, noise=0.1, stages=3)``."""
     own = {f.name for f in dataclasses.fields(cls) if f.init}
     obj = cls(**{k: val for k, val in values.items() if k in own})

@@ -1,7 +1,7 @@
 """Every figure of the library: experiments, comparisons and the quarter vehicle.
 
 Each function takes arrays and returns a matplotlib ``Figure`` that belongs to no GUI backend
-(nothing global is switched; save it with :func:`collocnode.tools.io.save_figure`, which also works
+(nothing global is switched; save it with `collocnode.tools.io.save_figure`, which also works
 headless). Units are those of the arrays, times in seconds.
 """
 
@@ -243,8 +243,8 @@ def rollout_comparison(
     """The first ``max_states`` states of the truth ``(n, n_states)`` and of each method's
     rollout (same shape, on the same times ``t``) over the whole horizon, one panel per state
     labelled with its name (``names``; x0, x1, ... where none is given), each method in its
-    colour (:mod:`.style`). ``train_end`` [s] shades the training window and marks its end with
-    a vertical line: the extrapolation window follows it. The vertical range is that of the
+    colour (`collocnode.tools.style`). ``train_end`` [s] shades the training window and marks its
+    end with a vertical line: the extrapolation window follows it. The vertical range is that of the
     truth with a margin, so that a diverging rollout does not flatten the others."""
     n_show = min(truth.shape[1], max_states)
     fig = _figure((style.WIDTH, style.PANEL_HEIGHT * n_show + 0.8))

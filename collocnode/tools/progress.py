@@ -1,11 +1,11 @@
 """Where a run is, told to whoever watches it: the phases of a solve and its IPOPT iterations.
 
-The library announces its phases with :func:`phase` ("build", "compile", "solve", "check", and
-an experiment's own: "data", "training", "evaluation", "plots") and asks :func:`iteration_callback`
+The library announces its phases with `phase` ("build", "compile", "solve", "check", and
+an experiment's own: "data", "training", "evaluation", "plots") and asks `iteration_callback`
 for a callback of the IPOPT iterations before each solve. Both do nothing unless a watcher is
-installed with :func:`watching` (``solve(..., progress=True)`` and the command lines install
-:class:`collocnode.training.callbacks.PhaseProgress`), so a run that nobody watches pays nothing.
-:func:`labelled` names the phases of a part of a run ("pretraining: build", "full problem:
+installed with `watching` (``solve(..., progress=True)`` and the command lines install
+[`collocnode.PhaseProgress`][collocnode.PhaseProgress]), so a run that nobody watches pays nothing.
+`labelled` names the phases of a part of a run ("pretraining: build", "full problem:
 solve"). The watcher is per context (a ``contextvars`` variable), so threads and tasks that do
 not inherit the context, e.g. other runs in the same process, are not watched.
 """
@@ -29,7 +29,7 @@ class Watcher(Protocol):
 
     def iterations(self) -> Callable[[Any], Any] | None:
         """A callback for the IPOPT iterations of the solve about to start (the protocol of
-        :mod:`collocnode.transcription.ipopt.iteration`; it never asks to stop), or None."""
+        `collocnode.transcription.ipopt.iteration`; it never asks to stop), or None."""
         ...
 
 

@@ -1,11 +1,11 @@
 """One registry mechanism: names mapped to ``"package.module:attribute"`` references, imported
 on first use.
 
-Every named collection of the library is one :class:`Registry` -- the benchmark systems, the
+Every named collection of the library is one `Registry` -- the benchmark systems, the
 comparison's methods and scenarios, the experiments of ``train_collocation.py``, the recipes,
 the builders a model file may name -- so that importing a package does no work and a name
 resolves the same way everywhere: an unknown name is one ValueError listing the known ones, a
-reference loads with :func:`importlib.import_module` and ``getattr`` only when used, and an
+reference loads with `importlib.import_module` and ``getattr`` only when used, and an
 entry may carry metadata (a summary, option defaults) that is read without loading it.
 
 Only references registered in code are ever loaded: a name read from a file or a command line

@@ -18,7 +18,7 @@ def smoothing_spline(t: np.ndarray, x: np.ndarray):
     GCV estimates the noise from the data; on exact (or nearly exact) samples of an
     oscillation it can choose a smoothing that removes the signal itself, and on samples whose
     spacing spans many decades (a log-spaced record) scipy finds its criterion ill-posed. Where
-    the residuals exceed :data:`OVERSMOOTHED` times the data's spread, or GCV is ill-posed, the
+    the residuals exceed `OVERSMOOTHED` times the data's spread, or GCV is ill-posed, the
     interpolating cubic spline is returned instead: the data are then their own best estimate.
     """
     try:

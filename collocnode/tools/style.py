@@ -65,7 +65,7 @@ def method_colors(names: Iterable[str]) -> dict[str, str]:
 
 
 def axis(ax: Any) -> None:
-    """Tick labels at :data:`TICK_SIZE` on the axes ``ax``. A logarithmic axis labels only its
+    """Tick labels at `TICK_SIZE` on the axes ``ax``. A logarithmic axis labels only its
     major ticks: the decades, and 2 and 5 times each where it spans less than two decades
     (matplotlib would label every minor tick there, and those labels run into each other:
     3×10⁻¹ 4×10⁻¹ 6×10⁻¹ ...)."""

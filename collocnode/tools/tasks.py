@@ -1,15 +1,15 @@
 """Many independent runs (seeds, sweeps, methods) on any ``concurrent.futures.Executor``.
 
-:func:`run_tasks` submits one call per :class:`Task` to an executor — a local process pool by
-default, a Dask ``distributed`` cluster through :func:`dask_executor` (Ray's and mpi4py's
-executors follow the same interface) — and stores each result in a :class:`TaskStore` as soon
+`run_tasks` submits one call per `Task` to an executor — a local process pool by
+default, a Dask ``distributed`` cluster through `dask_executor` (Ray's and mpi4py's
+executors follow the same interface) — and stores each result in a `TaskStore` as soon
 as it completes. A task that raises is recorded as failed and the others go on; a task whose
 worker died (a killed process, a lost Dask worker) is submitted once more and then recorded as
-failed (the policy is :class:`TaskPool`'s); a rerun with the same store skips the tasks it
+failed (the policy is `TaskPool`'s); a rerun with the same store skips the tasks it
 already holds. Each task runs with its share of its worker's cores
-(:func:`collocnode.tools.threads.limit_threads`). A failure of the store itself (a full disk)
+(`collocnode.tools.threads.limit_threads`). A failure of the store itself (a full disk)
 or of the executor (a lost Dask scheduler) is not a task's outcome: it stops the run
-(:class:`~collocnode.tools.io.StorageError`, :class:`ExecutorLost`), and what finished before
+(`StorageError`, `ExecutorLost`), and what finished before
 stays stored.
 
 A local pool's workers ignore SIGINT while idle (a Ctrl-C at the terminal reaches every process
@@ -188,7 +188,7 @@ class TaskStore:
 
 def _tasks_at_once(default: int, per_host: Mapping[str, int] | None) -> int:
     """Tasks running at once on this process's machine: on a Dask worker, the ``nthreads`` of
-    every worker of its host (``per_host``, counted by :func:`dask_host_slots`) or its own;
+    every worker of its host (``per_host``, counted by `dask_host_slots`) or its own;
     else ``default`` (a local pool: ``workers`` processes of one task each)."""
     try:
         from distributed import get_worker
@@ -210,7 +210,7 @@ def _call(
     per_machine: int,
     per_host: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
-    """Run one task in its worker with its share of the cores (see :func:`run_tasks`)."""
+    """Run one task in its worker with its share of the cores (see `run_tasks`)."""
     if threads is None:
         threads = max(1, cores() // _tasks_at_once(per_machine, per_host))
     with _interruptible(), limit_threads(threads):
@@ -233,7 +233,7 @@ def dask_host_slots(client: Any) -> dict[str, int]:
     return slots
 
 
-# set in a local pool's worker process by :func:`_worker_init`
+# set in a local pool's worker process by `_worker_init`
 _POOL_WORKER = False
 _STOP: Any = None  # the pool's stop event: set by the parent on Ctrl-C or SIGTERM
 
@@ -289,7 +289,7 @@ def local_executor(workers: int, stop: Any = None) -> ProcessPoolExecutor:
 
 
 class _OutcomeLog:
-    """The outcomes of one :func:`run_tasks`, by key: each finished task is stored as it is
+    """The outcomes of one `run_tasks`, by key: each finished task is stored as it is
     recorded (unless it came from the store) and reported to ``on_outcome``."""
 
     def __init__(
@@ -300,7 +300,7 @@ class _OutcomeLog:
         self.outcomes: dict[str, TaskOutcome] = {}
 
     def record(self, outcome: TaskOutcome, task: Task) -> None:
-        """Store a finished task (a failure to store it is a :class:`StorageError`: the task
+        """Store a finished task (a failure to store it is a `StorageError`: the task
         is then not recorded) and report the outcome."""
         if outcome.status == FINISHED and self.store is not None and not outcome.reused:
             try:
@@ -346,7 +346,7 @@ def _run_in_this_process(
 
 def _raise_if_storage(task: Task, exc: BaseException) -> None:
     """A task that failed for lack of storage (its own writes: a JIT cache, a temporary file)
-    failed for no reason of its own: that ends the run as a :class:`StorageError`."""
+    failed for no reason of its own: that ends the run as a `StorageError`."""
     cause = storage_error(exc)
     if cause is not None:
         if isinstance(cause, OSError) and cause.strerror:
@@ -365,12 +365,12 @@ class _InFlight(NamedTuple):
 
 
 class TaskPool:
-    """Tasks on an executor, each outcome recorded in an :class:`_OutcomeLog` as it completes.
+    """Tasks on an executor, each outcome recorded in an `_OutcomeLog` as it completes.
 
     The retry and isolation policy:
 
     - a task that raises is recorded as failed; the others go on;
-    - a task whose worker is lost (:func:`_lost_worker`: a killed local process, a Dask
+    - a task whose worker is lost (`_lost_worker`: a killed local process, a Dask
       ``KilledWorker`` or closed connection) is submitted again, ``retries`` times, then
       recorded as failed ("worker lost n times");
     - on its own local pool (``executor=None``), at most ``workers`` tasks run at once, so that
@@ -382,16 +382,16 @@ class TaskPool:
       workers itself; what it gives up on is submitted again here);
     - a task that failed for lack of storage, a finished task that cannot be stored, and a task
       the executor cancelled (a lost Dask scheduler) stop the run
-      (:class:`~collocnode.tools.io.StorageError`, :class:`ExecutorLost`): the running local
+      (`StorageError`, `ExecutorLost`): the running local
       tasks are interrupted, nothing more is submitted, what was stored stays stored;
     - on Ctrl-C (or SIGTERM turned into it) the local workers get SIGINT, so their solves stop
       at the next iteration; queued tasks are cancelled and finished ones recorded.
 
     Args:
         fn, threads, workers, per_host: the task function and how its threads are shared out
-            (see :func:`run_tasks` and :func:`_call`).
+            (see `run_tasks` and `_call`).
         executor: where the tasks run; None: a local pool of ``workers`` spawned processes,
-            owned by this pool and shut down by :meth:`run`.
+            owned by this pool and shut down by `run`.
         retries: submissions after a lost worker.
         log: where the outcomes go.
     """
@@ -558,7 +558,7 @@ def run_tasks(
         tasks: the tasks, with unique keys.
         store: where finished tasks are written as they complete and read back on a rerun
             (None: nothing is stored or reused).
-        executor: where the tasks run (e.g. :func:`dask_executor`); None: a local pool of
+        executor: where the tasks run (e.g. `dask_executor`); None: a local pool of
             ``workers`` spawned processes, shut down at the end. With ``workers=1`` and no
             executor the tasks run one after another in this process.
         workers: local processes (default: one per core); with another executor, the tasks it
@@ -567,7 +567,7 @@ def run_tasks(
             divided by the tasks running there at once — ``workers`` for the local pool, the
             summed ``nthreads`` of the Dask workers on that host — at least 1).
         retries: submissions after a lost worker (a killed process, a lost Dask worker); see
-            :class:`TaskPool` for the retry and isolation policy.
+            `TaskPool` for the retry and isolation policy.
         on_outcome: called with each outcome as it is recorded (progress, logging).
 
     On Ctrl-C the queued tasks are cancelled, the running ones are awaited (local workers get

@@ -1,8 +1,8 @@
 """How many threads this process may use: one number that the node maps, BLAS and torch share.
 
 A training started alone uses every core it is allowed to run on. A training that runs as one of
-several tasks on a machine (:mod:`collocnode.tools.tasks`: a local process pool, a Dask worker) is
-given its share by :func:`limit_threads`, so that two tasks on a 2-core machine start two threads
+several tasks on a machine (`collocnode.tools.tasks`: a local process pool, a Dask worker) is
+given its share by `limit_threads`, so that two tasks on a 2-core machine start two threads
 in all rather than two each for the node maps plus two each for BLAS.
 """
 
@@ -30,8 +30,8 @@ def cores() -> int:
 
 
 def available_threads() -> int:
-    """Threads for parallel work in this process: the limit set by :func:`limit_threads`, or
-    every core (:func:`cores`)."""
+    """Threads for parallel work in this process: the limit set by `limit_threads`, or
+    every core (`cores`)."""
     budget = _budget.get()
     return cores() if budget is None else budget
 
@@ -39,7 +39,7 @@ def available_threads() -> int:
 @contextmanager
 def limit_threads(n: int) -> Iterator[int]:
     """Run the body with at most ``n`` threads: collocnode's node maps
-    (:func:`available_threads`), the BLAS and OpenMP pools of loaded libraries (threadpoolctl)
+    (`available_threads`), the BLAS and OpenMP pools of loaded libraries (threadpoolctl)
     and torch's intra-op pool, also when torch is first imported inside the body (a task that
     imports it lazily would otherwise start one thread per core). Restores the previous limits
     on exit."""

@@ -20,11 +20,11 @@ where q_c are the fitted columns (states or model outputs), q̂_c the data and s
   may be irregular and differ between trajectories; a ``mask`` marks missing values per column
   (``mask="finite"``: where the data hold NaN).
 
-The observation model (:mod:`.observation`) says what each trajectory measures: states a
-trajectory never measures are hidden, guessed by the model (:mod:`.guess`) and scaled by their
-own trajectory; state bounds and path constraints (:class:`PathConstraint`) are hard
-constraints; per-trajectory parameters (the conditions of each experiment) sit in the NLP as
-:mod:`.layout` says.
+The observation model (`collocnode.training.observation`) says what each trajectory measures: states
+a trajectory never measures are hidden, guessed by the model (`collocnode.training.guess`) and
+scaled by their own trajectory; state bounds and path constraints
+([`PathConstraint`][collocnode.PathConstraint]) are hard constraints; per-trajectory parameters (the
+conditions of each experiment) sit in the NLP as `collocnode.training.layout` says.
 """
 
 from .constraints import BlockConstraint, PathConstraint

@@ -2,7 +2,7 @@
 
 ``solve(problem, alg, callback=fn)`` calls ``fn(state)`` after every IPOPT iteration, and a
 PyTorch trainer's ``fit(..., callback=fn)`` after every epoch. Both hand out a state with the same
-small protocol (:class:`State`), so one callback object serves both sides of a comparison::
+small protocol (`State`), so one callback object serves both sides of a comparison::
 
     stop = EarlyStopping(validation, every=5, patience=4)
     sol = solve(problem, RadauIIA(200, 3), seed=0, callback=stop)   # collocation
@@ -18,11 +18,13 @@ stops a collocation solve with status ``SolverStatus.CALLBACK_ERROR`` (torch: "f
 message naming the exception, the iterate kept. The state is valid while the callback runs;
 copy what you keep (``state.params()`` returns a new array).
 
-Ready-made: :class:`EarlyStopping` (on a validation trajectory), :class:`StopOnStagnation` (the
-seed paper's "terminated early if no further significant improvement in objective"),
-:class:`ProgressBar` (tqdm, in notebooks too) and :class:`CallbackList` (several at once).
-:class:`PhaseProgress` shows the phases of a run (build, compile, solve, check) and the solve's
-iterations: ``solve(problem, alg, progress=True)`` turns it on, in a notebook or a terminal.
+Ready-made: [`EarlyStopping`][collocnode.EarlyStopping] (on a validation trajectory),
+[`StopOnStagnation`][collocnode.StopOnStagnation] (the seed paper's "terminated early if no further
+significant improvement in objective"), [`ProgressBar`][collocnode.ProgressBar] (tqdm, in notebooks
+too) and [`CallbackList`][collocnode.CallbackList] (several at once).
+[`PhaseProgress`][collocnode.PhaseProgress] shows the phases of a run (build, compile, solve, check)
+and the solve's iterations: ``solve(problem, alg, progress=True)`` turns it on, in a notebook or a
+terminal.
 """
 
 from __future__ import annotations
@@ -89,10 +91,10 @@ class State(Protocol):
 # ---- the training solve's state -------------------------------------------------------------
 class TrainingIterationState:
     """The state a training solve hands its callback: the transcription's
-    :class:`IterationState` plus the model, to simulate it at the current parameters.
+    `IterationState` plus the model, to simulate it at the current parameters.
 
     Attributes:
-        iteration, objective, elapsed_s, inf_pr, inf_du: as :class:`IterationState`.
+        iteration, objective, elapsed_s, inf_pr, inf_du: as `IterationState`.
         model: the trained model.
     """
 
@@ -143,7 +145,7 @@ class TrainingIterationState:
         return self._state.states(segment)
 
     def node_times(self, segment: int = 0) -> np.ndarray:
-        """Times of :meth:`states`, shape (n_nodes,) [s]."""
+        """Times of `states`, shape (n_nodes,) [s]."""
         return self._state.node_times(segment)
 
     def predict(
@@ -154,8 +156,8 @@ class TrainingIterationState:
 
         ``u``: known inputs at ``t`` ((n, n_inputs), interpolated linearly as the PyTorch side
         does) or a callable ``t -> (n, n_inputs)``; default: the first training trajectory's.
-        ``simulate_kwargs`` go to :func:`collocnode.models.simulate` (default rtol = atol = 1e-8).
-        Raises :class:`~collocnode.models.simulate.SimulationError` if the rollout fails."""
+        ``simulate_kwargs`` go to [`collocnode.simulate`][collocnode.simulate] (default rtol = atol
+        = 1e-8). Raises [`SimulationError`][collocnode.SimulationError] if the rollout fails."""
         t = v.increasing("t", t)
         inputs = None
         if self.model.n_inputs:
@@ -181,7 +183,7 @@ class TrainingIterationState:
 
 
 class _ForTraining:
-    """A user callback seen through :class:`TrainingIterationState`s."""
+    """A user callback seen through `TrainingIterationState`s."""
 
     def __init__(self, problem: Any, callback: Callable[[Any], Any]) -> None:
         self.problem, self.callback = problem, callback
@@ -210,7 +212,7 @@ class _ForTraining:
 
 def for_training(problem: Any, callback: Callable[[Any], Any] | None) -> Any:
     """``callback`` as the transcription runs it for a training problem: it receives
-    :class:`TrainingIterationState`s (None stays None)."""
+    `TrainingIterationState`s (None stays None)."""
     if callback is None:
         return None
     v.function("callback", callback)
@@ -400,7 +402,7 @@ class ProgressBar:
     iterations (epochs), with the objective and, on IPOPT, the infeasibilities; tqdm shows the
     elapsed time and the rate. A trainer's epochs are counted against their number; IPOPT's
     iterations are counted without a total, as IPOPT stops when it converges
-    (:func:`bar_count`).
+    (`bar_count`).
 
     Args:
         desc: the bar's label.
@@ -468,12 +470,13 @@ class PhaseProgress:
     "plots") with its elapsed time, and the solve's iterations with the objective and the
     infeasibilities.
 
-    A watcher of :mod:`collocnode.tools.progress`: install it with
+    A watcher of `collocnode.tools.progress`: install it with
     ``collocnode.tools.progress.watching(PhaseProgress())``, or let ``solve(...,
     progress=True)`` and the command lines do it. With bars (``tqdm.auto``: widgets in a
     notebook, text in a terminal) each phase shows a line whose elapsed time runs, and the solve
-    a :class:`ProgressBar`; without (a log file, a pipe) it writes plain lines: one when a
-    phase starts and one every ``every`` iterations, each with the time since the run started.
+    a [`ProgressBar`][collocnode.ProgressBar]; without (a log file, a pipe) it writes plain lines:
+    one when a phase starts and one every ``every`` iterations, each with the time since the run
+    started.
 
     Args:
         bars: tqdm bars (True) or lines (False); None: bars when ``file`` is a terminal or the
@@ -559,7 +562,8 @@ class _IterationBar(ProgressBar):
 
 
 class _IterationLines:
-    """The iterations of a solve as lines (:class:`PhaseProgress` without bars)."""
+    """The iterations of a solve as lines ([`PhaseProgress`][collocnode.PhaseProgress] without
+    bars)."""
 
     def __init__(self, owner: PhaseProgress) -> None:
         self.owner = owner
@@ -678,7 +682,7 @@ class StopWhenSettledRule:
 
 
 class BlockOutputs:
-    """A measure for :class:`StopWhenSettledRule`: the output of the model's block ``block`` at
+    """A measure for `StopWhenSettledRule`: the output of the model's block ``block`` at
     ``inputs`` (n, n_in), or (n,) for a block of one input, at the current parameters, (n,
     n_out) flattened -- e.g. a learned characteristic over the range of its input. A class
     rather than a closure, so that an algorithm holding it can be sent to another process."""
@@ -694,7 +698,7 @@ class BlockOutputs:
 
 
 def block_outputs(block: str, inputs: Any) -> Callable[[Any], np.ndarray]:
-    """:class:`BlockOutputs` of ``block`` at ``inputs``."""
+    """`BlockOutputs` of ``block`` at ``inputs``."""
     return BlockOutputs(block, inputs)
 
 

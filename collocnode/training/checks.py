@@ -1,4 +1,4 @@
-"""Validators of :class:`~collocnode.training.TrainingProblem`'s fields, called once from its
+"""Validators of [`TrainingProblem`][collocnode.TrainingProblem]'s fields, called once from its
 ``__post_init__``: one clear error naming the field and the value."""
 
 from __future__ import annotations
@@ -336,8 +336,8 @@ def check_within_bounds(
 
 
 def check_path_constraints(path: object, model: HybridModel) -> tuple[PathConstraint, ...]:
-    """None, one :class:`PathConstraint` or a sequence of them, each returning its ``n``
-    values for the model's states (checked by evaluating it once on symbols)."""
+    """None, one [`PathConstraint`][collocnode.PathConstraint] or a sequence of them, each returning
+    its ``n`` values for the model's states (checked by evaluating it once on symbols)."""
     if path is None:
         return ()
     constraints = (path,) if isinstance(path, PathConstraint) else path

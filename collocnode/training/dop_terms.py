@@ -1,11 +1,11 @@
 """The model functions of a training problem's dynamic optimization problem (paper eqs. 6 and
-21), handed to :class:`~collocnode.transcription.problem.DynamicOptimizationProblem` and called
+21), handed to [`DynamicOptimizationProblem`][collocnode.DynamicOptimizationProblem] and called
 once with CasADi symbols when it is transcribed: the model's dynamics, the fit of its columns at
 the collocation nodes (a Lagrange term) or at the samples (a sample loss), the weights'
 regularization (a Mayer term), the block constraints (eq. 17, boundary constraints that see
 only the parameters) and the user's path constraints.
 
-The DOP's parameter and input vectors are laid out by :class:`~collocnode.training.layout.Layout`:
+The DOP's parameter and input vectors are laid out by `Layout`:
 the model's parameters, then the fitted per-trajectory parameters; the known inputs, the given
 per-trajectory parameters, then the fit targets.
 """

@@ -177,7 +177,7 @@ def integrate(
 
 def guess_grid(t0: float, tf: float, samples: np.ndarray) -> np.ndarray:
     """The times a forced or simulated guess is stored at: a uniform grid of
-    :data:`GRID_POINTS` over [t0, tf] and the sample times inside it."""
+    `GRID_POINTS` over [t0, tf] and the sample times inside it."""
     inside = samples[(samples > t0) & (samples < tf)]
     return np.unique(np.concatenate([np.linspace(t0, tf, GRID_POINTS), inside]))
 

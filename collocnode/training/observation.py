@@ -2,7 +2,7 @@
 
 A trajectory measures a state where its column holds a value: NaN marks a missing value, and a
 state that is not measured at all is a column of NaN or, in a trajectory whose ``state_names``
-name only some of the model's states, absent (:func:`align_to_model` turns it into a column of
+name only some of the model's states, absent (`align_to_model` turns it into a column of
 NaN). The fitted columns (``fit``) are the measured quantities that enter the loss: states, or
 model outputs y = h(x, u, t, blocks, params) with their own data in ``Trajectory.y``. A state
 that is never measured is *hidden*: its trajectory comes from the model alone.
@@ -11,7 +11,7 @@ Where a fitted value may be missing is said by a ``mask`` (True: observed) or, w
 ``mask="finite"``, by the NaN in the data; a NaN in a fitted column that no mask marks missing
 is an error naming its index, so that a missing value never enters the loss unnoticed.
 
-:func:`undetermined_states` reads the model's dependency structure (the sparsity of the CasADi
+`undetermined_states` reads the model's dependency structure (the sparsity of the CasADi
 Jacobians ∂f/∂x and ∂h/∂x) to find hidden states that nothing in the problem determines.
 """
 
@@ -135,7 +135,7 @@ def observed_masks(
     resolved from the data; a NaN that no mask marks missing is a ValueError naming it.
 
     Args:
-        mask: the masks as :func:`~collocnode.training.samples.check_mask` returned them, or
+        mask: the masks as `check_mask` returned them, or
             "finite".
         label: ``label(kind, i) -> str``, the name of a fitted column.
     """
@@ -238,7 +238,8 @@ def undetermined_states(
 
 
 def warn_undetermined(names: list[str], stacklevel: int = 3) -> None:
-    """One :class:`UndeterminedStateWarning` naming the states and the reason."""
+    """One [`UndeterminedStateWarning`][collocnode.UndeterminedStateWarning] naming the states and
+    the reason."""
     if not names:
         return
     listed = ", ".join(repr(n) for n in names)

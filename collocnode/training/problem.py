@@ -67,7 +67,7 @@ class TrainingProblem:
             the NLP, all sharing the weights, so the cost grows linearly with the number of
             trajectories. NaN marks a missing value; a state that is not measured is a column
             of NaN, or absent from a trajectory whose ``state_names`` name the measured states
-            (a *hidden* state: see :mod:`collocnode.training.observation`).
+            (a *hidden* state: see `collocnode.training.observation`).
         fit: which measured quantities enter the loss: "states" (every state that some
             trajectory measures), "outputs" (the model's outputs y = h(x, u, t, blocks,
             params) against ``data.y``), or a sequence of state/output names.
@@ -75,8 +75,9 @@ class TrainingProblem:
             paper eq. 16) or an array.
         regularization: λ of the weight penalty λ‖w‖² on the block weights (paper eq. 21a), or
             None (the default): not chosen by the user -- 0 in a plain collocation solve, and
-            chosen on held-out data by :class:`~collocnode.RegularizationPath` (which the default
-            algorithm of ``solve`` uses for such a problem). :attr:`lam` is the value in use.
+            chosen on held-out data by [`RegularizationPath`][collocnode.RegularizationPath] (which
+            the default algorithm of ``solve`` uses for such a problem).
+            [`lam`][collocnode.TrainingProblem.lam] is the value in use.
         initial_state: fixed x(t0) (paper eqs. 21d-e): an array (n_states,) for every
             trajectory or one row per trajectory (n_trajectories, n_states), NaN entries free;
             "data" (each state's first sample where the trajectory measures it there, free
@@ -90,8 +91,8 @@ class TrainingProblem:
             paper), "data" (the interpolated data; states a trajectory does not measure
             integrated by the model with the measured ones held on the data), "simulate" (the
             model integrated from x(t0)), a callable ``t -> (n, n_states)``, or a
-            :class:`Trajectory` to interpolate (one per trajectory for several). See
-            :mod:`collocnode.training.guess`; every guess is projected into the state bounds.
+            [`Trajectory`][collocnode.Trajectory] to interpolate (one per trajectory for several).
+            See `collocnode.training.guess`; every guess is projected into the state bounds.
         params_guess: initial parameter vector; default: the blocks' random initialisation
             (seeded by ``solve(..., seed=...)``).
         x_nominal: typical state magnitudes for the NLP's scaling: "auto" (the standard deviation
@@ -103,12 +104,13 @@ class TrainingProblem:
             inside it).
         mask: missing values (``loss="samples"`` only): "finite" (a fitted value is observed
             where the data hold one, missing where NaN), or a boolean array (n_samples, n_fit),
-            True where fitted column c (in the order of :attr:`columns`) is observed, for one
-            trajectory; for several, a sequence with one such array (or None: all observed) per
-            trajectory. A missing value contributes nothing (its entry in the data, NaN or a
-            number, is ignored); every trajectory needs an observed value in its horizon. A
-            fitted column that a trajectory never observes is hidden there.
-        proximal: a :class:`~collocnode.transcription.Proximal` term pulling the parameters
+            True where fitted column c (in the order of
+            [`columns`][collocnode.TrainingProblem.columns]) is observed, for one trajectory; for
+            several, a sequence with one such array (or None: all observed) per trajectory. A
+            missing value contributes nothing (its entry in the data, NaN or a number, is ignored);
+            every trajectory needs an observed value in its horizon. A fitted column that a
+            trajectory never observes is hidden there.
+        proximal: a [`Proximal`][collocnode.Proximal] term pulling the parameters
             (and, for one trajectory, the states at the horizon's ends, in the NLP's scaled
             units) toward a centre: the pull of consensus ADMM on a block. None: none.
         x_lb, x_ub: state bounds, hard constraints at every node of every trajectory (e.g.
@@ -116,14 +118,16 @@ class TrainingProblem:
             mapping of state names to numbers (None: unbounded). Measured and fixed initial
             values must lie inside them.
         path: path constraints ``lb <= g(x, u, t, blocks, params) <= ub`` at every collocation
-            node (:class:`PathConstraint`, or a sequence of them), or None.
+            node ([`PathConstraint`][collocnode.PathConstraint], or a sequence of them), or None.
 
     Per-trajectory parameters of the model (``Parameter(..., per_trajectory=True)``) take each
     trajectory's value from its ``params`` (or are fitted per trajectory); the solution's
-    :attr:`~collocnode.TrainingSolution.trajectory_params` gives them back.
+    [`TrainingSolution.trajectory_params`][collocnode.TrainingSolution.trajectory_params] gives them
+    back.
 
-    ``problem_kind`` is "training" (the trait the algorithms of :mod:`collocnode.algorithm`
-    read); :meth:`subset` and :meth:`window` give the parts of the problem that consensus ADMM
+    ``problem_kind`` is "training" (the trait the algorithms of `collocnode.algorithm`
+    read); [`subset`][collocnode.TrainingProblem.subset] and
+    [`window`][collocnode.TrainingProblem.window] give the parts of the problem that consensus ADMM
     and pre-training solve.
     """
 
@@ -252,7 +256,7 @@ class TrainingProblem:
             )
 
     def _warn_undetermined(self) -> None:
-        """An :class:`~collocnode.training.observation.UndeterminedStateWarning` for hidden
+        """An [`UndeterminedStateWarning`][collocnode.UndeterminedStateWarning] for hidden
         states that nothing determines."""
         hidden = self.hidden_states()
         if not hidden.any():
@@ -334,12 +338,13 @@ class TrainingProblem:
 
     def measured(self, k: int = 0) -> np.ndarray:
         """Where trajectory k measures each state, (n_samples, n_states) booleans: its value is
-        not NaN and, for a fitted state, observed (:meth:`observed`)."""
+        not NaN and, for a fitted state, observed
+        ([`observed`][collocnode.TrainingProblem.observed])."""
         return measured(self.trajectories[k], self.columns, self.observed(k))
 
     def hidden_states(self) -> np.ndarray:
         """Which states no trajectory measures, (n_states,) booleans: their scaling and guess
-        come from the model (:mod:`collocnode.training.guess`), the consistency check's scale
+        come from the model (`collocnode.training.guess`), the consistency check's scale
         from the collocated trajectory."""
         return ~np.any([self.measured(k).any(axis=0) for k in range(self.n_trajectories)], axis=0)
 
@@ -353,7 +358,7 @@ class TrainingProblem:
     @property
     def layout(self) -> Layout:
         """Where the known inputs, per-trajectory parameters and fit targets sit in the DOP's
-        input and parameter vectors (:mod:`collocnode.training.layout`)."""
+        input and parameter vectors (`collocnode.training.layout`)."""
         n_targets = len(self.columns) if self.loss == "nodes" else 0
         return Layout(self.model, self.n_trajectories, n_targets)
 
@@ -407,7 +412,8 @@ class TrainingProblem:
         return s
 
     def _auto_nominal(self) -> np.ndarray:
-        """:meth:`measured_spread`, and for a hidden state the spread of its guess."""
+        """[`measured_spread`][collocnode.TrainingProblem.measured_spread], and for a hidden state
+        the spread of its guess."""
         s = self.measured_spread()
         hidden = self.hidden_states()
         if hidden.any():
@@ -532,7 +538,7 @@ class TrainingProblem:
         """The dynamic optimization problem of this training problem, started from
         ``params_guess`` or from the model's random initial weights drawn with
         ``context.seed``; the user's callback receives training iteration states, and the
-        collocation solution comes back as a :class:`~collocnode.TrainingSolution`.
+        collocation solution comes back as a [`TrainingSolution`][collocnode.TrainingSolution].
 
         Raises:
             SolveInterrupted: Ctrl-C while the problem is transcribed ("build").
@@ -558,11 +564,12 @@ class TrainingProblem:
     # ---- the dynamic optimization problem ------------------------------------------------------
     def to_dop(self, params_guess: np.ndarray | None = None) -> DynamicOptimizationProblem:
         """The dynamic optimization problem (paper eq. 6/21) of this training problem: one
-        segment per trajectory, the fit at the nodes or at the samples (:mod:`.dop_terms`).
+        segment per trajectory, the fit at the nodes or at the samples
+        (`collocnode.training.dop_terms`).
 
         Its parameter vector is the model's (n_params,) followed by the fitted per-trajectory
         parameters, and its input vector stacks the known inputs, the given per-trajectory
-        parameters and the fit targets (:mod:`collocnode.training.layout`)."""
+        parameters and the fit targets (`collocnode.training.layout`)."""
         m = self.model
         layout = self.layout
         terms = FitTerms(m, layout, self.columns, self.scales(), self.lam)
@@ -612,7 +619,7 @@ class TrainingProblem:
     def samples(self, k: int = 0) -> Samples:
         """The data terms of trajectory k for ``loss="samples"``: its samples inside the horizon
         with at least one observed fitted value; data ``[q̂ (n_fit), w_c / s_c² (n_fit)]`` with
-        w_c the cell weights of :func:`cell_weights` (0 where missing)."""
+        w_c the cell weights of `cell_weights` (0 where missing)."""
         t0, tf = self.horizon_of(k)
         inside = self._inside(k)
         t = np.clip(self.trajectories[k].t[inside], t0, tf)
@@ -685,7 +692,7 @@ class TrainingProblem:
 
     def _guess_parameters(self) -> np.ndarray:
         """The model parameters of a guess that integrates the model (module
-        :mod:`collocnode.training.guess`)."""
+        `collocnode.training.guess`)."""
         if self.params_guess is not None:
             return np.asarray(self.params_guess, dtype=float)
         return guesses.physics_params(self.model)

@@ -18,7 +18,7 @@ def check_mask(
     mask: object, loss: str, data: tuple[Trajectory, ...], n_fit: int
 ) -> tuple[np.ndarray | None, ...] | None:
     """None, "finite" (observed where the fitted value is not NaN; resolved by
-    :func:`~collocnode.training.observation.observed_masks`), or one boolean array
+    `observed_masks`), or one boolean array
     (n_samples, n_fit) per trajectory (None: all observed).
 
     One trajectory takes an array; several take a sequence of arrays (or None), one each.

@@ -26,19 +26,21 @@ if TYPE_CHECKING:
 
 @dataclass
 class TrainingSolution(NestRecords):
-    """A trained model: the collocation :class:`Solution` plus the model and its parameters.
+    """A trained model: the collocation [`Solution`][collocnode.Solution] plus the model and its
+    parameters.
 
     What ``solve`` returns for a training problem, whatever the algorithm. Calling it at ``t``
-    gives the collocation states (dense output); :meth:`simulate` integrates the trained model
-    from any initial state; :meth:`record` and :meth:`describe` tell what the algorithm's
-    wrappers did.
+    gives the collocation states (dense output); [`simulate`][collocnode.TrainingSolution.simulate]
+    integrates the trained model from any initial state; `record` and `describe` tell what the
+    algorithm's wrappers did.
 
     Attributes:
-        solution: the collocation :class:`Solution` of the final solve (everything IPOPT
-            returned: multipliers, controls, the NLP).
+        solution: the collocation [`Solution`][collocnode.Solution] of the final solve (everything
+            IPOPT returned: multipliers, controls, the NLP).
         problem: the training problem.
         consistency: the consistency check of the trained model (``solve`` runs it unless
-            ``check=False``; :meth:`check_consistency` runs it again), or None if it did not run.
+            ``check=False``; [`check_consistency`][collocnode.TrainingSolution.check_consistency]
+            runs it again), or None if it did not run.
         records: the records of the wrappers of the nest ``solve`` ran, outermost first.
     """
 
@@ -163,7 +165,7 @@ class TrainingSolution(NestRecords):
         """Integrate the trained model on ``t`` (n,) from ``x0`` (n_states,) (default: the
         collocation state of trajectory ``segment`` at t[0]) with that trajectory's inputs unless
         ``inputs`` is given and its per-trajectory parameters unless ``trajectory_params`` is;
-        ``kwargs`` go to :func:`collocnode.models.simulate`."""
+        ``kwargs`` go to [`collocnode.simulate`][collocnode.simulate]."""
         t = v.increasing("t", t)
         if t.size == 0:
             raise ValueError("t must hold at least one output time, got an empty array")
@@ -182,9 +184,10 @@ class TrainingSolution(NestRecords):
     def state_spread(self) -> np.ndarray:
         """The spread of every state, shape (n_states,) (units of the state): for a measured
         state the standard deviation of its measured values over all trajectories (1 where
-        they are constant; the ``x_nominal="auto"`` of :class:`TrainingProblem`), for a hidden
-        state the standard deviation of its collocated trajectory over every node of every
-        trajectory (its largest magnitude, or 1, where that is constant)."""
+        they are constant; the ``x_nominal="auto"`` of
+        [`TrainingProblem`][collocnode.TrainingProblem]), for a hidden state the standard deviation
+        of its collocated trajectory over every node of every trajectory (its largest magnitude, or
+        1, where that is constant)."""
         spread = self.problem.measured_spread()
         hidden = self.problem.hidden_states()
         if hidden.any():
@@ -194,13 +197,14 @@ class TrainingSolution(NestRecords):
         return spread
 
     def scale_sources(self) -> tuple[str, ...]:
-        """Where :meth:`state_spread` took each state's scale from: "data" or "collocation"."""
+        """Where [`state_spread`][collocnode.TrainingSolution.state_spread] took each state's scale
+        from: "data" or "collocation"."""
         return tuple("collocation" if h else "data" for h in self.problem.hidden_states())
 
     def check_consistency(self, settings: ConsistencyCheck | None = None) -> ConsistencyReport:
         """Re-simulate the trained model from each trajectory's collocated initial state and
-        compare with the collocation trajectory (:mod:`collocnode.training.consistency`); the result
-        is returned, not stored (``solve`` stores its own run in :attr:`consistency`)."""
+        compare with the collocation trajectory (`collocnode.training.consistency`); the result
+        is returned, not stored (``solve`` stores its own run in `consistency`)."""
         inputs = [
             self.problem.input_function(k) if self.model.n_inputs else None
             for k in range(self.problem.n_trajectories)
@@ -220,7 +224,7 @@ class TrainingSolution(NestRecords):
     ) -> Uncertainty:
         """Error bars of the trained model: the Laplace approximation of its fitted quantities
         (weights, physical parameters, free initial states) at this solution, with prediction
-        bands and an identifiability report (:func:`collocnode.training.uncertainty.uncertainty`;
+        bands and an identifiability report (`collocnode.training.uncertainty.uncertainty`;
         ``noise``: the measurement noise's standard deviation, one number or one per fitted
         column, None to estimate it; ``hessian``: "gauss-newton" or "exact")."""
         from .uncertainty import uncertainty
@@ -230,14 +234,14 @@ class TrainingSolution(NestRecords):
     def profile(self, name: str, **options: Any) -> Profile:
         """The profile likelihood of the fitted physical parameter ``name`` by warm-started
         re-solves with it fixed on a grid
-        (:func:`collocnode.training.uncertainty.profile_likelihood`)."""
+        (`collocnode.training.uncertainty.profile_likelihood`)."""
         from .uncertainty import profile_likelihood
 
         return profile_likelihood(self, name, **options)
 
     def to_dict(self) -> dict[str, Any]:
-        """The collocation solution's summary (:meth:`Solution.to_dict`) with the consistency
-        check under ``"consistency"`` (None if it did not run)."""
+        """The collocation solution's summary ([`Solution.to_dict`][collocnode.Solution.to_dict])
+        with the consistency check under ``"consistency"`` (None if it did not run)."""
         out = self.solution.to_dict()
         out["consistency"] = None if self.consistency is None else self.consistency.to_dict()
         return out

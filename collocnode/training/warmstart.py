@@ -6,8 +6,8 @@ x(t0) and random weights. Its §2.5.2 suggests the *collocation technique* of Ro
 pre-training; this module implements it in two stages (the two-stage / smoothed collocation of
 DiffEqFlux's ``collocate_data``, and the derivative labels of FNODE §2.3):
 
-1. :func:`smooth` estimates the states x̂(t_i) and their derivatives x̂'(t_i) from the samples.
-2. :func:`fit_initial_guess` regresses the model's right-hand side on those estimates,
+1. `smooth` estimates the states x̂(t_i) and their derivatives x̂'(t_i) from the samples.
+2. `fit_initial_guess` regresses the model's right-hand side on those estimates,
 
        min_p  Σ_i w_i Σ_c ((q_c(x̂_i, u_i, t_i; p) − q̂_c,i) / s_c)²  +  λ ‖w_blocks‖²      (*)
 
@@ -18,24 +18,24 @@ DiffEqFlux's ``collocate_data``, and the derivative labels of FNODE §2.3):
    the parameters only, solved by IPOPT with exact derivatives (CasADi's ``map`` over the
    samples, no unrolling).
 
-:func:`warm_start` returns the training problem with ``params_guess`` = the regression's solution
+`warm_start` returns the training problem with ``params_guess`` = the regression's solution
 and ``state_guess`` = the smoothed states; the full collocation NLP then polishes both.
 
 Which smoother: ``"spline"`` (the default) is a cubic smoothing spline per state whose smoothing
 parameter is chosen by generalized cross-validation (``scipy.interpolate.make_smoothing_spline``,
-through :func:`collocnode.tools.smoothing.smoothing_spline`):
+through `collocnode.tools.smoothing.smoothing_spline`):
 it adapts to the noise level without being told σ, handles non-uniform sampling, and on Van der
 Pol data with σ = 0.1 gave the lowest derivative error of the three methods (measured in
 ``docs/collocation_extensions.md``). Its natural end conditions (x̂'' = 0) bias the derivative in
 the first and last few samples. ``"kernel"`` is a local-quadratic Epanechnikov smoother (the
 kernel regression of ``collocate_data``) with the bandwidth also chosen by GCV; it has no end
 bias but is noisier. ``"fft"`` reuses FNODE's hybrid FFT/finite-difference derivative
-(:mod:`collocnode.tools.derivatives`, uniform sampling only) and keeps the samples as the states.
+(`collocnode.tools.derivatives`, uniform sampling only) and keeps the samples as the states.
 
 When some states are not measured (hidden states, or fitted columns that are model outputs such
 as the quarter vehicle's accelerations) they cannot be smoothed from data: the regression then
 evaluates the model at the problem's own state guess for them (``state_guess="data"`` integrates
-them with the measured states held on the data, :mod:`collocnode.training.guess`; or a
+them with the measured states held on the data, `collocnode.training.guess`; or a
 simulation of a simpler model given as a callable) with the measured states replaced by their
 smoothed values, and a "constant" state guess is refused as meaningless there. Per-trajectory
 parameters enter at each trajectory's value (a fitted one at its starting value).
@@ -225,7 +225,7 @@ def _kernel(t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass
 class WarmStart:
-    """The result of :func:`fit_initial_guess`.
+    """The result of `fit_initial_guess`.
 
     Attributes:
         problem: the training problem with ``params_guess`` and ``state_guess`` set.
@@ -287,12 +287,13 @@ def fit_initial_guess(
     Args:
         problem: the training problem (its model, data, fit columns, scales, regularization,
             block constraints and parameter bounds all carry over to the regression).
-        method: the smoother, "spline", "kernel" or "fft" (:func:`smooth_samples`).
+        method: the smoother, "spline", "kernel" or "fft" (`smooth_samples`).
         seed: seeds the random starting weights of the regression when the problem has no
-            ``params_guess`` (the same draw :func:`collocnode.solve` would make).
+            ``params_guess`` (the same draw [`collocnode.solve`][collocnode.solve.solve] would
+            make).
         ipopt: IPOPT settings of the regression (default: tol 1e-8, 500 iterations, silent).
         jit: compile the per-sample gradient and Hessian to C (cached on disk like the NLP's
-            node functions, :mod:`collocnode.transcription.nlp.jit`; needs gcc).
+            node functions, `collocnode.transcription.nlp.jit`; needs gcc).
         stride: regress on every ``stride``-th sample (the smoothing still sees all of them,
             and the trapezoid weights of the kept samples span the same horizon).
         hessian: "exact" (the Hessian of (*)) or "gauss-newton" (2 Σ w_i J_iᵀ J_i of the
@@ -309,7 +310,7 @@ def fit_initial_guess(
             ``ipopt.tol``.
 
     Returns:
-        A :class:`WarmStart`; its ``problem`` is ready for :func:`collocnode.solve`. A
+        A `WarmStart`; its ``problem`` is ready for [`collocnode.solve`][collocnode.solve.solve]. A
         regression that does not converge still hands on its last finite iterate (its status
         says so); a non-finite one falls back to the starting weights.
     """
@@ -367,7 +368,7 @@ def _check_arguments(
     hessian: str,
     stop_rtol: float | None,
 ) -> tuple[int, IpoptOptions]:
-    """The arguments of :func:`fit_initial_guess` checked; returns the stride and the IPOPT
+    """The arguments of `fit_initial_guess` checked; returns the stride and the IPOPT
     settings of the regression (the default's, and with ``stop_rtol`` its stagnation test)."""
     if not isinstance(problem, TrainingProblem):
         raise TypeError(f"problem must be a TrainingProblem, got {problem!r}")
@@ -394,7 +395,8 @@ def _check_arguments(
 
 def _starting_params(problem: TrainingProblem, seed: int | None) -> np.ndarray:
     """The regression's start (n_params,): the problem's ``params_guess``, or the model's
-    random initial weights drawn with ``seed`` (the draw :func:`collocnode.solve` makes)."""
+    random initial weights drawn with ``seed`` (the draw
+    [`collocnode.solve`][collocnode.solve.solve] makes)."""
     model = problem.model
     p0 = problem.params_guess
     if p0 is None:
@@ -477,7 +479,7 @@ def warm_start(
     stop_rtol: float | None = None,
 ) -> TrainingProblem:
     """``problem`` with ``params_guess`` from the derivative regression and ``state_guess`` from
-    the smoothed data (see :func:`fit_initial_guess` for the arguments and the details)."""
+    the smoothed data (see `fit_initial_guess` for the arguments and the details)."""
     return fit_initial_guess(
         problem,
         method,

@@ -1,4 +1,4 @@
-"""Validators of :class:`~collocnode.transcription.problem.DynamicOptimizationProblem`'s fields,
+"""Validators of [`DynamicOptimizationProblem`][collocnode.DynamicOptimizationProblem]'s fields,
 called once from its ``__post_init__``: one function per field or concern, each raising one clear
 error naming the field and the value, and returning the field's normalised value where it has one.
 """
@@ -40,7 +40,7 @@ def covers(inputs: Inputs, t0: float, tf: float) -> bool:
 
 
 def check_inputs(inputs: object, t0: float, tf: float) -> None:
-    """The known inputs: an :class:`.Inputs` whose samples cover the horizon."""
+    """The known inputs: an [`Inputs`][collocnode.Inputs] whose samples cover the horizon."""
     if not isinstance(inputs, Inputs):
         raise TypeError(f"inputs must be an Inputs object, got {inputs!r}")
     if not covers(inputs, t0, tf):
@@ -101,7 +101,7 @@ def check_x_nominal(x_nominal: Any, n_states: int) -> np.ndarray:
 
 
 def check_samples(name: str, samples: object, sample_loss: object, t0: float, tf: float) -> Samples:
-    """Data terms of one trajectory: a :class:`.Samples` inside its horizon ``[t0, tf]`` (times
+    """Data terms of one trajectory: a `Samples` inside its horizon ``[t0, tf]`` (times
     within 1e-9 of it moved onto it), with a ``sample_loss`` to score them."""
     if not isinstance(samples, Samples):
         raise TypeError(f"{name} must be a Samples object or None, got {samples!r:.80}")
@@ -113,7 +113,7 @@ def check_samples(name: str, samples: object, sample_loss: object, t0: float, tf
 def check_segment(
     k: int, segment: object, n_states: int, n_inputs: int, sample_loss: object
 ) -> Segment:
-    """``segments[k]``: a :class:`.Segment` with a valid horizon, as many inputs as the problem
+    """``segments[k]``: a `Segment` with a valid horizon, as many inputs as the problem
     (covering its horizon), and a valid initial state, guess and samples."""
     if not isinstance(segment, Segment):
         raise TypeError(f"segments[{k}] must be a Segment, got {segment!r}")

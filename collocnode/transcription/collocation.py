@@ -1,18 +1,19 @@
-"""The collocation algorithm: :class:`RadauIIA` (the scheme, its mesh and the IPOPT settings)
-and one collocation solve -- transcribe on given meshes, run IPOPT, package the
-:class:`Solution`.
+"""The collocation algorithm: [`RadauIIA`][collocnode.RadauIIA] (the scheme, its mesh and the IPOPT
+settings) and one collocation solve -- transcribe on given meshes, run IPOPT, package the
+[`Solution`][collocnode.Solution].
 
-:class:`RadauIIA` is the leaf of every nest of algorithms (:mod:`collocnode.algorithm`): it lowers
-the problem it is given to a dynamic optimization problem (``problem.lower``), starts from the
-context's warm solution and meshes when a wrapper hands them down, and solves.
+[`RadauIIA`][collocnode.RadauIIA] is the leaf of every nest of algorithms (`collocnode.algorithm`):
+it lowers the problem it is given to a dynamic optimization problem (``problem.lower``), starts from
+the context's warm solution and meshes when a wrapper hands them down, and solves.
 
 Before anything is built the NLP's size is estimated from the problem's dimensions and refused if
 its derivative arrays would not fit in this machine's memory, and an exact-Hessian NLP whose
 iterations are estimated to be slow (nodes x states x parameters² past a measured limit) is
-announced by a :class:`~.nlp.build.FactorizationCostWarning`. Ctrl-C before IPOPT starts raises
-:class:`~collocnode.status.SolveInterrupted` naming the phase ("build", "compile"); inside IPOPT it
-stops the solve with status ``interrupted`` and keeps the last iterate. A user callback
-(:mod:`.ipopt.iteration`) runs after every IPOPT iteration and may stop the solve.
+announced by a [`FactorizationCostWarning`][collocnode.FactorizationCostWarning]. Ctrl-C before
+IPOPT starts raises [`SolveInterrupted`][collocnode.SolveInterrupted] naming the phase ("build",
+"compile"); inside IPOPT it stops the solve with status ``interrupted`` and keeps the last iterate.
+A user callback (`collocnode.transcription.ipopt.iteration`) runs after every IPOPT iteration and
+may stop the solve.
 """
 
 from __future__ import annotations
@@ -58,20 +59,21 @@ class RadauIIA(Transcription):
 
     Args:
         intervals: number of equidistant mesh intervals over the problem's horizon, or "auto":
-            a mesh chosen from the problem's data (:func:`.data_mesh.data_mesh`: as fine as
+            a mesh chosen from the problem's data (`data_mesh`: as fine as
             the sampling and the signal's rate of change ask for, non-uniform where they vary;
-            :data:`AUTO_FALLBACK` equidistant intervals for a problem without data).
+            `AUTO_FALLBACK` equidistant intervals for a problem without data).
         stages: collocation nodes per interval (order 2·stages − 1).
-        mesh: an explicit :class:`Mesh` (non-uniform grids, per-interval stages); overrides
-            ``intervals``/``stages``.
+        mesh: an explicit [`Mesh`][collocnode.Mesh] (non-uniform grids, per-interval stages);
+            overrides ``intervals``/``stages``.
         jit: compile the per-node derivative functions to C (cached on disk; needs gcc).
         threads: threads for the map over collocation nodes (default: the process's share,
-            :func:`collocnode.tools.threads.available_threads`: every core unless it runs as one of
+            `collocnode.tools.threads.available_threads`: every core unless it runs as one of
             several tasks).
         ipopt: IPOPT settings.
         hessian: "exact" (default), "limited-memory" (IPOPT's L-BFGS of the whole Lagrangian
-            Hessian), or a :class:`PartialQuasiNewton` (exact state blocks, quasi-Newton
-            parameter blocks; for wide networks, seed paper §2.5.4); see :mod:`.hessian`.
+            Hessian), or a [`PartialQuasiNewton`][collocnode.PartialQuasiNewton] (exact state
+            blocks, quasi-Newton parameter blocks; for wide networks, seed paper §2.5.4); see
+            `collocnode.transcription.nlp.hessian`.
 
     ``RadauIIA.spectral(70)`` is the global spectral variant: one interval with 70 nodes.
     """
@@ -119,13 +121,14 @@ class RadauIIA(Transcription):
 
     @property
     def n_intervals(self) -> int:
-        """The equidistant intervals of :meth:`mesh_for` (:data:`AUTO_FALLBACK` for "auto")."""
+        """The equidistant intervals of [`mesh_for`][collocnode.RadauIIA.mesh_for] (`AUTO_FALLBACK`
+        for "auto")."""
         return AUTO_FALLBACK if self.auto else int(self.intervals)
 
     def mesh_for(self, tspan: tuple[float, float]) -> Mesh:
         """The mesh over ``tspan``: ``mesh`` (checked to span it) or an equidistant one (for
-        ``intervals="auto"``, which needs the problem's data, :data:`AUTO_FALLBACK` intervals;
-        :meth:`meshes_for` chooses from the data)."""
+        ``intervals="auto"``, which needs the problem's data, `AUTO_FALLBACK` intervals;
+        [`meshes_for`][collocnode.RadauIIA.meshes_for] chooses from the data)."""
         if self.mesh is not None:
             t0, tf = tspan
             tol = 1e-9 * max(1.0, abs(tf - t0))
@@ -191,8 +194,8 @@ def solve_collocation(
         alg: the collocation scheme, Hessian choice and IPOPT settings.
         meshes: one mesh per segment (default: ``alg.mesh_for`` each segment's span).
         callback: called after every IPOPT iteration with an
-            :class:`~.iteration.IterationState` (protocol: :mod:`.iteration`); its ``on_start``
-            runs before anything is built, its ``on_end`` when the solve has ended.
+            `IterationState` (protocol: `collocnode.transcription.ipopt.iteration`); its
+            ``on_start`` runs before anything is built, its ``on_end`` when the solve has ended.
 
     Raises:
         ValueError: the NLP's derivative arrays would not fit in memory (nothing is built).
@@ -217,7 +220,7 @@ def solve_collocation(
 
 
 class _Watched:
-    """The user's callback (or none) and the watcher's (:mod:`collocnode.tools.progress`) as
+    """The user's callback (or none) and the watcher's (`collocnode.tools.progress`) as
     one: the watcher's runs first and can neither stop the solve nor fail it; the user's
     decides, and its ``reason`` and ``outcome`` are the stop's."""
 
@@ -256,7 +259,7 @@ class _Watched:
 def _watched(
     user: Callable[[Any], Any] | None, watcher: Callable[[Any], Any] | None
 ) -> Callable[[Any], Any] | None:
-    """``user`` alone without a watcher's callback, else both as one (:class:`_Watched`)."""
+    """``user`` alone without a watcher's callback, else both as one (`_Watched`)."""
     return user if watcher is None else _Watched(user, watcher)
 
 
@@ -293,10 +296,10 @@ def build_nlp(
     advise: bool = False,
 ) -> tuple[StructuredNLP, np.ndarray]:
     """The NLP of ``dop`` on ``meshes`` (default: ``alg``'s mesh of each segment) with an optional
-    proximal term (:class:`.nlp.StructuredNLP`), and its initial guess; memory-checked first,
+    proximal term (`StructuredNLP`), and its initial guess; memory-checked first,
     then, with ``advise`` (an NLP that IPOPT will solve), a
-    :class:`~.nlp.build.FactorizationCostWarning` if its iterations are estimated to be slow;
-    interruptible (SolveInterrupted("build"/"compile"))."""
+    [`FactorizationCostWarning`][collocnode.FactorizationCostWarning] if its iterations are
+    estimated to be slow; interruptible (SolveInterrupted("build"/"compile"))."""
     if meshes is None:
         meshes = [alg.mesh_for(seg.tspan) for seg in dop.all_segments()]
     check_memory(dop, meshes, seconds=alg.ipopt.max_wall_time)
@@ -322,8 +325,8 @@ def build_nlp(
 def package(
     nlp: StructuredNLP, res: IpoptResult, t_build: float, t_total: float, user_callback: bool
 ) -> Solution:
-    """The :class:`Solution` of one IPOPT run on ``nlp`` (physical units, stretched meshes for a
-    free final time, the place of a non-finite value in the message)."""
+    """The [`Solution`][collocnode.Solution] of one IPOPT run on ``nlp`` (physical units, stretched
+    meshes for a free final time, the place of a non-finite value in the message)."""
     dop, meshes = nlp.dop, nlp.meshes
     segment_states = nlp.segment_states(res.z)
     _, p = nlp.split(res.z)

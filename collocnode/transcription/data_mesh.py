@@ -4,19 +4,19 @@ rate of change, wherever each asks for it.
 The mesh equidistributes a monitor density ρ(t) [intervals per second] (de Boor's
 equidistribution): ρ(t) = max(ρ_samples(t), ρ_rate(t), ρ_min), with
 
-- ρ_samples = :data:`PER_SAMPLE` × the local sample density (one interval per two samples by
+- ρ_samples = `PER_SAMPLE` × the local sample density (one interval per two samples by
   default): a log-spaced record (stiff kinetics) gets a log-spaced mesh;
-- ρ_rate = :data:`PER_PERIOD` × ω(t) / 2π, where ω(t) = |x̂'(t)| / (range(x̂) / 2) is the local
+- ρ_rate = `PER_PERIOD` × ω(t) / 2π, where ω(t) = |x̂'(t)| / (range(x̂) / 2) is the local
   angular rate of the smoothed data x̂ (a cubic smoothing spline with its smoothing chosen by
   generalized cross-validation, so that noise does not pass for a fast signal;
-  :func:`collocnode.tools.smoothing.smoothing_spline`),
+  `collocnode.tools.smoothing.smoothing_spline`),
   taken as the largest over the fitted columns: a sinusoid of angular frequency ω gets
-  :data:`PER_PERIOD` intervals per period, a spike as many per its own time scale;
-- ρ_min = :data:`MIN_INTERVALS` / (tf − t0).
+  `PER_PERIOD` intervals per period, a spike as many per its own time scale;
+- ρ_min = `MIN_INTERVALS` / (tf − t0).
 
-The number of intervals is ∫ρ dt rounded up, at most :data:`MAX_INTERVALS`. The estimate is a
-starting point: :class:`~collocnode.UntilConsistent` refines where the re-simulation of the
-trained model says it must. Measured on the gallery's problems in ``docs/defaults.md``.
+The number of intervals is ∫ρ dt rounded up, at most `MAX_INTERVALS`. The estimate is a
+starting point: [`UntilConsistent`][collocnode.UntilConsistent] refines where the re-simulation of
+the trained model says it must. Measured on the gallery's problems in ``docs/defaults.md``.
 """
 
 from __future__ import annotations

@@ -208,7 +208,8 @@ class Mesh:
         return self._evaluate(node_values, t, derivative=False)
 
     def derivative(self, node_values: object, t: object) -> np.ndarray:
-        """Time derivative of :meth:`interpolate`, same shapes [units of node_values / s].
+        """Time derivative of [`interpolate`][collocnode.Mesh.interpolate], same shapes
+        [units of node_values / s].
 
         The piecewise polynomial is only continuous at the grid times; there (and at every node)
         this returns the one-sided derivative of the interval that ends at that time (interval 0

@@ -7,14 +7,15 @@
                 x_lb <= x <= x_ub,  p_lb <= p <= p_ub
 
 with states x (n_states), time-invariant parameters p (n_params) and inputs u(t): known inputs
-(n_inputs) followed by free controls (:class:`.variables.Controls`, n_controls). Optionally
-algebraic states z (:class:`.variables.AlgebraicStates`, 0 = g(x, p, u, t, z) at every node) and a
-free final time tf in given bounds (time scaling: the mesh lives on the guessed horizon and
-stretches with tf).
+(n_inputs) followed by free controls ([`Controls`][collocnode.Controls], n_controls). Optionally
+algebraic states z ([`AlgebraicStates`][collocnode.AlgebraicStates], 0 = g(x, p, u, t, z) at every
+node) and a free final time tf in given bounds (time scaling: the mesh lives on the guessed horizon
+and stretches with tf).
 The model functions are Python callables written with CasADi operations; they are called once, with
-symbols, when the problem is transcribed. The parts a problem is assembled from (:class:`Inputs`,
-:class:`Constraint`, :class:`Samples`, :class:`Segment`, :class:`Proximal`) live in
-:mod:`.problem_parts`, the checks of its fields in :mod:`.checks`.
+symbols, when the problem is transcribed. The parts a problem is assembled from
+([`Inputs`][collocnode.Inputs], [`Constraint`][collocnode.Constraint], `Samples`, `Segment`,
+[`Proximal`][collocnode.Proximal]) live in `collocnode.transcription.problem_parts`, the checks of
+its fields in `collocnode.transcription.checks`.
 """
 
 from __future__ import annotations
@@ -66,9 +67,10 @@ class DynamicOptimizationProblem:
         tspan: ``(t0, tf)`` [s].
         lagrange: ``L(x, p, u, t) -> scalar`` integrated over the horizon, or None.
         mayer: ``M(x0, xf, p) -> scalar``, or None.
-        path: path constraints g(x, p, u, t) with bounds (:class:`Constraint`), or None.
+        path: path constraints g(x, p, u, t) with bounds ([`Constraint`][collocnode.Constraint]), or
+            None.
         boundary: boundary constraints r(x0, xf, p) with bounds, or None.
-        inputs: known inputs u(t) (:class:`Inputs`).
+        inputs: known inputs u(t) ([`Inputs`][collocnode.Inputs]).
         x_lb, x_ub, p_lb, p_ub: variable bounds (scalars or per component; default ±inf).
         x_guess: initial guess for the states: a constant vector (n_states,), a callable
             ``t (n,) -> (n, n_states)``, or None for zeros.
@@ -77,7 +79,7 @@ class DynamicOptimizationProblem:
             NaN entries stay free), or None for a free initial state.
         sample_loss: ``ℓ(x, p, u, t, d) -> scalar``, the data term of one sample (d: the
             sample's row of ``Samples.data``), or None.
-        samples: the data terms of the (single) trajectory (:class:`Samples`), or None; every
+        samples: the data terms of the (single) trajectory (`Samples`), or None; every
             time must lie in ``tspan``. Needs ``sample_loss``.
         x_nominal: typical magnitude of each state (n_states,), default 1. The NLP works with
             x / x_nominal and divides each state's collocation equations by its nominal value, so
@@ -89,20 +91,20 @@ class DynamicOptimizationProblem:
             segment's); the boundary
             constraints and the Mayer term see the end points of the first segment.
         state_names, param_names: labels.
-        controls: free control inputs (:class:`Controls`), decision variables at every
-            collocation node; the model functions see ``u = [known inputs, controls]``. None for
-            none.
-        algebraic: algebraic states and their equations (:class:`AlgebraicStates`); the
-            dynamics, path constraints and Lagrange term are then called as
-            ``fn(x, p, u, t, z)``. None for an ODE.
+        controls: free control inputs ([`Controls`][collocnode.Controls]), decision variables at
+            every collocation node; the model functions see ``u = [known inputs, controls]``. None
+            for none.
+        algebraic: algebraic states and their equations
+            ([`AlgebraicStates`][collocnode.AlgebraicStates]); the dynamics, path constraints and
+            Lagrange term are then called as ``fn(x, p, u, t, z)``. None for an ODE.
         tf_bounds: ``(lb, ub)`` makes the final time a decision variable in these finite bounds,
             with ``tspan[1]`` as its guess (t0 stays fixed); ``mayer`` and ``boundary.fn`` are
             then called with tf as a fourth argument, ``M(x0, xf, p, tf)``. Not with known
             inputs, samples or several segments (their times would move with tf).
-        proximal: a :class:`Proximal` term pulling the parameters (and, for one trajectory,
-            the first and last node's states) toward a centre, or None.
+        proximal: a [`Proximal`][collocnode.Proximal] term pulling the parameters (and, for one
+            trajectory, the first and last node's states) toward a centre, or None.
 
-    ``problem_kind`` is "dop" (the trait the algorithms of :mod:`collocnode.algorithm` read).
+    ``problem_kind`` is "dop" (the trait the algorithms of `collocnode.algorithm` read).
     """
 
     problem_kind: ClassVar[str] = "dop"

@@ -1,8 +1,9 @@
-"""The parts a :class:`.problem.DynamicOptimizationProblem` is assembled from: known inputs u(t)
-(:class:`Inputs`), constraints with bounds (:class:`Constraint`), data terms at sample times
-(:class:`Samples`), the trajectories of a multi-trajectory problem (:class:`Segment`) and the
-proximal term of consensus ADMM (:class:`Proximal`). Each checks its own fields; how they fit
-the problem is checked by :mod:`.checks`.
+"""The parts a [`DynamicOptimizationProblem`][collocnode.DynamicOptimizationProblem] is assembled
+from: known inputs u(t) ([`Inputs`][collocnode.Inputs]), constraints with bounds
+([`Constraint`][collocnode.Constraint]), data terms at sample times (`Samples`), the trajectories of
+a multi-trajectory problem (`Segment`) and the proximal term of consensus ADMM
+([`Proximal`][collocnode.Proximal]). Each checks its own fields; how they fit the problem is checked
+by `collocnode.transcription.checks`.
 """
 
 from __future__ import annotations
@@ -203,7 +204,7 @@ class Samples:
 @dataclass(frozen=True)
 class Segment:
     """One trajectory of a multi-trajectory problem: its horizon, known inputs, optional fixed
-    initial state and state guess, and its data terms (:class:`Samples`, or None). All
+    initial state and state guess, and its data terms (`Samples`, or None). All
     segments share the parameters p."""
 
     tspan: tuple[float, float]
@@ -240,7 +241,8 @@ class Proximal:
 
     def indices(self, n_nodes: int, width: int) -> np.ndarray:
         """The NLP indices of the pulled unknowns for a problem with ``n_nodes`` nodes of
-        ``width`` unknowns each, parameters after them (:mod:`.nlp.structured`)."""
+        ``width`` unknowns each, parameters after them
+        (`collocnode.transcription.nlp.structured`)."""
         parts = []
         if self.params is not None:
             parts.append(n_nodes * width + np.arange(self.params.size))
@@ -251,6 +253,7 @@ class Proximal:
         return np.concatenate(parts) if parts else np.zeros(0, dtype=int)
 
     def center(self) -> np.ndarray:
-        """The centre of the pulled unknowns, in the order of :meth:`indices`."""
+        """The centre of the pulled unknowns, in the order of
+        [`indices`][collocnode.Proximal.indices]."""
         parts = [c for c in (self.params, self.initial, self.final) if c is not None]
         return np.concatenate(parts) if parts else np.zeros(0)

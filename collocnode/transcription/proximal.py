@@ -1,14 +1,13 @@
 """One transcribed problem solved again and again with a proximal term on some of its unknowns.
 
-A consensus method (ADMM, :mod:`collocnode.strategies.admm`) solves each block of a split problem
+A consensus method (ADMM, `collocnode.strategies.admm`) solves each block of a split problem
 many times, each time pulled toward new values of its shared unknowns:
 
     minimize  f(z) + ½ Σ_i rho_i (z_{S_i} - c_i)²
 
-The NLP is built once with ``rho`` and ``c`` as NLP parameters (:meth:`.nlp.StructuredNLP.
-set_proximal`); each solve sets their values and starts IPOPT from the last iterate. The block
-exchanges plain arrays only, so it can live in another process (a Dask actor) and keep its
-CasADi graph there.
+The NLP is built once with ``rho`` and ``c`` as NLP parameters (`StructuredNLP.set_proximal`); each
+solve sets their values and starts IPOPT from the last iterate. The block exchanges plain arrays
+only, so it can live in another process (a Dask actor) and keep its CasADi graph there.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ __all__ = ["ProximalBlock"]
 
 class ProximalBlock:
     """A problem's NLP with a proximal term on the unknowns ``shared`` (indices into the NLP's
-    unknowns, :mod:`.nlp`), built once; :meth:`solve` re-solves it warm-started.
+    unknowns, `collocnode.transcription.nlp`), built once; `solve` re-solves it warm-started.
 
     Args:
         dop: the block's problem.
@@ -70,7 +69,7 @@ class ProximalBlock:
         """Solve with the proximal term's ``rho`` and ``center`` (each (len(S),)) from the last
         iterate. Returns plain data: ``shared`` (the shared unknowns at the solution),
         ``objective`` (the problem's own objective, proximal term excluded), ``status`` (the
-        :class:`~collocnode.status.SolverStatus` value), ``message``, ``iterations``,
+        [`SolverStatus`][collocnode.SolverStatus] value), ``message``, ``iterations``,
         ``seconds`` (wall time of the solve)."""
         t = time.perf_counter()
         self.nlp.set_proximal(rho, center)

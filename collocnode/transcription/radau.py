@@ -21,7 +21,7 @@ from scipy.special import roots_jacobi, roots_legendre
 from .. import _validation as v
 
 MAX_STAGES = 200
-"""Largest number of stages :func:`radau_table` builds."""
+"""Largest number of stages `radau_table` builds."""
 
 # Distances below this count as hitting a node: the basis there differs from the node's unit row
 # by at most |s - tau| * |D| < 1e-190, and it keeps 1 / (s - tau) far from overflow.
@@ -33,7 +33,7 @@ _EPS = np.finfo(float).eps
 class RadauTable:
     """The m-stage Radau IIA / fLGR collocation table on the unit interval.
 
-    Tables are cached and shared (get them from :func:`radau_table`); all arrays are read-only.
+    Tables are cached and shared (get them from `radau_table`); all arrays are read-only.
 
     Attributes:
         m: number of stages (collocation nodes); the method has order 2m - 1, stage order m.

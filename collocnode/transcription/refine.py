@@ -4,7 +4,7 @@ The seed paper fixes the grid a priori and leaves adaptive refinement open (Lang
 §2.5.1, §5). This module closes the loop of the hp-methods it cites (Patterson & Rao; Liu, Hager
 & Rao):
 
-1. **Error estimate** (:func:`interval_errors`). On interval i the collocation polynomial x_poly
+1. **Error estimate** (`interval_errors`). On interval i the collocation polynomial x_poly
    satisfies the ODE only at its m_i collocation points. Between them its defect
    d(t) = x_poly'(t) − f(x_poly(t), p, u(t), t) is non-zero, and the integrated defect
 
@@ -17,15 +17,15 @@ The seed paper fixes the grid a priori and leaves adaptive refinement open (Lang
    estimate of interval i is the largest |E_i| over those points, per state divided by
    ``x_nominal + max |x|`` over the nodes: Betts' relative error 1 + max|x|, in the NLP's scaled
    variables.
-2. **Refinement** (:class:`RefinementRule`). Intervals whose estimate exceeds ``tol`` are either
+2. **Refinement** (`RefinementRule`). Intervals whose estimate exceeds ``tol`` are either
    split (``"h"``: into ⌈(e_i / tol)^(1/(m_i+1))⌉ equal parts, because the local error of the
    stage-order-m collocation polynomial shrinks like h^(m+1)) or given more stages (``"hp"``,
    Patterson & Rao's rule: ⌈log10(e_i / tol)⌉ more stages while that stays below
    ``max_stages``, otherwise a split into intervals of ``min_stages`` stages).
-3. **The loop** (:class:`.adaptive.AdaptiveRefinement`, an algorithm that wraps a
-   :class:`RadauIIA`): solve, estimate, refine, and re-solve warm from the previous solution
-   (its states interpolated onto the new nodes with the collocation polynomials, its parameters
-   copied).
+3. **The loop** ([`AdaptiveRefinement`][collocnode.AdaptiveRefinement], an algorithm that wraps a
+   [`RadauIIA`][collocnode.RadauIIA]): solve, estimate, refine, and re-solve warm from the previous
+   solution (its states interpolated onto the new nodes with the collocation polynomials, its
+   parameters copied).
 
 Intervals are never merged: refinement starts from a coarse mesh, so there is little to remove.
 """
@@ -63,9 +63,9 @@ def _running_integral(k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def as_solution(solution: Any) -> Solution:
-    """The collocation :class:`Solution` of ``solution``: itself, the one a
+    """The collocation [`Solution`][collocnode.Solution] of ``solution``: itself, the one a
     ``TrainingSolution`` wraps, or the one a wrapped result ends in
-    (:func:`collocnode.algorithm.final`)."""
+    (`collocnode.algorithm.final`)."""
     inner = final(solution)
     inner = getattr(inner, "solution", inner)
     if not isinstance(inner, Solution):
@@ -86,7 +86,8 @@ def interval_errors(solution: Any, segment: int = 0) -> np.ndarray:
     """Estimated relative local error of every mesh interval of a solved problem.
 
     Args:
-        solution: a :class:`Solution` (or :class:`collocnode.TrainingSolution`).
+        solution: a [`Solution`][collocnode.Solution] (or
+            [`collocnode.TrainingSolution`][collocnode.TrainingSolution]).
         segment: which trajectory of a multi-trajectory problem.
 
     Returns:
@@ -160,7 +161,7 @@ class RefinementRule:
 
         Args:
             mesh: the current mesh.
-            errors: estimates per interval, shape (n_intervals,) (:func:`interval_errors`).
+            errors: estimates per interval, shape (n_intervals,) (`interval_errors`).
             tol: the tolerance on the estimates.
         """
         if not isinstance(mesh, Mesh):

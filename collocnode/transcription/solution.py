@@ -52,7 +52,8 @@ class Solution(NestRecords):
     Calling the solution at times ``t`` evaluates the collocation polynomials (dense output).
 
     Attributes:
-        status: the outcome (:class:`SolverStatus`); only ``SUCCESS`` means IPOPT converged.
+        status: the outcome ([`SolverStatus`][collocnode.SolverStatus]); only ``SUCCESS`` means
+            IPOPT converged.
         ipopt_status: IPOPT's own return status name.
         message: extra detail (e.g. where a non-finite value appeared).
         objective: final objective value.
@@ -65,7 +66,7 @@ class Solution(NestRecords):
             primal infeasibility, dual infeasibility).
         timings: wall times [s]: ``build`` (transcription, JIT), ``ipopt`` (IPOPT's own work),
             ``callbacks`` (function and derivative evaluations), ``ordering_trial`` (only with
-            an :class:`~.ipopt_options.OrderingTrial`: its trial runs), ``total``.
+            an [`OrderingTrial`][collocnode.OrderingTrial]: its trial runs), ``total``.
         size: NLP size (variables, constraints, Jacobian and Hessian nonzeros).
         problem: the solved problem.
         meshes, segment_states: per trajectory (segment) its mesh and node states (n_nodes_s,
@@ -75,16 +76,18 @@ class Solution(NestRecords):
         tf: the final time (the solved one when it is free; then the meshes are stretched to
             it).
         segment_unknowns: per segment all node unknowns [x, z, u_c] (n_nodes_s, node_width);
-            read the controls and algebraic states through :meth:`controls` / :meth:`algebraic`.
-        ordering_trial: with an :class:`~.ipopt_options.OrderingTrial`, IPOPT's seconds per
+            read the controls and algebraic states through
+            [`controls`][collocnode.Solution.controls] /
+            [`algebraic`][collocnode.Solution.algebraic].
+        ordering_trial: with an [`OrderingTrial`][collocnode.OrderingTrial], IPOPT's seconds per
             iteration of each MUMPS ordering tried (inf where its trial failed); the solve ran
             with the least. Empty otherwise.
-        nlp: the :class:`~.nlp.StructuredNLP` the solve ran on, kept so that its Jacobian and
+        nlp: the `StructuredNLP` the solve ran on, kept so that its Jacobian and
             Hessian can be evaluated at the optimum afterwards (the uncertainty of a trained
             model); None for a solution made otherwise. It stays in this process: copies and
             pickles of the solution drop it.
         records: the records of the wrappers of the nest ``solve`` ran, outermost first
-            (:meth:`record`, :meth:`describe`).
+            (`record`, `describe`).
     """
 
     status: SolverStatus
@@ -136,14 +139,14 @@ class Solution(NestRecords):
     def controls(self, t: np.ndarray | float, segment: int = 0) -> np.ndarray:
         """The free controls at ``t``: scalar -> (n_controls,), (n,) -> (n, n_controls); per
         interval the polynomial through its collocation values (see
-        :meth:`.mesh.Mesh.interpolate_collocation`)."""
+        [`Mesh.interpolate_collocation`][collocnode.Mesh.interpolate_collocation])."""
         dop = self.problem
         first = dop.n_states + dop.n_algebraic
         return self._node_local(first, dop.n_controls, "controls", t, segment)
 
     def algebraic(self, t: np.ndarray | float, segment: int = 0) -> np.ndarray:
-        """The algebraic states at ``t``, like :meth:`controls`: (n_algebraic,) or
-        (n, n_algebraic)."""
+        """The algebraic states at ``t``, like [`controls`][collocnode.Solution.controls]:
+        (n_algebraic,) or (n, n_algebraic)."""
         dop = self.problem
         return self._node_local(dop.n_states, dop.n_algebraic, "algebraic states", t, segment)
 

@@ -140,7 +140,7 @@ class AlgebraicStates(_NodeVariables):
     Args:
         fn: ``g(x, p, u, t, z) -> (n,)`` CasADi expression.
         n: number of algebraic states (and of equations).
-        lb, ub, guess, nominal, names: as for :class:`Controls`.
+        lb, ub, guess, nominal, names: as for [`Controls`][collocnode.Controls].
     """
 
     fn: SymbolicFn | None = None

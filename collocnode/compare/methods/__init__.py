@@ -1,18 +1,18 @@
 """The methods of the comparison: each trains a model from trajectory data behind one interface.
 
-* ``base.py``: the interface (:class:`Trainer`, :class:`FitResult`, :class:`Progress`);
+* ``base.py``: the interface (`Trainer`, `FitResult`, `Progress`);
   ``options.py`` the options every method shares and those of the gradient-trained ones;
-  ``status.py`` how a method ended (:class:`MethodStatus`, mapped from the core's
-  :class:`~collocnode.status.SolverStatus` in one place).
+  ``status.py`` how a method ended (`MethodStatus`, mapped from the core's
+  [`SolverStatus`][collocnode.SolverStatus] in one place).
 * ``gradient.py``: the Adam loop of the PyTorch methods; ``field.py``, ``energy.py``, ``labels.py``,
   ``inputs.py`` and ``device.py`` what several of them share.
 * one module per method: ``fnode.py``, ``mbdnode.py``, ``node.py``, ``snde.py``, ``mnn.py`` (its
   solver in ``mnn_solver.py``), ``baselines.py`` (LSTM, FCNN), ``hnn.py``, ``lnn.py``, and
-  ``collocation.py`` (the recipes of :mod:`collocnode.recipes` behind the interface, no torch;
+  ``collocation.py`` (the recipes of `collocnode.recipes` behind the interface, no torch;
   ``readouts.py`` what it reads off each recipe's models).
-* ``registry.py``: the one registry of the methods, :func:`make_trainer`.
+* ``registry.py``: the one registry of the methods, `make_trainer`.
 
-Nothing here knows of a comparison run (:mod:`collocnode.compare.run`; ``lint-imports`` checks
+Nothing here knows of a comparison run (`collocnode.compare.run`; ``lint-imports`` checks
 it), and importing this package loads no torch: the method modules load on first use.
 """
 

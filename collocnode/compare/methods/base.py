@@ -1,13 +1,13 @@
 """The interface every method of the comparison implements, and its results.
 
-A method is a :class:`Trainer` built from a frozen options dataclass::
+A method is a `Trainer` built from a frozen options dataclass::
 
     trainer = make_trainer("fnode", epochs=450, device="auto")
     result = trainer.fit(system, split.train, budget_s=600, callback=print)
     x = trainer.predict(split.full.t, split.full.x[0])     # (len(t), n_states)
 
 How a method trains is its own business: the PyTorch methods share the gradient-descent loop of
-:class:`~collocnode.compare.methods.gradient.GradientTrainer`; collocation solves one NLP with
+`GradientTrainer`; collocation solves one NLP with
 IPOPT.
 """
 
@@ -45,7 +45,7 @@ class NotApplicableError(ValueError):
 
 
 class EpochAccess:
-    """How a :class:`Progress` reads the trainer it reports on: ``trainer`` (for its rollout)
+    """How a `Progress` reads the trainer it reports on: ``trainer`` (for its rollout)
     and ``read_params()`` (its flat parameters), valid until the callback returns (``live``)."""
 
     def __init__(self, trainer: Any, read_params: Callable[[], np.ndarray]) -> None:
@@ -65,9 +65,9 @@ class EpochAccess:
 class Progress:
     """What the training callback receives after every epoch (times exclude callback time).
 
-    It follows the callback protocol of :mod:`collocnode.training.callbacks` (``iteration``,
+    It follows the callback protocol of `collocnode.training.callbacks` (``iteration``,
     ``objective``, ``elapsed_s``, ``params()``, ``predict(t, x0, u)``), so one callback object
-    (e.g. :class:`collocnode.training.callbacks.EarlyStopping`) serves a collocation solve and a
+    (e.g. [`collocnode.EarlyStopping`][collocnode.EarlyStopping]) serves a collocation solve and a
     trainer alike. ``params`` and ``predict`` read the trainer while the callback runs.
 
     Attributes:
@@ -109,24 +109,24 @@ class Progress:
         x0: np.ndarray,
         u: np.ndarray | Callable[[Any], Any] | None = None,
     ) -> np.ndarray:
-        """The trainer's rollout at this epoch's weights (:meth:`Trainer.predict`): ``t``
-        (n,) [s], ``x0`` (n_states,) or its first :attr:`start_samples` states, inputs ``u`` at
+        """The trainer's rollout at this epoch's weights (`Trainer.predict`): ``t``
+        (n,) [s], ``x0`` (n_states,) or its first `start_samples` states, inputs ``u`` at
         ``t``; returns (n, n_states)."""
         return self._access().trainer.predict(t, x0, u)
 
     @property
     def start_samples(self) -> int:
-        """How many leading states ``predict`` starts from (:attr:`Trainer.start_samples`)."""
+        """How many leading states ``predict`` starts from (`Trainer.start_samples`)."""
         return self._access().trainer.start_samples
 
 
 @dataclass
 class FitResult:
-    """The outcome of :meth:`Trainer.fit`.
+    """The outcome of `Trainer.fit`.
 
     Attributes:
         method: registry name of the method.
-        status: how the training ended (:class:`MethodStatus`; its word is accepted too):
+        status: how the training ended (`MethodStatus`; its word is accepted too):
             ``SUCCESS``, ``BUDGET`` (wall-time budget ran out), ``INTERRUPTED``
             (KeyboardInterrupt; the best weights are kept), ``ITERATION_LIMIT``, ``STOPPED`` (the
             callback asked to stop; ``message`` says why), ``DIVERGED`` (non-finite loss) or
@@ -168,10 +168,10 @@ class Trainer(ABC):
     """A method of the comparison: the interface shared by every method.
 
     Subclasses set ``name`` and ``options_class`` (a frozen options dataclass:
-    :class:`TrainerOptions` or one derived from it, or collocation's own), may restrict
-    :meth:`not_applicable`, and implement :meth:`fit`, :meth:`predict` and :attr:`n_params`.
+    `TrainerOptions` or one derived from it, or collocation's own), may restrict
+    `not_applicable`, and implement `fit`, `predict` and `n_params`.
     ``PAPER`` maps a problem name to the seed papers' option values for it and ``QUICK`` holds the
-    overrides of a smoke-test run. ``predicts_while_fitting`` says whether :meth:`predict` works
+    overrides of a smoke-test run. ``predicts_while_fitting`` says whether `predict` works
     inside the training callback (the harness then records an error-vs-time curve during training).
     """
 
@@ -201,12 +201,12 @@ class Trainer(ABC):
         return None
 
     def _require_applicable(self, system: Any) -> None:
-        """Raise :class:`NotApplicableError` with the reason if the method does not apply."""
+        """Raise `NotApplicableError` with the reason if the method does not apply."""
         reason = self.not_applicable(system)
         if reason:
             raise NotApplicableError(f"{self.name} does not apply to {system.name}: {reason}")
 
-    #: what :attr:`epoch_limit` and a fit's ``epochs`` count: "epoch" or "iteration"
+    #: what `epoch_limit` and a fit's ``epochs`` count: "epoch" or "iteration"
     unit: ClassVar[str] = "epoch"
 
     @property
@@ -246,9 +246,9 @@ class Trainer(ABC):
         ``budget_s`` limits the training wall time [s]; ``callback(Progress)``, where the method
         has epochs, runs after every epoch (its own time is not counted) and may return True to
         stop training (status ``STOPPED``); it follows the protocol of
-        :mod:`collocnode.training.callbacks` (``on_start``, ``on_end``, ``reason``). Ctrl-C keeps
+        `collocnode.training.callbacks` (``on_start``, ``on_end``, ``reason``). Ctrl-C keeps
         the best model so far and returns status ``INTERRUPTED``.
-        Raises :class:`NotApplicableError` if the method does not apply to ``system``.
+        Raises `NotApplicableError` if the method does not apply to ``system``.
         """
 
     @abstractmethod
@@ -261,7 +261,7 @@ class Trainer(ABC):
         params: Mapping[str, float] | None = None,
     ) -> np.ndarray:
         """Roll the trained model out from ``x0`` (``(n_states,)``; ``(k, n_states)``, the
-        first k states, where :attr:`start_samples` is k > 1) over the times ``t``
+        first k states, where `start_samples` is k > 1) over the times ``t``
         (``(n,)`` [s]); ``u`` holds the known inputs at ``t`` (``(n, n_inputs)``) or is a callable
         of t (default: the system's own inputs). ``params`` gives the parameter inputs μ (default:
         those of the first training trajectory). Returns ``(n, n_states)``; raises
@@ -277,7 +277,7 @@ class Trainer(ABC):
         self, system: Any, train: Trajectory | Sequence[Trajectory], budget_s: float | None
     ) -> tuple[list[Trajectory], float | None]:
         """The training trajectories as a list (every value present) and the budget [s], both
-        checked; raises :class:`NotApplicableError` first if the method does not apply to
+        checked; raises `NotApplicableError` first if the method does not apply to
         ``system``."""
         self._require_applicable(system)
         trajs = as_trajectories(train)

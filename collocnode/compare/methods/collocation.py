@@ -1,15 +1,15 @@
 """Collocation as one method of the comparison: the system's recipe behind the trainers' interface.
 
-The recipe (:func:`collocnode.recipes.for_problem`) decides the model and the training: the
+The recipe (`collocnode.recipes.for_problem`) decides the model and the training: the
 paper's setup for Van der Pol, the suitable neural ODE for every other system, and the hybrid
 PeN-ODE for the quarter vehicle. This module only adapts it, the same way for every recipe: its
-options are the recipe and a seed (:class:`CollocationOptions`; the collocation settings are the
+options are the recipe and a seed (`CollocationOptions`; the collocation settings are the
 recipe's own ``CollocationSettings``), and what the comparison reads off the trained model (the
 rollout, and for the quarter vehicle its accelerations and characteristics) is the recipe's
-:class:`~collocnode.compare.methods.readouts.Readout`. No torch anywhere.
+`Readout`. No torch anywhere.
 
 The comparison passes one set of settings to all of its methods; collocation reads them as
-(:meth:`CollocationOptions.overridden`): ``epochs`` is IPOPT's iteration limit (``max_iter``),
+(`CollocationOptions.overridden`): ``epochs`` is IPOPT's iteration limit (``max_iter``),
 ``seed`` the seed of the initial weights, ``recipe`` another recipe to train with, and every other
 name a field of the recipe or of its collocation settings (``hidden``, ``activation``,
 ``strategy``, ``stages``, ``intervals``, ``tol``, ``jit``, ``hessian``, ...). Gradient settings
@@ -45,10 +45,10 @@ class CollocationOptions:
     """Collocation's options in the comparison.
 
     Attributes:
-        recipe: the recipe that trains the model (a recipe of :mod:`collocnode.recipes`, one
-            :func:`~collocnode.compare.methods.readouts.readout_for` can read); its collocation
-            settings are ``recipe.collocation`` (also :attr:`settings`). Default: the generic
-            :class:`~collocnode.recipes.generic.SystemRecipe`; ``make_trainer`` gives the
+        recipe: the recipe that trains the model (a recipe of `collocnode.recipes`, one
+            `readout_for` can read); its collocation
+            settings are ``recipe.collocation`` (also `settings`). Default: the generic
+            `SystemRecipe`; ``make_trainer`` gives the
             problem's own.
         seed: seed of the initial weights.
     """
@@ -87,8 +87,8 @@ class CollocationOptions:
 
 
 def own_recipe(system: Any) -> Any:
-    """The recipe that trains ``system``: its registered one (:func:`collocnode.recipes.
-    for_problem`), the generic neural ODE for a system that is not registered."""
+    """The recipe that trains ``system``: its registered one (`collocnode.recipes.for_problem`), the
+    generic neural ODE for a system that is not registered."""
     if system.name in problems.available():
         return recipes.for_problem(system.name)
     return SystemRecipe()
@@ -116,9 +116,9 @@ class Collocation(Trainer):
     def options_for(
         cls, problem: str | None = None, quick: bool = False, **overrides: Any
     ) -> CollocationOptions:
-        """The recipe of ``problem`` (:func:`collocnode.recipes.for_problem`; the generic one
+        """The recipe of ``problem`` (`collocnode.recipes.for_problem`; the generic one
         for None), shrunk by the recipe's ``QUICK`` settings if ``quick``, then ``overrides``
-        (:meth:`CollocationOptions.overridden`)."""
+        (`CollocationOptions.overridden`)."""
         recipe = SystemRecipe() if problem is None else recipes.for_problem(problem)
         if quick:
             recipe = replace_flat(recipe, **recipe.QUICK)
@@ -184,7 +184,7 @@ class Collocation(Trainer):
 
     @property
     def derivative_source(self) -> str | None:
-        """Where :meth:`predict_with_derivatives` takes x' from (None: this recipe's models give
+        """Where `predict_with_derivatives` takes x' from (None: this recipe's models give
         states only)."""
         return self.readout.derivative_source
 
@@ -217,7 +217,7 @@ class Collocation(Trainer):
         params: Mapping[str, float] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The rollout ``(n, n_states)`` and the model's x' along it ``(n, n_states)``, for a
-        recipe whose models give it (:attr:`derivative_source`; the quarter vehicle's hybrid
+        recipe whose models give it (`derivative_source`; the quarter vehicle's hybrid
         model: its outputs a_b, a_w are x'[:, 2:4])."""
         if self.derivative_source is None:
             raise NotImplementedError(

@@ -1,12 +1,12 @@
 """Trainers whose network is a scalar function of the state — an energy (HNN) or a Lagrangian
 (LNN) — and whose vector field follows from it by automatic differentiation.
 
-Both regress the derived field on the derivative labels that FNODE uses (:mod:`.labels`), with
-the loss of FNODE eq. 28 (mean over samples of the squared error norm), and roll out with the
-fixed-step integrators of FNODE and MBD-NODE (RK4 by default, as in MBD-NODE Table 5). The
-network input is the model state ``z = (q, q')`` of :class:`~collocnode.problems.layout.StateLayout`
-— the independent coordinates of a partitioned mechanism, as for FNODE — so ``predict``, the
-rollout, devices and budgets are those of :class:`~.field.FieldTrainer`.
+Both regress the derived field on the derivative labels that FNODE uses
+(`collocnode.compare.methods.labels`), with the loss of FNODE eq. 28 (mean over samples of the
+squared error norm), and roll out with the fixed-step integrators of FNODE and MBD-NODE (RK4 by
+default, as in MBD-NODE Table 5). The network input is the model state ``z = (q, q')`` of
+`StateLayout` — the independent coordinates of a partitioned mechanism, as for FNODE — so
+``predict``, the rollout, devices and budgets are those of `FieldTrainer`.
 
 They apply to second-order systems without known inputs u(t) and without parameter inputs μ:
 the scalar is a function of ``(q, q')`` alone, the autonomous conservative setting of both
@@ -86,7 +86,7 @@ class ScalarField(NeuralField):
     """A vector field derived from a scalar network ``s(z)``.
 
     ``net`` maps the model state ``z`` (..., n_model) to (..., 1); it has no input or parameter
-    channels (see the module docstring). Subclasses define :meth:`acceleration`. The derivatives
+    channels (see the module docstring). Subclasses define `acceleration`. The derivatives
     of ``s`` are taken with autograd also inside ``torch.no_grad`` (the rollout), where they are
     returned detached; with grad enabled (training) they keep the graph to the weights.
     """
@@ -140,7 +140,7 @@ class ScalarTrainer(FieldTrainer):
     """Shared parts of HNN and LNN: applicability, labels, the scalar network and its block.
 
     Subclasses set ``field_class`` and ``block`` and define what the loss compares
-    (:meth:`_labels`, :meth:`_predicted`).
+    (`_labels`, `_predicted`).
     """
 
     options_class = EnergyOptions
@@ -182,7 +182,7 @@ class ScalarTrainer(FieldTrainer):
         raise NotImplementedError
 
     def _predicted(self, z: torch.Tensor) -> torch.Tensor:
-        """What the model predicts for the targets of :meth:`_labels` at ``z`` (B, n_model)."""
+        """What the model predicts for the targets of `_labels` at ``z`` (B, n_model)."""
         raise NotImplementedError
 
     def _scalar_scale(self, input_scale: np.ndarray, labels: np.ndarray) -> float:
@@ -225,7 +225,7 @@ class ScalarTrainer(FieldTrainer):
         return {self.block: self.field.spec}
 
     def get_weights(self) -> dict[str, np.ndarray]:
-        """Flat float64 weights of the scalar network under ``block`` (see :meth:`blocks`)."""
+        """Flat float64 weights of the scalar network under ``block`` (see `blocks`)."""
         self._require_fitted()
         return {self.block: self.field.net.get_flat()}
 

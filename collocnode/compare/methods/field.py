@@ -1,10 +1,11 @@
 """A learned vector field and the trainers built on one: FNODE, MBD-NODE, NODE and SNDE.
 
-The network is an :class:`collocnode.nn.MLP` spec instantiated with ``torch_module()``, so its flat
-weights load unchanged into the CasADi function of the same spec. Its input is
-``[z, u, μ]`` (model state, known inputs, parameter inputs) and its output the accelerations of
-the model positions (second-order systems) or ``x'`` (first-order systems). An augmented field
-(ANODE, ``augment`` extra states ``a``) reads ``[z, a, u, μ]`` and also outputs ``a'``.
+The network is an [`collocnode.nn.MLP`][collocnode.nn.MLP] spec instantiated with
+``torch_module()``, so its flat weights load unchanged into the CasADi function of the same spec.
+Its input is ``[z, u, μ]`` (model state, known inputs, parameter inputs) and its output the
+accelerations of the model positions (second-order systems) or ``x'`` (first-order systems). An
+augmented field (ANODE, ``augment`` extra states ``a``) reads ``[z, a, u, μ]`` and also outputs
+``a'``.
 """
 
 from __future__ import annotations

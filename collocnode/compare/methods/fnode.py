@@ -3,7 +3,7 @@
 Wang, Wang & Negrut, "FNODE: Flow-Matching for Data-Driven Simulation of Constrained Multibody
 Systems". The network ``f_Θ(z, ż, u, μ)`` predicts ``z̈`` (FNODE eqs. 4, 8) and is fitted by plain
 MSE to acceleration labels (eq. 28) obtained by differentiating the sampled velocities of the
-training window (§2.3, eqs. 16–22; :mod:`collocnode.tools.derivatives`). Inference integrates
+training window (§2.3, eqs. 16–22; `collocnode.tools.derivatives`). Inference integrates
 ``[ż, f_Θ]`` with a fixed-step scheme (eq. 9; RK4, or leapfrog for FNODE_LF). Constrained
 mechanisms learn the independent coordinates only (§3.5, coordinate partitioning). First-order
 systems regress ``x'`` the same way (the paper's vehicle model maps (q, u, Θ) to q̇).
@@ -25,7 +25,7 @@ from .labels import LabelOptions, fnode_targets
 @dataclass(frozen=True)
 class FNODEOptions(LabelOptions):
     """FNODE options (defaults: FNODE Tables 2–8, Adam 1e-3, decay 0.98, 450 epochs, batch 1,
-    the paper's "hybrid" labels; the label options are those of :class:`.labels.LabelOptions`;
+    the paper's "hybrid" labels; the label options are those of `LabelOptions`;
     float32, the dtype of the authors' code)."""
 
     epochs: int = 450

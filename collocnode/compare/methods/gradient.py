@@ -1,13 +1,13 @@
 """The gradient-descent loop shared by the PyTorch methods.
 
-A :class:`GradientTrainer` subclass writes only what makes its method: ``_setup`` (networks and
+A `GradientTrainer` subclass writes only what makes its method: ``_setup`` (networks and
 tensors for the data; returns the number of training samples), ``_loss`` (the mean loss of a
 batch of sample indices), ``modules`` (the trained torch modules) and ``predict``. ``fit``
 trains with Adam (or AdamW) and an exponential learning-rate decay stepped once per epoch, the
 schedule all four seed papers use, and keeps the weights of the epoch with the lowest training
 loss (as the FNODE and MBD-NODE reference code does; there is no validation split).
 
-The callback follows the protocol of :mod:`collocnode.training.callbacks`: ``on_start(RunInfo)``
+The callback follows the protocol of `collocnode.training.callbacks`: ``on_start(RunInfo)``
 before the first epoch (its errors propagate from ``fit``), ``callback(Progress)`` after every epoch
 (True stops with status ``STOPPED`` and the callback's ``reason`` as the message; an exception
 stops with status ``FAILED`` and the exception in the message; the best weights are kept either
@@ -329,7 +329,8 @@ def _optimizer(opts: GradientOptions, params: list[Any], capturable_on: Any = No
     per-tensor loop the seed papers' code runs by default, with less overhead per step (the
     FNODE and MBD-NODE papers take one step per sample; ``benchmarks/epoch_time.py``). Older
     torch without a fused CPU kernel gets the default form. With ``capturable_on`` (a CUDA
-    device), the capturable form a CUDA graph can replay (:mod:`.graphed_step`)."""
+    device), the capturable form a CUDA graph can replay
+    (`collocnode.compare.methods.graphed_step`)."""
     import torch
 
     cls = torch.optim.AdamW if opts.optimizer == "adamw" else torch.optim.Adam

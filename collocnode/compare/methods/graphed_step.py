@@ -37,7 +37,7 @@ class GraphedStep:
         step: the trainer's training step on a batch of sample indices (a 1-d long tensor on
             the device): loss, backward pass, clipping and update; returns the batch's loss
             times its size as a scalar device tensor, without reading it on the host.
-        optimizer: the capturable optimizer ``step`` updates (:func:`capturable_optimizer`).
+        optimizer: the capturable optimizer ``step`` updates (`capturable_optimizer`).
         batch_size: the batch size to capture.
         device: the CUDA device.
     """
@@ -122,7 +122,7 @@ def keep_learning_rate(optimizer: Any, rates: list[Any]) -> None:
 def capturable_optimizer(cls: Any, params: list[Any], lr: float, device: Any, **kw: Any) -> Any:
     """``cls`` (Adam or AdamW) in its fused, capturable form with the learning rate as a
     one-element float32 tensor on ``device`` (the form the fused CUDA kernel reads;
-    :func:`keep_learning_rate` keeps the scheduler's value in it)."""
+    `keep_learning_rate` keeps the scheduler's value in it)."""
     import torch
 
     rate = torch.tensor(lr, dtype=torch.float32, device=device)

@@ -16,7 +16,7 @@ pendulum) ``(q, q')`` is not a canonical pair and the HNN is a biased model.
 Training regresses the symplectic gradient on derivative data, as the MBD-NODE paper gives HNN
 (its Table 13 caption): the loss is the mean over samples of
 ``‖(∂H/∂p, −∂H/∂q) − (q', q'')_label‖²``, with ``q'`` from the data and ``q''`` from the labels
-FNODE uses (:func:`.labels.fnode_targets`). Both halves are learned: the position rate of the
+FNODE uses (`fnode_targets`). Both halves are learned: the position rate of the
 model is ``∂H/∂p``, not the state's ``q'``. The rollout integrates that field with RK4 (MBD-NODE
 Table 5, "HNN, RK4"); leapfrog and the MBD-NODE code's RK4 are refused because they advance
 ``q`` with the state's ``q'`` and would ignore ``∂H/∂p``.
@@ -76,7 +76,7 @@ class HamiltonianField(ScalarField):
 
 
 class SquaredInputHamiltonianField(HamiltonianField):
-    """A :class:`HamiltonianField` whose network reads the squared state, ``H(z ⊙ z)``: the
+    """A `HamiltonianField` whose network reads the squared state, ``H(z ⊙ z)``: the
     SNDE code's HNN for the two-body problem (App. D.1; its first layer squares the inputs),
     whose Hamiltonian ``|p|²/2 − 1/|q|`` is even in every coordinate. Shapes as the parent;
     the spec describes the network of ``z ⊙ z``."""

@@ -93,7 +93,7 @@ class StackedInputSignals:
 
     ``signals[k]`` must be sampled (not a callable); the samples are padded to a common length
     (times with +inf, inputs with the last sample), so that one batched ``searchsorted``
-    replaces a loop over trajectories. The interpolation is :class:`InputSignal`'s, element
+    replaces a loop over trajectories. The interpolation is `InputSignal`'s, element
     by element, so the values are the same to the bit.
     """
 

@@ -2,9 +2,10 @@
 
 FNODE (Wang, Wang & Negrut, §2.3) fits its acceleration network to labels obtained by
 differentiating the sampled velocities of the training window once; the Hamiltonian and
-Lagrangian networks (:mod:`.hnn`, :mod:`.lnn`) are given the same labels, so all three see the
-same data. The differentiation itself is :mod:`collocnode.tools.derivatives`; this module picks the
-signal (``q'`` of a second-order system, ``x`` of a first-order one) and the options.
+Lagrangian networks (`collocnode.compare.methods.hnn`, `collocnode.compare.methods.lnn`) are given
+the same labels, so all three see the same data. The differentiation itself is
+`collocnode.tools.derivatives`; this module picks the signal (``q'`` of a second-order system, ``x``
+of a first-order one) and the options.
 """
 
 from __future__ import annotations

@@ -11,11 +11,11 @@ where the mixed matrix has entries ``∂²L/∂q'_i ∂q_j`` (row i: the equatio
 what ``d/dt ∂L/∂q'`` needs. The derivatives come from double back-propagation with torch
 autograd, batched; the linear system is solved by LU (``torch.linalg.solve_ex``).
 Where ``∇_q' ∇_q'ᵀ L`` is singular the acceleration is NaN, so a rollout reaching such a state
-raises :class:`~collocnode.tools.fixed_step.DivergenceError` and a training loss there reads
+raises `DivergenceError` and a training loss there reads
 "diverged".
 
 Training: the mean over samples of ``‖q''_Θ − q''_label‖²`` (FNODE eq. 28 form) on the labels
-FNODE uses (:func:`.labels.fnode_targets`). The ``q'`` half of the field is the state's own
+FNODE uses (`fnode_targets`). The ``q'`` half of the field is the state's own
 velocity and identically right, so it is left out of the loss; Cranmer's MSE over ``(q', q'')``
 differs from this only by a constant factor. Rollout: ``(q', q'')`` with a fixed-step scheme, RK4
 by default (MBD-NODE Table 5).
@@ -52,7 +52,7 @@ class LNNOptions(EnergyOptions):
 
 class LagrangianField(ScalarField):
     """``dz/dt = (q', q'')`` with ``q''`` from the scalar network ``L(z)``, ``z = (q, q')``, by
-    Cranmer eq. 6. Shapes: ``z`` (..., 2 n_q); :meth:`acceleration` (..., n_q). ``L`` has
+    Cranmer eq. 6. Shapes: ``z`` (..., 2 n_q); `acceleration` (..., n_q). ``L`` has
     arbitrary units: ``q''`` does not change when ``L`` is scaled.
     """
 
@@ -62,7 +62,7 @@ class LagrangianField(ScalarField):
 
         Double back-propagation of the batch sum: one pass for the gradient, one per velocity
         component for the Hessian rows (the rows of ``z`` are independent, see
-        :func:`.energy.grad_of_sum`)."""
+        `grad_of_sum`)."""
         n = self.layout.n_q
         train = torch.is_grad_enabled()
         with torch.enable_grad():

@@ -11,7 +11,7 @@ Wanner, *Geometric Numerical Integration*, §I.3, eq. 3.4; the paper's "LF2")::
 
 The option ``integrator`` picks the scheme of the paper's Table 13: ``"leapfrog"`` (LF2, the
 default), ``"yoshida4"`` (YS4) or ``"fukushima6"`` (FK6), the latter two symmetric compositions
-of that step (:data:`SYMPLECTIC_SCHEMES`).
+of that step (`SYMPLECTIC_SCHEMES`).
 
 The model's vector field is ``(q', p') = (F_p, −F_q)``. The state of our systems is ``(q, q')``;
 the momentum is taken as ``p = q'``, which is ``p / m`` for the constant mass ``m`` of the mass-
@@ -55,7 +55,7 @@ class SymplecticOptions(FieldOptions):
     Attributes:
         window: samples per training window (at least 2: one step).
         integrator: the symplectic scheme of training and rollout, one of
-            :data:`SYMPLECTIC_SCHEMES`: ``"leapfrog"`` (Störmer–Verlet, the paper's LF2),
+            `SYMPLECTIC_SCHEMES`: ``"leapfrog"`` (Störmer–Verlet, the paper's LF2),
             ``"yoshida4"`` (its YS4) or ``"fukushima6"`` (its FK6), the latter two compositions of
             3 and 7 Störmer–Verlet steps.
     """

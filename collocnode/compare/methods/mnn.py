@@ -1,11 +1,11 @@
 """MNN: the mechanistic block for forecasting trajectories.
 
 Pervez, Locatello & Gavves, "Mechanistic Neural Networks for Scientific Machine Learning" (ICML
-2024). An encoder (an :class:`collocnode.nn.MLP`) reads the current state ``z`` (plus inputs u and
-parameters μ) and emits, for every state dimension and each of the next ``T`` points, the
-coefficients ``c_0..c_R`` and right-hand side ``b`` of a linear ODE of order ``R`` (MNN eq. 3 with
-time-varying coefficients, one independent ODE per dimension as the paper's ``ODEINDLayer``).
-The relaxed solver (:mod:`collocnode.compare.methods.mnn_solver`) turns it into a least-squares
+2024). An encoder (an [`collocnode.nn.MLP`][collocnode.nn.MLP]) reads the current state ``z`` (plus
+inputs u and parameters μ) and emits, for every state dimension and each of the next ``T`` points,
+the coefficients ``c_0..c_R`` and right-hand side ``b`` of a linear ODE of order ``R`` (MNN eq. 3
+with time-varying coefficients, one independent ODE per dimension as the paper's ``ODEINDLayer``).
+The relaxed solver (`collocnode.compare.methods.mnn_solver`) turns it into a least-squares
 problem whose solution over the window is the block's output; its initial values are the current
 state (``R = 2``: positions and velocities of a second-order system; ``R = 1``: the states of a
 first- order one). Training fits the solutions to the next ``T − 1`` samples of every window;
@@ -136,7 +136,7 @@ class MNN(FieldTrainer):
     def _window_with_derivatives(
         self, feats: torch.Tensor, z0: torch.Tensor, steps: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """:meth:`_window` and the time derivative of the model state that the solver returns
+        """`_window` and the time derivative of the model state that the solver returns
         with it (its unknowns are every derivative up to order R at every point); both
         (B, T', n_model)."""
         B, D, R, T = feats.shape[0], self._dims, self._order, self.options.horizon
@@ -215,7 +215,7 @@ class MNN(FieldTrainer):
     ) -> tuple[np.ndarray, np.ndarray]:
         """The rollout and the derivatives the relaxed solver computes with it (an MNN has no
         vector field to evaluate; its solution carries u' at every point); see
-        :meth:`FieldTrainer.predict_with_derivatives`."""
+        `FieldTrainer.predict_with_derivatives`."""
         t, x0 = self._check_predict_args(t, x0)
         z, dz = self._rollout(t, self.layout.reduce(x0), self._inputs(t, u), self._mu(params))
         return self.layout.expand(z, self.system, x0), self._expand_derivative(dz)

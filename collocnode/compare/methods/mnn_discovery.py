@@ -6,7 +6,7 @@ polynomials up to a degree is formed at every point, and the ODE
 
     u' = f(Θ(y) ξ)                                                   (MNN eq. 37)
 
-is solved over the window by the relaxed solver (:mod:`collocnode.compare.methods.mnn_solver`, order
+is solved over the window by the relaxed solver (`collocnode.compare.methods.mnn_solver`, order
 R = 1 with coefficients c = (0, 1), the initial value the window's first sample). The loss is
 MSE(u, x) + MSE(y, x); every cycle of epochs ends by zeroing the coefficients below a threshold
 for good (SINDy-style sequential thresholding, as the authors' Lorenz code does in 10 cycles).

@@ -173,7 +173,7 @@ def solve_ode(
     ridge: float = 0.0,
 ) -> torch.Tensor:
     """Solve the relaxed discretized ODE; returns ``u`` of shape ``(B, T, R+1)`` with
-    ``u[..., t, i]`` ≈ ``u^(i)(t_t)``. Arguments as in :func:`ode_system`; ``ridge`` ≥ 0 adds
+    ``u[..., t, i]`` ≈ ``u^(i)(t_t)``. Arguments as in `ode_system`; ``ridge`` ≥ 0 adds
     ``ridge ‖z‖²`` (a constant, so the implicit gradient stays exact)."""
     M, r = ode_system(coeffs, rhs, iv, steps, central)
     z = LeastSquares.apply(M, r, float(ridge))

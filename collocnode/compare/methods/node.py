@@ -15,9 +15,9 @@ prediction.
 
 ``hamiltonian="state"`` gives an HNN trained through the solver, as the SNDE paper trains its
 HNN baseline (App. D.1, Fig. 8): the field is Hamilton's equations ``(∂H/∂p, −∂H/∂q)`` of a scalar
-network ``H(q, p)`` with ``p = q'`` (:class:`.hnn.HamiltonianField`), fitted to trajectories
-like the NODE instead of to derivative labels like :class:`.hnn.HNN`; ``"squares"`` is the SNDE
-code's network of the squared state (:class:`.hnn.SquaredInputHamiltonianField`).
+network ``H(q, p)`` with ``p = q'`` (`HamiltonianField`), fitted to trajectories
+like the NODE instead of to derivative labels like `HNN`; ``"squares"`` is the SNDE
+code's network of the squared state (`SquaredInputHamiltonianField`).
 
 torchdiffeq is an optional dependency (``pip install collocnode[torch]``).
 """
@@ -393,7 +393,7 @@ class NODE(FieldTrainer):
     ) -> np.ndarray:
         """The augmented states ``(n, augment)`` of the rollout from ``x0`` over ``t`` (an
         ANODE's; they start at 0 and are not part of the system's state). Raises
-        DivergenceError as :meth:`predict` does."""
+        DivergenceError as `predict` does."""
         t, x0 = self._check_predict_args(t, x0)
         sig, lay = self._inputs(t, u), self.layout
         za = self._rollout_model(t, lay.reduce(x0), sig, self._mu(params), x0, keep_augmented=True)

@@ -2,9 +2,9 @@
 
 MBD-NODE Table 5 puts plain RK4 on the true equations of motion beside the learned models of the
 single mass-spring (2.0e-3 over 30 s, "Numerical, Cartesian, RK4"), to show what the integrator
-alone costs. This method learns nothing: :meth:`fit` only checks its arguments, and
-:meth:`predict` steps the system's own right-hand side (:meth:`System.rhs`) over the requested
-times with the fixed-step scheme of ``integrator`` (:mod:`collocnode.tools.fixed_step`; the
+alone costs. This method learns nothing: `fit` only checks its arguments, and
+`predict` steps the system's own right-hand side (`System.rhs`) over the requested
+times with the fixed-step scheme of ``integrator`` (`collocnode.tools.fixed_step`; the
 MBD-NODE code's first-order "RK4" is ``"rk4_mbdnode_code"``). Its error is the integrator's.
 """
 

@@ -1,8 +1,8 @@
 """The options every method of the comparison shares, those of the gradient-trained methods, and
 how overrides are applied to them.
 
-Each method has a frozen options dataclass. :class:`TrainerOptions` holds what every method
-shares (epochs or iterations, network widths, activation, seed, ...); :class:`GradientOptions`
+Each method has a frozen options dataclass. `TrainerOptions` holds what every method
+shares (epochs or iterations, network widths, activation, seed, ...); `GradientOptions`
 adds what only the methods trained by gradient descent have (learning rate and its decay, batch
 size, optimizer, device, dtype). A comparison passes one set of settings to all of its methods,
 so a method whose options lack a gradient setting accepts it and ignores it (collocation runs
@@ -86,7 +86,7 @@ class GradientOptions(TrainerOptions):
             (FNODE, MBD-NODE, LSTM, FCNN, HNN, LNN) default to it; the others (the sequential
             NODE with adaptive steps, SNDE, MNN) to float64.
         cuda_graph: on a CUDA device, capture one training step as a CUDA graph and replay it
-            (the LSTM and the FCNN; :mod:`collocnode.compare.methods.graphed_step`): the same
+            (the LSTM and the FCNN; `collocnode.compare.methods.graphed_step`): the same
             updates with one launch per step instead of dozens. An error on the CPU or for
             another method.
     """
@@ -119,7 +119,7 @@ class GradientOptions(TrainerOptions):
 
 
 def gradient_settings() -> tuple[str, ...]:
-    """The option names that :class:`GradientOptions` adds to :class:`TrainerOptions`."""
+    """The option names that `GradientOptions` adds to `TrainerOptions`."""
     shared = {f.name for f in fields(TrainerOptions)}
     return tuple(f.name for f in fields(GradientOptions) if f.name not in shared)
 
@@ -127,8 +127,8 @@ def gradient_settings() -> tuple[str, ...]:
 def replace_options(opts: OptionsT, **changes: Any) -> OptionsT:
     """``dataclasses.replace`` that names an unknown option and lists the valid ones.
 
-    Gradient settings (:func:`gradient_settings`) given to options that lack them are checked
-    as :class:`GradientOptions` would check them and then ignored (see the module docstring).
+    Gradient settings (`gradient_settings`) given to options that lack them are checked
+    as `GradientOptions` would check them and then ignored (see the module docstring).
     """
     valid = [f.name for f in fields(opts)]
     foreign = set(gradient_settings()) - set(valid)

@@ -1,13 +1,13 @@
 """What the comparison reads off a model trained by a recipe, chosen by the recipe.
 
-The collocation method (:mod:`collocnode.compare.methods.collocation`) is one trainer for every
-recipe of :mod:`collocnode.recipes`; what differs between the recipes' models is data here, one
-:class:`Readout` per recipe type in :data:`READOUTS`:
+The collocation method (`collocnode.compare.methods.collocation`) is one trainer for every
+recipe of `collocnode.recipes`; what differs between the recipes' models is data here, one
+`Readout` per recipe type in `READOUTS`:
 
-* a neural ODE of the generic :class:`~collocnode.recipes.generic.SystemRecipe` (Van der Pol's
+* a neural ODE of the generic `SystemRecipe` (Van der Pol's
   paper setup included) is rolled out in system coordinates, as the recipe does (adaptive
   integration to 1e-9, the dependent coordinates of a mechanism recovered on Φ(q) = 0);
-* the quarter vehicle's hybrid PeN-ODE (:class:`~collocnode.recipes.qvm.QVMRecipe`: two 1-5-5-1
+* the quarter vehicle's hybrid PeN-ODE (`QVMRecipe`: two 1-5-5-1
   force networks inside the known linear physics) is integrated as its experiment does it (RK4,
   two steps per sample interval) and also gives its accelerations a_b, a_w (its outputs, which are
   x'[2:4]) along the rollout and its learned friction and spring characteristics.
@@ -33,7 +33,7 @@ from ...recipes.qvm import QVMRecipe, characteristic_errors
 from ...transcription import Inputs
 
 #: ``(trained, t (n,) [s], x0 (n_states,), u) -> (x (n, n_states), x' (n, n_states) or None)``;
-#: raises :class:`~collocnode.models.simulate.SimulationError` when the rollout blows up
+#: raises `SimulationError` when the rollout blows up
 Rollout = Callable[[TrainedModel, np.ndarray, np.ndarray, Any], tuple[np.ndarray, Any]]
 
 
@@ -43,7 +43,7 @@ class Readout:
 
     Attributes:
         model: the model the recipe builds, in words (an inapplicable system's reason names it).
-        rollout: the trained model rolled out from a system state (see :data:`Rollout`); the
+        rollout: the trained model rolled out from a system state (see `Rollout`); the
             derivative is None where the model gives states only.
         derivative_source: where the rollout's x' comes from, as the quarter vehicle's scenario
             records it (``"output"``: the model's own outputs); None: the model gives states only.
@@ -122,7 +122,7 @@ def _with_road_height(
 
 def _hybrid_characteristics(trained: TrainedModel, data: Sequence[Trajectory]) -> dict[str, Any]:
     """Learned vs true friction and spring [N] over ±2σ of the training inputs
-    (:func:`collocnode.recipes.qvm.characteristic_errors`)."""
+    (`collocnode.recipes.qvm.characteristic_errors`)."""
     return characteristic_errors(trained.solution, trained.system, data[0])
 
 
@@ -138,7 +138,7 @@ READOUTS: dict[type, Readout] = {SystemRecipe: STATES, QVMRecipe: HYBRID_QVM}
 
 
 def readout_for(recipe: Any) -> Readout:
-    """The readout of ``recipe``'s models (that of its nearest base class in :data:`READOUTS`);
+    """The readout of ``recipe``'s models (that of its nearest base class in `READOUTS`);
     any other recipe is a TypeError listing the types that have one."""
     for cls in type(recipe).__mro__:  # a recipe derived from a known one reads as that one
         if cls in READOUTS:

@@ -1,6 +1,6 @@
 """The one registry of the comparison's methods: name -> trainer class and its option overrides.
 
-A :class:`~collocnode.tools.registry.Registry`: each name refers to a trainer class by
+A `Registry`: each name refers to a trainer class by
 ``"package.module:Class"``, imported on first use (importing this package imports no torch), and
 may carry ``defaults``, option overrides of that entry (``node_adjoint`` is ``node`` with
 ``adjoint=True``). A method is one class for every problem: what differs per problem is its

@@ -13,7 +13,7 @@ asymptotically stable for γ large enough (Thm. 2). ``stabilizer="transpose"`` u
 stabilization acts on the whole state. As in the SNDE code, ``g`` is measured relative to its
 value at each trajectory's first state, so conserved quantities (energy, angular momentum,
 Casimirs) and holonomic constraints are handled alike. Training is multiple shooting on chunks of
-three steps through an adaptive solver (:mod:`collocnode.compare.methods.node`).
+three steps through an adaptive solver (`collocnode.compare.methods.node`).
 
 With ``augment`` > 0 this is the stabilized ANODE (SANODE): the stabilization acts on the real
 state and ``F`` has zero rows for the augmented states (the SNDE code's choice).
@@ -354,7 +354,7 @@ class SNDE(NODE):
 
 @dataclass(frozen=True)
 class SANODEOptions(SNDEOptions):
-    """Options of the stabilized ANODE: :class:`SNDEOptions` with one augmented state by default
+    """Options of the stabilized ANODE: `SNDEOptions` with one augmented state by default
     (the SNDE paper's Table 4 gives 2, 2 and 1 per problem, in ``SANODE.PAPER``)."""
 
     augment: int = 1
@@ -379,7 +379,7 @@ class SANODE(SNDE):
 
 @dataclass(frozen=True)
 class ANODEOptions(NODEOptions):
-    """Options of the augmented NODE: :class:`NODEOptions` with one augmented state by default
+    """Options of the augmented NODE: `NODEOptions` with one augmented state by default
     (the SNDE paper's Table 4 gives 2, 2 and 1 per problem, in ``ANODE.PAPER``)."""
 
     augment: int = 1

@@ -1,13 +1,13 @@
 """The outcome of one method of the comparison: one vocabulary, from the fit to ``compare.json``.
 
-A trainer's :class:`~collocnode.compare.methods.base.FitResult` carries one of these, a rollout
+A trainer's `FitResult` carries one of these, a rollout
 that leaves the finite range turns it into ``DIVERGED``, and a comparison run adds
 ``NOT_APPLICABLE``, ``FAILED`` (the method raised) and ``INTERRUPTED`` (Ctrl-C). The values are
 the words ``compare.json`` and ``compare.md`` have always held, so stored runs read the same;
 being a ``str`` enum, a status equals its word (``MethodStatus.SUCCESS == "success"``).
 
-A collocation solve reports the core's :class:`~collocnode.status.SolverStatus`;
-:meth:`MethodStatus.from_solver` is the one place that maps it to this vocabulary.
+A collocation solve reports the core's [`SolverStatus`][collocnode.SolverStatus];
+`MethodStatus.from_solver` is the one place that maps it to this vocabulary.
 """
 
 from __future__ import annotations

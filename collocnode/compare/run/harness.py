@@ -1,15 +1,15 @@
 """Run several methods on one problem with one data set, one row per method.
 
-Each method runs through :func:`~collocnode.compare.run.one_method.run_method`, which records a
+Each method runs through `run_method`, which records a
 method that does not apply, raises or diverges in its row and goes on. Ctrl-C, wherever it lands
 (data, training, scoring), keeps what the interrupted method has, records it as "interrupted",
 records the remaining methods as "interrupted" (skipped) and returns the report;
 ``compare.json`` and ``compare.md`` are rewritten after every method, so a crash leaves the
-finished rows on disk. :attr:`CompareReport.failed` and :attr:`CompareReport.interrupted` name
+finished rows on disk. `CompareReport.failed` and `CompareReport.interrupted` name
 the methods that did not run to an end.
 
-The problem's scenario (:mod:`collocnode.compare.run.scenarios`) gives the data and the scoring;
-:mod:`collocnode.compare.run.report` writes the files; :mod:`collocnode.compare.run.tasks` runs
+The problem's scenario (`collocnode.compare.run.scenarios`) gives the data and the scoring;
+`collocnode.compare.run.report` writes the files; `collocnode.compare.run.tasks` runs
 the methods as tasks.
 """
 
@@ -57,8 +57,8 @@ def run(
 
     By default the methods run one after another in this process, so that their timings are
     comparable. With ``workers`` > 1 (local processes) or an ``executor`` (e.g.
-    :func:`collocnode.tools.tasks.dask_executor`) they run as tasks of
-    :func:`collocnode.tools.tasks.run_tasks`, each stored in ``store`` (default
+    `collocnode.tools.tasks.dask_executor`) they run as tasks of
+    `collocnode.tools.tasks.run_tasks`, each stored in ``store`` (default
     ``<out_dir>/methods/``) as it finishes and reused by a rerun with the same store; methods
     sharing a machine then share its cores, which ``meta["workers"]`` records.
 

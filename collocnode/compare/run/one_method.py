@@ -1,7 +1,7 @@
 """One method of a comparison run: its trainer made, trained (its error-vs-time curve recorded
 on the way) and scored, and what happened written into its row.
 
-:func:`run_method` never raises for the method: a method that does not apply is recorded as
+`run_method` never raises for the method: a method that does not apply is recorded as
 ``NOT_APPLICABLE`` with the reason, one that raises as ``FAILED`` with the error and its
 traceback, a rollout that diverges as ``DIVERGED`` with its step, and Ctrl-C, wherever it lands
 (training or scoring), as ``INTERRUPTED`` with what the method has (its best weights, when
@@ -45,7 +45,7 @@ def run_method(
     """Train and score method ``name`` on ``split.train``; never raises for the method's
     failures or Ctrl-C (see the module docstring).
 
-    ``evaluation`` scores the trained model (default: :class:`StateRollout` of ``split``).
+    ``evaluation`` scores the trained model (default: `StateRollout` of ``split``).
     With ``out_dir``, the rollout and the flat network weights go to ``<method>.npz`` there."""
     if evaluation is None:
         evaluation = StateRollout(system, split)
@@ -104,11 +104,11 @@ class TrainingMonitor:
     the error-vs-time curve; it also watches the phases of a collocation solve (named in the
     bar on a terminal, one line each in a log).
 
-    A point of :attr:`curve` is taken at the first callback after each ``cfg.eval_every_s``
+    A point of `curve` is taken at the first callback after each ``cfg.eval_every_s``
     since the last point and after each time of ``cfg.eval_at_s``, when the run records curves
     and the trainer can predict while it fits. It reads only ``objective`` and ``elapsed_s`` of
-    what it is called with (the protocol of :mod:`collocnode.training.callbacks`: a collocation
-    solve passes its iteration state, the PyTorch trainers a :class:`Progress`), and never asks
+    what it is called with (the protocol of `collocnode.training.callbacks`: a collocation
+    solve passes its iteration state, the PyTorch trainers a `Progress`), and never asks
     to stop.
     """
 
@@ -130,7 +130,7 @@ class TrainingMonitor:
         return self._bar is not None or self._lines
 
     def phase(self, name: str) -> None:
-        """A phase of a collocation solve (:mod:`collocnode.tools.progress`): named in the bar,
+        """A phase of a collocation solve (`collocnode.tools.progress`): named in the bar,
         or a line on standard error."""
         if self._bar is not None:
             self._bar.set_postfix_str(name)
@@ -169,7 +169,7 @@ def _jsonable_options(opts: Any) -> dict[str, Any]:
 
 def _bar(name: str, total: int, unit: str, enabled: bool) -> Any:
     """A tqdm bar over the method's epochs, counted against ``total`` (collocation: IPOPT
-    iterations, counted without a total: :func:`~collocnode.training.callbacks.bar_count`) when
+    iterations, counted without a total: `bar_count`) when
     ``enabled`` and standard error is a terminal; a log gets no bar, only the run's line per
     method."""
     if not enabled or not sys.stderr.isatty():

@@ -4,7 +4,7 @@ The generic comparison scores a state rollout on an extrapolation window of one 
 quarter vehicle is judged as its paper judges it instead (Langenkamp et al. §4.1; Kamp et al.):
 
 * every method trains on the same samples: the preset's training road (the paper-calibrated
-  class D road), the preset's horizon (42 s at 1 kHz; :attr:`QVMSettings.quick_duration_s` in a
+  class D road), the preset's horizon (42 s at 1 kHz; `QVMSettings.quick_duration_s` in a
   quick run) and its noise (σ = 2 % of each signal's σ on all states and outputs; the road
   velocity u = ż_r is a known input, given exactly at the samples);
 * each trained model is rolled out from rest (x0 = 0, the data's static equilibrium) on the
@@ -25,7 +25,7 @@ Where the accelerations come from (the honest reading of each model, no post-hoc
   and its row says so (``acceleration_source``).
 
 Hybrid models also get their friction and spring characteristics scored against the true ones
-(RMSE over ±2σ of the training inputs, :func:`collocnode.experiments.qvm.characteristic_errors`).
+(RMSE over ±2σ of the training inputs, `collocnode.experiments.qvm.characteristic_errors`).
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ def load(
 
 def rollout(trainer: Any, t: np.ndarray, x0: np.ndarray, u: np.ndarray) -> tuple[Any, Any, str]:
     """States ``(n, 5)``, their derivatives ``(n, 5)`` and where the derivatives come from
-    (a key of :data:`SOURCES`, the trainer's ``derivative_source``, or central differences of
+    (a key of `SOURCES`, the trainer's ``derivative_source``, or central differences of
     the rollout where the trainer has none); raises ``DivergenceError`` like ``predict``."""
     source = getattr(trainer, "derivative_source", None)
     if source is not None:

@@ -7,7 +7,7 @@ marked, the states by their names; or ``accelerations.png`` when the methods sav
 accelerations), ``time_vs_error.png`` and, when curves were recorded, ``error_vs_time.png``; the
 error is the report's ``target_metric`` (the generic test MSE, or e.g. the quarter vehicle's
 test-road acceleration RMSE). Each method has one colour in all of them
-(:mod:`collocnode.tools.style`).
+(`collocnode.tools.style`).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def summary_line(row: Mapping[str, Any]) -> str:
 
 
 def markdown(report: Mapping[str, Any]) -> str:
-    """The report (a :class:`~collocnode.compare.run.results.CompareReport` or its JSON) as a
+    """The report (a `CompareReport` or its JSON) as a
     Markdown table with the columns of its problem's scenario."""
     meta = report["meta"]
     scenario = scenario_for(report["problem"])

@@ -2,7 +2,7 @@
 
 The row and the report are dataclasses that also read as the JSON objects they are written as
 (``row["test_mse"]``, ``report["rows"]``), so code that reads ``compare.json`` reads a report
-returned by :func:`collocnode.compare.run.harness.run` the same way.
+returned by `collocnode.compare.run.harness.run` the same way.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ class MethodRow(Mapping[str, Any]):
 
     Attributes:
         method: registry name.
-        status: how the method ended (:class:`MethodStatus`; its word is accepted too, as a
+        status: how the method ended (`MethodStatus`; its word is accepted too, as a
             row read back from a stored task has it): ``DIVERGED`` when the rollout left the
             finite range, ``FAILED`` when the method raised (see ``traceback``), otherwise the
             fit's status or ``NOT_APPLICABLE``.
@@ -93,14 +93,14 @@ class MethodRow(Mapping[str, Any]):
         options: the method's options after the paper settings, ``--quick`` and overrides.
         best_loss: lowest training loss (None if none was finite).
         curve: ``(train time [s], test error)`` during training, when recorded.
-        scores: the scenario's columns (:attr:`Score.columns`).
+        scores: the scenario's columns (`Score.columns`).
         diverged_step, diverged_t: where the rollout diverged.
         traceback: of a failure.
         time_to_target_s: training time at which the test error first reached collocation's.
         unit: what ``epochs`` counts: "epoch" (a gradient-descent trainer) or "iteration"
             (collocation's IPOPT iterations).
         limit: the most epochs (iterations) the training was allowed.
-        ended: how the training ended, in words (:func:`training_ended`).
+        ended: how the training ended, in words (`training_ended`).
     """
 
     method: str
@@ -257,6 +257,6 @@ def time_to_target(rows: Sequence[Mapping[str, Any]], metric: str = "test_mse") 
 
 
 def add_time_to_target(rows: Sequence[MutableMapping[str, Any]], metric: str = "test_mse") -> None:
-    """Set ``time_to_target_s`` (see :func:`time_to_target`) in each of the row dicts."""
+    """Set ``time_to_target_s`` (see `time_to_target`) in each of the row dicts."""
     for row, value in zip(rows, time_to_target(rows, metric), strict=True):
         row["time_to_target_s"] = value

@@ -1,10 +1,10 @@
 """Where a comparison's data comes from and how its trained models are scored.
 
 A *scenario* gives a problem its data, its evaluation, its default methods and its table
-columns. Every problem uses the generic :class:`StateRolloutScenario` (a rollout from the first
+columns. Every problem uses the generic `StateRolloutScenario` (a rollout from the first
 sample, scored on the training window and the extrapolation window after it) unless
 ``SCENARIOS`` names its own: the quarter vehicle trains on its preset's road and is scored on
-accelerations on an unseen road (:class:`collocnode.compare.run.qvm.QVMScenario`).
+accelerations on an unseen road (`collocnode.compare.run.qvm.QVMScenario`).
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ class Scenario(ABC):
 
 class StateRolloutScenario(Scenario):
     """The generic scenario: the problem's own data split (shrunk to at most 200 training and
-    100 extrapolation samples when ``quick``), scored by :class:`StateRollout`."""
+    100 extrapolation samples when ``quick``), scored by `StateRollout`."""
 
     # collocation first: the library's own method is what the others are compared with
     methods: ClassVar[tuple[str, ...]] = ("collocation", "fnode", "mbdnode")

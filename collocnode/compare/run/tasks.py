@@ -1,4 +1,4 @@
-"""The methods of a comparison run as tasks of :func:`collocnode.tools.tasks.run_tasks`: on
+"""The methods of a comparison run as tasks of `collocnode.tools.tasks.run_tasks`: on
 local processes or a Dask cluster, each stored in a store folder (``<out_dir>/methods/`` unless
 told otherwise; the command line puts it in the run folder itself, where it is durable) as it
 finishes and reused by a rerun into the same directory (``compare.py --resume``).
@@ -98,8 +98,8 @@ def run_as_tasks(
 ) -> tuple[list[MethodRow], BaseException | None]:
     """The rows of ``cfg``'s methods, in its order, run as tasks and stored in ``store``
     (default ``<out_dir>/methods``); and what stopped them early, if anything: Ctrl-C (a
-    method not run then is ``INTERRUPTED``), a :class:`~collocnode.tools.io.StorageError` or
-    an :class:`~collocnode.tools.tasks.ExecutorLost` (a method not run then is ``FAILED``,
+    method not run then is ``INTERRUPTED``), a `StorageError` or
+    an `ExecutorLost` (a method not run then is ``FAILED``,
     "not run")."""
     rows: dict[str, MethodRow] = {}
 

@@ -8,14 +8,14 @@ graph, nodes with ``name``, ``op`` (``placeholder``, ``call_module``, ``call_met
 ``call_function``, ``output``), ``target``, ``args`` and ``kwargs``.
 
 The file is data only. It is parsed with ``yaml.safe_load``, and every ``layer_type`` and
-``target`` is looked up in fixed tables (:data:`LAYER_TYPES`, :data:`METHODS`,
-:data:`FUNCTIONS`); nothing named in the file is imported or run. The tables hold what CasADi
+``target`` is looked up in fixed tables (`LAYER_TYPES`, `METHODS`,
+`FUNCTIONS`); nothing named in the file is imported or run. The tables hold what CasADi
 expresses exactly: the layers ``Linear``, ``Bilinear``, ``LayerNorm``, ``Flatten``,
 ``Identity`` and the activation modules; the elementwise activations (tanh, sigmoid, relu,
 relu6, leaky_relu, elu, celu, selu, gelu, silu, mish, softplus, log_sigmoid, softsign,
 tanhshrink, hardtanh, hardsigmoid, hardswish); softmax and log_softmax; and the graph operations
 cat, flatten, reshape/view, add, sub, mul, truediv. Anything else (convolutions, pooling,
-dropout, batch and instance norm, indexing, ...) is refused with one :class:`UnsupportedError`
+dropout, batch and instance norm, indexing, ...) is refused with one `UnsupportedError`
 naming the file, the layer or node and the type.
 
 Conventions (PyTorch's, as in the PEtab SciML test suite):
@@ -28,14 +28,14 @@ Conventions (PyTorch's, as in the PEtab SciML test suite):
   ``/parameters/<nn_model_id>/<layer_id>/<array_id>`` beside the scalar
   ``/metadata/pytorch_format = 1`` (uint8).
 * Input and output array files hold ``/inputs/<id>/data`` and ``/outputs/<id>/data``
-  (:func:`read_arrays_hdf5`).
+  (`read_arrays_hdf5`).
 
 The modules, each importing only those listed before it: ``_errors``; ``_tensor`` (tensors and
 shape utilities); ``_args`` (argument specifications and binding); ``_activations``; ``_ops``
-(softmax, flatten, reshape, cat, binary operations); ``_functions`` (:data:`FUNCTIONS`,
-:data:`METHODS`); ``_layers`` (:data:`LAYER_TYPES`); ``_hdf5`` (array files); ``_parameters``;
-``_network`` (:class:`Network` and its evaluation); ``_yaml`` (loading and structural checks);
-``_forward`` (the forward graph); ``_reader`` (:func:`read_network`).
+(softmax, flatten, reshape, cat, binary operations); ``_functions`` (`FUNCTIONS`,
+`METHODS`); ``_layers`` (`LAYER_TYPES`); ``_hdf5`` (array files); ``_parameters``;
+``_network`` (`Network` and its evaluation); ``_yaml`` (loading and structural checks);
+``_forward`` (the forward graph); ``_reader`` (`read_network`).
 """
 
 from ._errors import UnsupportedError

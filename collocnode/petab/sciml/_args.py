@@ -13,7 +13,7 @@ _REQUIRED = object()
 
 @dataclass(frozen=True)
 class Arg:
-    """One argument: ``kind`` says what it may be (a key of :data:`KINDS`); an ``ignored``
+    """One argument: ``kind`` says what it may be (a key of `KINDS`); an ``ignored``
     argument is checked but not passed on (e.g. ``inplace``)."""
 
     name: str

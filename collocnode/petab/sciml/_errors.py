@@ -1,4 +1,4 @@
-"""The errors of the network reader: :class:`UnsupportedError` (public) and :class:`EvalError`
+"""The errors of the network reader: `UnsupportedError` (public) and `EvalError`
 (raised while evaluating one node and re-raised naming it)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Functions and methods: the ``call_function`` and ``call_method`` targets of the forward
-graph, each with its argument specification, in the tables :data:`FUNCTIONS` and
-:data:`METHODS`."""
+graph, each with its argument specification, in the tables `FUNCTIONS` and
+`METHODS`."""
 
 from __future__ import annotations
 

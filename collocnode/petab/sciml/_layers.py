@@ -1,5 +1,5 @@
 """Layer types: the ``torch.nn`` modules a ``call_module`` node may call (by its layer's
-``layer_type``), in the table :data:`LAYER_TYPES`; and why a known module is refused."""
+``layer_type``), in the table `LAYER_TYPES`; and why a known module is refused."""
 
 from __future__ import annotations
 

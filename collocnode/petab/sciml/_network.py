@@ -56,7 +56,7 @@ def _resolve(arg: Arg, value: Any, env: Mapping[str, Tensor]) -> Any:
 
 @dataclass(frozen=True, eq=False)
 class Network:
-    """A PEtab SciML network read by :func:`read_network`.
+    """A PEtab SciML network read by `read_network`.
 
     ``input_ids`` are the forward pass's arguments in order (the file's ``inputs``; the graph's
     placeholders are matched to them by position), ``layers`` the declared layers in file order,
@@ -84,21 +84,21 @@ class Network:
 
     @property
     def n_parameters(self) -> int:
-        """The number of scalar parameters (the length of :meth:`parameters_to_vector`)."""
+        """The number of scalar parameters (the length of `parameters_to_vector`)."""
         return sum(numel(s) for a in self.parameter_shapes().values() for s in a.values())
 
     def parameters_to_vector(self, params: Params) -> np.ndarray:
         """The parameters as one vector ``(n_parameters,)``: layers in file order, each
-        array flattened row-major (the order :meth:`parameters_from_vector` reads)."""
+        array flattened row-major (the order `parameters_from_vector` reads)."""
         arrays = numeric_parameters(self.parameter_shapes(), params)
         parts = [a.ravel() for named in arrays.values() for a in named.values()]
         return np.concatenate(parts) if parts else np.zeros(0)
 
     def parameters_from_vector(self, theta: Any) -> dict[str, dict[str, Any]]:
         """``{layer_id: {array_id: value}}`` from one vector of ``n_parameters`` entries in
-        :meth:`parameters_to_vector`'s order: numpy arrays in PyTorch's shapes for a numpy
+        `parameters_to_vector`'s order: numpy arrays in PyTorch's shapes for a numpy
         ``theta``, row-major CasADi columns for a CasADi column (e.g. ``SX.sym``), which
-        :meth:`casadi` accepts as they are."""
+        `casadi` accepts as they are."""
         return split_vector(theta, self.parameter_shapes())
 
     def parameters_from_hdf5(
@@ -143,9 +143,9 @@ class Network:
         input), each the row-major flattening of a PyTorch tensor of shape ``shapes[i]``
         (default: 1-D, ``(len(x),)``; for one input ``shapes`` may be the shape itself).
         ``params``: ``{layer_id: {array_id: value}}``, values numpy arrays in PyTorch's shapes
-        or CasADi columns of their row-major entries (as :meth:`parameters_from_vector` gives),
+        or CasADi columns of their row-major entries (as `parameters_from_vector` gives),
         or CasADi matrices of 2-D arrays. Returns a column of ``prod(output shape)`` entries
-        (:meth:`output_shape`)."""
+        (`output_shape`)."""
         xs = list(x) if isinstance(x, (list, tuple)) else [x]
         if len(xs) != len(self.input_ids):
             raise ValueError(f"{len(xs)} inputs given; the network takes {len(self.input_ids)}")
@@ -165,7 +165,7 @@ class Network:
         """The network's output on numeric input(s), in float64 (evaluated by CasADi).
 
         ``x``: one array in PyTorch's shape (or a sequence of them, one per input when the
-        network takes several); ``params`` as for :meth:`casadi`. Returns an array in the
+        network takes several); ``params`` as for `casadi`. Returns an array in the
         output's PyTorch shape."""
         several = len(self.input_ids) > 1
         xs = [np.asarray(a, dtype=float) for a in (x if several else [x])]
@@ -198,7 +198,7 @@ class Network:
 
 
 def _column_input(i: int, xi: Any, shape: Sequence[int] | None) -> Tensor:
-    """Input ``i`` of :meth:`Network.casadi` (a column, or numbers) as a tensor of ``shape``
+    """Input ``i`` of `Network.casadi` (a column, or numbers) as a tensor of ``shape``
     (default: 1-D)."""
     if not isinstance(xi, (ca.SX, ca.MX, ca.DM)):
         xi = ca.DM(np.asarray(xi, dtype=float).reshape(-1, 1))

@@ -1,4 +1,4 @@
-"""Tensor operations of the forward graph on :class:`Tensor`: softmax and log_softmax along an
+"""Tensor operations of the forward graph on `Tensor`: softmax and log_softmax along an
 axis, flatten, reshape, cat, and the elementwise binary operations."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Reading a network file: the top-level keys, ``inputs``, ``layers`` and the ``forward``
-graph, checked and assembled into a :class:`Network`."""
+graph, checked and assembled into a `Network`."""
 
 from __future__ import annotations
 
@@ -19,10 +19,11 @@ from ._yaml import Checks, load_yaml
 def read_network(yaml_path: str | os.PathLike[str]) -> Network:
     """Read and check a PEtab SciML network file (YAML).
 
-    Every layer type and node target must be in :data:`LAYER_TYPES`, :data:`METHODS` or
-    :data:`FUNCTIONS`; their arguments are checked, and every node argument that is a tensor
-    must name an earlier node. A malformed file raises one :class:`PetabError`, an unsupported
-    layer or target one :class:`UnsupportedError`, each naming the file and the layer or node."""
+    Every layer type and node target must be in `LAYER_TYPES`, `METHODS` or
+    `FUNCTIONS`; their arguments are checked, and every node argument that is a tensor
+    must name an earlier node. A malformed file raises one
+    [`PetabError`][collocnode.petab.PetabError], an unsupported layer or target one
+    `UnsupportedError`, each naming the file and the layer or node."""
     path = Path(yaml_path)
     data = load_yaml(path)
     check = Checks(path)

@@ -26,7 +26,7 @@ def _yaml() -> Any:
 
 def load_yaml(path: Path) -> Any:
     """The data of the YAML file ``path``; a missing, unreadable or invalid file is one
-    :class:`PetabError` naming it."""
+    [`PetabError`][collocnode.petab.PetabError] naming it."""
     yaml = _yaml()
     try:
         text = path.read_text(encoding="utf-8")
@@ -43,8 +43,9 @@ def load_yaml(path: Path) -> Any:
 
 @dataclass(frozen=True)
 class Checks:
-    """Checks of the parts of the file ``path``; each raises a :class:`PetabError` naming the
-    file and ``where`` (a key, an index or a layer or node) or returns the checked value."""
+    """Checks of the parts of the file ``path``; each raises a
+    [`PetabError`][collocnode.petab.PetabError] naming the file and ``where`` (a key, an index or a
+    layer or node) or returns the checked value."""
 
     path: Path
 

@@ -1,5 +1,5 @@
 """Consensus ADMM training: one training problem split into blocks, each solved by an inner
-algorithm of its own (:mod:`.consensus`)."""
+algorithm of its own (`collocnode.strategies.admm.consensus`)."""
 
 from .consensus import ConsensusADMM
 from .results import ConsensusADMMRecord, ConsensusRound

@@ -6,19 +6,19 @@ them for the next solve's start), ``solve(rho, center) -> dict`` (re-solve with 
 ½ ρ |z_S − c|², returning plain data) and ``states() -> dict`` (the last solve's node states,
 meshes, NLP size). Two kinds:
 
-- :class:`~collocnode.transcription.proximal.ProximalBlock` where the inner algorithm's NLP can
-  be built once (:attr:`~collocnode.algorithm.Algorithm.reusable_nlp`, a plain
-  :class:`~collocnode.RadauIIA`): ρ and c are NLP parameters, each solve starts from the last
+- `ProximalBlock` where the inner algorithm's NLP can
+  be built once (`Algorithm.reusable_nlp`, a plain
+  [`RadauIIA`][collocnode.RadauIIA]): ρ and c are NLP parameters, each solve starts from the last
   iterate.
-- :class:`NestedBlock` for any other algorithm: each solve hands the block's training problem,
-  with the pull as a :class:`~collocnode.transcription.Proximal` term, to the inner algorithm,
+- `NestedBlock` for any other algorithm: each solve hands the block's training problem,
+  with the pull as a [`Proximal`][collocnode.Proximal] term, to the inner algorithm,
   started from the block's last result on its last meshes.
 
-The blocks run in this process one after another (:class:`Local`) or each as a Dask actor
-pinned to a worker (:class:`Actors`), where it stays built between rounds. A block whose worker
+The blocks run in this process one after another (`Local`) or each as a Dask actor
+pinned to a worker (`Actors`), where it stays built between rounds. A block whose worker
 is lost is rebuilt elsewhere as often as Dask's own setting for lost workers allows
 (``distributed.scheduler.allowed-failures``, 3 by default); one lost more often raises
-:class:`BlockLost`, and the rounds end there with what they have.
+`BlockLost`, and the rounds end there with what they have.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def allowed_failures() -> int:
 
 class NestedBlock:
     """A block solved by any algorithm: the block's training problem with the pull as a
-    :class:`~collocnode.transcription.Proximal` term, re-solved from its last result.
+    [`Proximal`][collocnode.Proximal] term, re-solved from its last result.
 
     Args:
         block: the block (its problem, meshes and which of its unknowns are shared).
@@ -105,7 +105,7 @@ class NestedBlock:
         self._shared = np.asarray(shared, dtype=float).copy()
 
     def _warm(self) -> Any:
-        """The last solution with the shared values moved to :attr:`_shared`, or None before
+        """The last solution with the shared values moved to `_shared`, or None before
         the first solve (the problem's own guess then, with the moved parameters)."""
         if self.last is None:
             return None
@@ -209,9 +209,9 @@ class Actors:
     """Each block a Dask actor pinned to one worker (round robin), its solver built there once.
 
     A block whose worker is lost is built again on any live worker, moved to its last shared
-    values, and its call repeated, as often as :func:`allowed_failures` allows (Dask's own
-    setting for tasks whose worker dies); one lost more often raises :class:`BlockLost`, and
-    its states are then None in :meth:`states`."""
+    values, and its call repeated, as often as `allowed_failures` allows (Dask's own
+    setting for tasks whose worker dies); one lost more often raises `BlockLost`, and
+    its states are then None in `states`."""
 
     def __init__(self, blocks: list[Block], alg: Any, context: SolveContext) -> None:
         self._owned = None
@@ -293,7 +293,7 @@ class Actors:
 
     def _issue(self, k: int, method: Any) -> Any:
         """``method(actor k)``, the call's future; a lost worker's error is kept for
-        :meth:`_result` to handle."""
+        `_result` to handle."""
         try:
             return method(self.actors[k])
         except Exception as exc:

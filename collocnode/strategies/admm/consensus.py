@@ -16,7 +16,7 @@ Each round (scaled form, one penalty rho for every shared unknown):
 
 f_k is the block's training objective with the weight penalty λ/K (so Σ_k f_k is the whole
 problem's objective at consensus). The block NLPs are built once, rho and z_k − u_k enter as NLP
-parameters (:mod:`collocnode.transcription.proximal`). Stopping: primal residual r = |x − z| and
+parameters (`collocnode.transcription.proximal`). Stopping: primal residual r = |x − z| and
 dual residual s = rho |z − z_prev| (over all copies) below eps_pri = sqrt(n) eps_abs + eps_rel
 max(|x|, |z|) and eps_dual = sqrt(n) eps_abs + eps_rel |rho u|; rho is rebalanced when one
 residual exceeds the other by ``balance`` (Boyd et al. §3.4.1, the scaled u rescaled with it).
@@ -27,14 +27,15 @@ The blocks run in this process one after another, or with ``client`` (a Dask
 ``distributed.Client``) each as a Dask actor pinned to a worker, where its NLP stays built
 between rounds; a round then solves the blocks in parallel.
 
-Any algorithm solves the blocks (``inner``): a :class:`~collocnode.RadauIIA` builds each block's
-NLP once and re-solves it with new proximal values (:mod:`.blocks`); any other algorithm (e.g.
-``UntilConsistent(WarmStarted(RadauIIA(...)))``) solves the block's training problem with the
-pull as a :class:`~collocnode.transcription.Proximal` term every round, started from the block's
+Any algorithm solves the blocks (``inner``): a [`RadauIIA`][collocnode.RadauIIA] builds each block's
+NLP once and re-solves it with new proximal values (`collocnode.strategies.admm.blocks`); any other
+algorithm (e.g. ``UntilConsistent(WarmStarted(RadauIIA(...)))``) solves the block's training problem
+with the pull as a [`Proximal`][collocnode.Proximal] term every round, started from the block's
 last result on its last meshes.
 
-Modules: :mod:`.split` (the blocks of a problem), :mod:`.blocks` (where and how a block is
-solved), :mod:`.rounds` (the ADMM iteration and the assembled solution).
+Modules: `collocnode.strategies.admm.split` (the blocks of a problem),
+`collocnode.strategies.admm.blocks` (where and how a block is solved),
+`collocnode.strategies.admm.rounds` (the ADMM iteration and the assembled solution).
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ class ConsensusADMM(Wrapper):
 
     Args:
         inner: the algorithm of every block solve (default ``RadauIIA()``; any algorithm of
-            :mod:`collocnode.algorithm` nests here). With ``split="windows"`` its leaf's mesh is
+            `collocnode.algorithm` nests here). With ``split="windows"`` its leaf's mesh is
             the whole horizon's, cut into the windows.
         blocks: K, the number of blocks (at most the number of trajectories, or of mesh
             intervals for windows).

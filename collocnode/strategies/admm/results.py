@@ -33,9 +33,9 @@ class ConsensusADMMRecord:
     """The result of consensus ADMM training.
 
     Attributes:
-        solution: the trained model as an ordinary :class:`TrainingSolution` of the whole
-            problem (parameters: the consensus value; states: the blocks' node states).
-        rounds: one :class:`ConsensusRound` per round.
+        solution: the trained model as an ordinary [`TrainingSolution`][collocnode.TrainingSolution]
+            of the whole problem (parameters: the consensus value; states: the blocks' node states).
+        rounds: one [`ConsensusRound`][collocnode.strategies.ConsensusRound] per round.
         converged: both residuals met their tolerances and every block's last solve converged.
         build_s: per block the wall time of building its NLP [s].
         events: what happened on the way (a lost worker and the rebuilt block).

@@ -1,6 +1,6 @@
-"""The ADMM rounds (scaled form, Boyd et al. 2011 §7.2; module docstring of :mod:`.consensus`),
-Nesterov momentum with restart (Goldstein et al. 2014, Alg. 8), and the whole problem's
-solution assembled from the blocks at the end.
+"""The ADMM rounds (scaled form, Boyd et al. 2011 §7.2; module docstring of
+`collocnode.strategies.admm.consensus`), Nesterov momentum with restart (Goldstein et al. 2014,
+Alg. 8), and the whole problem's solution assembled from the blocks at the end.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ _CONTINUE = (SolverStatus.SUCCESS, SolverStatus.ACCEPTABLE, SolverStatus.ITERATI
 def run_rounds(
     problem: Any, alg: Any, blocks: list[Block], runners: Any, deadline: float | None = None
 ) -> ConsensusADMMRecord:
-    """The ADMM rounds of :mod:`.consensus` over ``blocks`` solved by ``runners``; the
-    :class:`~.consensus.ConsensusADMMRecord`.
+    """The ADMM rounds of `collocnode.strategies.admm.consensus` over ``blocks`` solved by
+    ``runners``; the [`ConsensusADMMRecord`][collocnode.strategies.ConsensusADMMRecord].
 
-    A block lost for good (:class:`~.blocks.BlockLost`: its worker died more often than Dask
+    A block lost for good (`BlockLost`: its worker died more often than Dask
     allows) ends the rounds with status ``FAILED`` and a partial result, as SciML returns the
     last iterate with a failure retcode: the consensus of the last complete round (or the
     start), the blocks' last node states (the lost block's: its data's state guess), every
@@ -287,8 +287,9 @@ def _assemble(
     status: SolverStatus,
     message: str,
 ) -> TrainingSolution:
-    """The whole problem's :class:`TrainingSolution`: the consensus parameters and the blocks'
-    node states (windows: joined on the whole mesh, each join taken from the earlier window)."""
+    """The whole problem's [`TrainingSolution`][collocnode.TrainingSolution]: the consensus
+    parameters and the blocks' node states (windows: joined on the whole mesh, each join taken from
+    the earlier window)."""
     n_params = problem.model.n_params
     p = z[:n_params].copy()
     dop = problem.to_dop(p)

@@ -1,6 +1,6 @@
 """The blocks of a training problem for consensus ADMM: groups of whole trajectories, or time
 windows of one trajectory cut at mesh-interval boundaries (module docstring of
-:mod:`.consensus`).
+`collocnode.strategies.admm.consensus`).
 
 Each block is a part of the problem (``TrainingProblem.subset`` / ``window``: the whole
 problem's scaling, so that the blocks' NLP units agree) with the weight penalty divided by K, so

@@ -1,5 +1,6 @@
 """Is the trained model's ODE the collocation trajectory? The consistency check
-(:mod:`.check`) and what it found (:mod:`.report`)."""
+(`collocnode.training.consistency.check`) and what it found
+(`collocnode.training.consistency.report`)."""
 
 from .check import (
     CHECK_MAX_STEPS,

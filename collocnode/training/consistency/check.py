@@ -5,11 +5,11 @@ collocation nodes. A network with many weights, little regularization and few no
 the NLP there and do something else between them, so that the learned ODE, integrated from the
 same initial state, leaves the trajectory IPOPT returned -- while IPOPT reports success.
 
-**The check** (:func:`check_consistency`): for every trajectory k, integrate the learned model
+**The check** (`check_consistency`): for every trajectory k, integrate the learned model
 from the collocated initial state x_k(t0) over the trajectory's horizon with an adaptive
-integrator at tight tolerance (:func:`collocnode.models.simulate`; by default SUNDIALS CVODES in
-compiled code, Adams-Moulton with a switch to BDF where Adams fails, so that a stiff model is
-integrated as cheaply as a non-stiff one; rtol 1e-8) and compare it with the collocation
+integrator at tight tolerance ([`collocnode.simulate`][collocnode.simulate]; by default SUNDIALS
+CVODES in compiled code, Adams-Moulton with a switch to BDF where Adams fails, so that a stiff model
+is integrated as cheaply as a non-stiff one; rtol 1e-8) and compare it with the collocation
 polynomials on a fine grid (every node and the midpoint between each pair of neighbouring
 nodes). The deviation of state i is scaled by the data's spread s_i
 (the standard deviation of that state's column in the data, 1 where it is constant):
@@ -25,11 +25,11 @@ tolerance. A simulation that fails (blow-up, non-finite state, step budget) is a
 **Past the data**: the same re-simulation goes on for a ``margin`` (default 10 % of each
 horizon) beyond the last data time, where nothing was fitted. A model that fails there, or
 leaves the range of its collocation trajectory by more than that range's width
-(:data:`.report.DIVERGED_EXCURSION`), is not consistent: it would be called so on the data
+(`DIVERGED_EXCURSION`), is not consistent: it would be called so on the data
 and blow up just after them. Where the known inputs are not defined past the data the margin is
 reported as unverified.
 
-The default tolerance :data:`DEFAULT_TOLERANCE` and the check's cost are measured by
+The default tolerance `DEFAULT_TOLERANCE` and the check's cost are measured by
 ``benchmarks/consistency.py`` (``docs/collocation_extensions.md``, "Consistency check").
 """
 
@@ -66,8 +66,8 @@ class ConsistencyCheck:
     Args:
         tol: tolerance on the scaled deviation (dimensionless, in units of the data's spread of
             each state); the model is consistent if no state of any trajectory deviates more.
-        method: the integrator (see :func:`collocnode.models.simulate`): "cvodes" (compiled,
-            stiff-aware, the default) or a scipy ``solve_ivp`` method name ("rk4" is not
+        method: the integrator (see [`collocnode.simulate`][collocnode.simulate]): "cvodes"
+            (compiled, stiff-aware, the default) or a scipy ``solve_ivp`` method name ("rk4" is not
             adaptive and is refused).
         rtol: its relative tolerance; the absolute tolerance is ``rtol`` times each state's
             spread.
@@ -92,7 +92,8 @@ class ConsistencyCheck:
 
 def check_setting(check: object) -> ConsistencyCheck | None:
     """``solve``'s ``check`` argument as settings: True -> the defaults, False -> None (no
-    check), a :class:`ConsistencyCheck` -> itself; anything else a TypeError naming it."""
+    check), a [`ConsistencyCheck`][collocnode.ConsistencyCheck] -> itself; anything else a TypeError
+    naming it."""
     if check is True:
         return ConsistencyCheck()
     if check is False:

@@ -82,7 +82,7 @@ class ConsistencyReport:
         state_names: labels of the states.
         horizons: (t0, tf) of each trajectory [s].
         wall_time_s: wall time of the check [s].
-        beyond: per trajectory, the re-simulation continued past its data (:class:`Beyond`).
+        beyond: per trajectory, the re-simulation continued past its data (`Beyond`).
         method: the integrator that ran the check.
         scale_sources: where each state's scale comes from: "data" (its measured values) or
             "collocation" (a hidden state: its collocated trajectory); empty: all from data.
@@ -298,7 +298,8 @@ class ConsistencyReport:
         }
 
     def warn(self, stacklevel: int = 2) -> None:
-        """Issue an :class:`InconsistentModelWarning` if the check failed, with its advice."""
+        """Issue an [`InconsistentModelWarning`][collocnode.InconsistentModelWarning] if the check
+        failed, with its advice."""
         if not self.consistent:
             warnings.warn(
                 f"the trained model is inconsistent with its collocation trajectory: "

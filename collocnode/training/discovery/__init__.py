@@ -10,10 +10,11 @@ closed form by sparse regression, re-fit and use the closed form)::
     refit = solve(found.refit_problem(trained), RadauIIA(160, 3))   # coefficients as NLP variables
 
 The regression data are the block's inputs and outputs at the collocation nodes of the trained
-solution (:mod:`.samples`); the library and the optimizer are pysindy's (:mod:`.library`,
-:mod:`.regression`); the result (:class:`ClosedForm`, :mod:`.closed_form`) prints as equations,
-evaluates in numpy and CasADi, and replaces the block in the model with its coefficients as
-fitted parameters. :class:`~collocnode.Discovered` does train, discover and re-fit as one
+solution (`collocnode.training.discovery.samples`); the library and the optimizer are pysindy's
+(`collocnode.training.discovery.library`, `collocnode.training.discovery.regression`); the result
+([`ClosedForm`][collocnode.ClosedForm], `collocnode.training.discovery.closed_form`) prints as
+equations, evaluates in numpy and CasADi, and replaces the block in the model with its coefficients
+as fitted parameters. [`Discovered`][collocnode.Discovered] does train, discover and re-fit as one
 algorithm. Needs the ``discovery`` extra (pysindy).
 """
 

@@ -2,7 +2,7 @@
 
 The closed form of a block (or of the whole right-hand side) replaces the block in the hybrid
 model as a parametric term: each coefficient of its support becomes a fitted physical
-:class:`~collocnode.Parameter` of the new model, an NLP variable of the re-fit by collocation,
+[`Parameter`][collocnode.Parameter] of the new model, an NLP variable of the re-fit by collocation,
 while the rest of the physics and the other blocks stay as they were.
 """
 
@@ -231,8 +231,8 @@ class ClosedForm:
 
     # ---- the model it goes into ------------------------------------------------------------------
     def parameter_names(self) -> list[str]:
-        """Names of the coefficient parameters of :meth:`model`, in the order of the support
-        (output by output, numerator then denominator terms)."""
+        """Names of the coefficient parameters of [`model`][collocnode.ClosedForm.model], in the
+        order of the support (output by output, numerator then denominator terms)."""
         names = []
         for j in range(self.n_out):
             names += [
@@ -256,9 +256,10 @@ class ClosedForm:
 
     def model(self, model: HybridModel) -> HybridModel:
         """``model`` with the block (or the whole right-hand side) replaced by this closed form,
-        each coefficient of the support a fitted :class:`Parameter` (named as in
-        :meth:`parameter_names`) starting at its discovered value. The other blocks and
-        parameters stay; the model has no recipe (it cannot be saved to a model file)."""
+        each coefficient of the support a fitted [`Parameter`][collocnode.Parameter] (named as in
+        [`parameter_names`][collocnode.ClosedForm.parameter_names]) starting at its discovered
+        value. The other blocks and parameters stay; the model has no recipe (it cannot be saved to
+        a model file)."""
         if not isinstance(model, HybridModel):
             raise TypeError(f"model must be a HybridModel, got {model!r:.80}")
         names = self.parameter_names()
@@ -381,13 +382,13 @@ class ClosedForm:
         return replace(self, coefficients=xi, denominator=eta)
 
     def refit_problem(self, trained: Any, start: Any = None, **changes: Any) -> Any:
-        """The training problem of ``trained`` (the :class:`~collocnode.TrainingSolution` of the
-        network) with this closed form in the model: the same data and settings, the
-        coefficients starting from this closed form's values and the other weights from
-        ``trained``, the node states from its collocation solution. ``start`` (a solution of an
-        earlier re-fit) gives the starting weights and states instead, where it has them.
-        Block constraints on the replaced block are dropped (it is gone); ``changes`` replace
-        fields of the problem (e.g. ``regularization``)."""
+        """The training problem of ``trained`` (the
+        [`TrainingSolution`][collocnode.TrainingSolution] of the network) with this closed form in
+        the model: the same data and settings, the coefficients starting from this closed form's
+        values and the other weights from ``trained``, the node states from its collocation
+        solution. ``start`` (a solution of an earlier re-fit) gives the starting weights and states
+        instead, where it has them. Block constraints on the replaced block are dropped (it is
+        gone); ``changes`` replace fields of the problem (e.g. ``regularization``)."""
         problem = trained.problem
         closed = self.model(problem.model)
         values = dict(problem.model.split_params(trained.p))
@@ -524,8 +525,8 @@ class _Substituted(Mapping):
 
 
 def check_singular_free(found: ClosedForm) -> None:
-    """Raise :class:`DiscoveryError` if a rational closed form's denominator vanishes on its
-    samples (after a re-fit moved its coefficients)."""
+    """Raise [`DiscoveryError`][collocnode.DiscoveryError] if a rational closed form's denominator
+    vanishes on its samples (after a re-fit moved its coefficients)."""
     if found.form != "rational" or found.denominator_terms is None:
         return
     phi = found.denominator_terms(found.samples.inputs)

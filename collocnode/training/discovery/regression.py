@@ -161,15 +161,16 @@ def discover(
     regression of its outputs at the collocation nodes on a library of terms in its inputs.
 
     Args:
-        trained: a :class:`~collocnode.TrainingSolution`.
+        trained: a [`TrainingSolution`][collocnode.TrainingSolution].
         block: the name of a block of ``trained.model``, or None.
         regression: the settings (default ``SparseRegression()``: cubic polynomials, SSR's
             sparsity path, AICc, quadrature weights).
 
     Returns:
-        The :class:`ClosedForm`: readable equations, coefficients, a CasADi expression, the
-        model with the block replaced by it (:meth:`ClosedForm.model`) and the problem that
-        re-fits its coefficients (:meth:`ClosedForm.refit_problem`).
+        The [`ClosedForm`][collocnode.ClosedForm]: readable equations, coefficients, a CasADi
+        expression, the model with the block replaced by it
+        ([`ClosedForm.model`][collocnode.ClosedForm.model]) and the problem that re-fits its
+        coefficients ([`ClosedForm.refit_problem`][collocnode.ClosedForm.refit_problem]).
 
     Raises:
         DiscoveryError: an unknown block, a library that does not match the block's inputs, a
@@ -193,7 +194,7 @@ def discover(
 
 
 def regress(samples: BlockSamples, regression: SparseRegression) -> ClosedForm:
-    """The closed form of ``samples`` (see :func:`discover`)."""
+    """The closed form of ``samples`` (see [`discover`][collocnode.discover])."""
     owner = samples.label
     terms = fit_terms(regression.the_library(), samples.inputs, samples.input_names, owner)
     den_terms = None
@@ -416,8 +417,8 @@ def _refuse_empty(
     name: str,
     labels: list[str],
 ) -> None:
-    """Raise :class:`DiscoveryError` for an output whose every term the optimizer removed,
-    naming its largest least-squares term."""
+    """Raise [`DiscoveryError`][collocnode.DiscoveryError] for an output whose every term the
+    optimizer removed, naming its largest least-squares term."""
     c_ls = _fit_least_squares(X, target, sw, np.ones(X.shape[1], dtype=bool))
     k = int(np.argmax(np.abs(c_ls)))
     raise DiscoveryError(

@@ -5,7 +5,7 @@ right-hand side matches exactly (the collocation equations hold there), so the i
 of a block at the nodes are the pairs a sparse regression needs, with no finite differences of
 noisy data. The block's inputs are whatever the user's physics feeds it (``blocks["friction"](dv)``
 with ``dv`` a function of the states), so they are found by evaluating the physics once on
-symbols with a :class:`~collocnode.models.hybrid.Blocks` mapping that records every call of the
+symbols with a `Blocks` mapping that records every call of the
 named block: each call gives one (input, output) pair per node.
 
 Only the collocation nodes count (not the initial node ``x_00``, where no collocation equation
@@ -71,7 +71,7 @@ class BlockSamples:
 
 
 class _Recording(Blocks):
-    """:class:`Blocks` that records the input and output expression of every call of one
+    """`Blocks` that records the input and output expression of every call of one
     block while evaluating it as usual."""
 
     def __init__(self, blocks: Mapping[str, Any], weights: Mapping[str, Any], name: str) -> None:
@@ -142,7 +142,7 @@ def _traced(model: HybridModel, block: str | None) -> tuple[ca.Function, int, tu
 def block_samples(trained: Any, block: str | None = RHS) -> BlockSamples:
     """The inputs and outputs of ``block`` (None: the whole right-hand side, whose inputs are
     the states and the known inputs) at the collocation nodes of every trajectory of a
-    :class:`~collocnode.TrainingSolution`, with the nodes' quadrature weights.
+    [`TrainingSolution`][collocnode.TrainingSolution], with the nodes' quadrature weights.
 
     Raises:
         DiscoveryError: ``block`` is not a block of the model, or the physics never calls it.

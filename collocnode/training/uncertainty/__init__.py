@@ -2,16 +2,21 @@
 bands and identifiability (``sol.uncertainty()``; the equations: ``docs/uncertainty.md``).
 
 At the optimum the NLP holds the exact Lagrangian Hessian and the constraint Jacobian, so the
-Laplace approximation is one more linear-algebra step: :mod:`.linearization` eliminates the
-collocation states through the collocation equations and reduces the Hessian of the training
-objective to the fitted quantities (:mod:`.quantities`); :mod:`.laplace` turns it into the
-information of the data and the posterior with the prior the weight penalty implies, with the
-noise given or estimated; :mod:`.spectrum` inverts it, setting apart what the data do not
-determine; :mod:`.posterior` holds the result (and is what a model file stores), :mod:`.bands`
-a prediction band, :mod:`.trajectories` the bands of trajectories (by the forward sensitivities
-of :mod:`.forward`), :mod:`.identifiability` the report, :mod:`.result` the object
-``sol.uncertainty()`` returns, :mod:`.profile` profile likelihoods by warm-started re-solves;
-:mod:`.points` evaluates the fitted columns and their sensitivities at many times.
+Laplace approximation is one more linear-algebra step:
+`collocnode.training.uncertainty.linearization` eliminates the collocation states through the
+collocation equations and reduces the Hessian of the training objective to the fitted quantities
+(`collocnode.training.uncertainty.quantities`); `collocnode.training.uncertainty.laplace` turns it
+into the information of the data and the posterior with the prior the weight penalty implies, with
+the noise given or estimated; `collocnode.training.uncertainty.spectrum` inverts it, setting apart
+what the data do not determine; `collocnode.training.uncertainty.posterior` holds the result (and is
+what a model file stores), `collocnode.training.uncertainty.bands` a prediction band,
+`collocnode.training.uncertainty.trajectories` the bands of trajectories (by the forward
+sensitivities of `collocnode.training.uncertainty.forward`),
+`collocnode.training.uncertainty.identifiability` the report,
+`collocnode.training.uncertainty.result` the object ``sol.uncertainty()`` returns,
+`collocnode.training.uncertainty.profile` profile likelihoods by warm-started re-solves;
+`collocnode.training.uncertainty.points` evaluates the fitted columns and their sensitivities at
+many times.
 """
 
 from .bands import Band

@@ -69,7 +69,7 @@ class Band:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly arrays (lists); ±inf stay ±inf (the JSON writer of
-        :mod:`collocnode.tools.io` encodes them)."""
+        `collocnode.tools.io` encodes them)."""
         return {
             "level": self.level,
             "method": self.method,

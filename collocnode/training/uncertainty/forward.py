@@ -1,14 +1,14 @@
 """Forward sensitivities of a re-simulated model: the linearised predictive anywhere in time.
 
-The collocation sensitivities dx/dθ (:mod:`.linearization`) exist on the training horizon only.
-Beyond it (and for the re-simulation rather than the collocation trajectory inside it) the
-sensitivities S = dx/dθ obey the variational equation along the simulated trajectory,
+The collocation sensitivities dx/dθ (`collocnode.training.uncertainty.linearization`) exist on the
+training horizon only. Beyond it (and for the re-simulation rather than the collocation trajectory
+inside it) the sensitivities S = dx/dθ obey the variational equation along the simulated trajectory,
 
     x' = f(x, p, u, t),      S' = f_x S + f_p P,      S(t0) = dx0/dθ,
 
 P = dp/dθ (the selection of the fitted entries of p). The augmented system is integrated by
-:func:`collocnode.models.simulate` as a model of its own (n_x (1 + n_θ) states), so it gets the
-same integrators, step budget and failure reports as every simulation.
+[`collocnode.simulate`][collocnode.simulate] as a model of its own (n_x (1 + n_θ) states), so it
+gets the same integrators, step budget and failure reports as every simulation.
 
 Why not sample the weights and re-simulate: a network's weights have many directions the data
 do not constrain (sloppy directions of the information), along which the Laplace posterior is
@@ -66,7 +66,7 @@ def simulate_sensitivities(
     **kwargs: Any,
 ) -> tuple[np.ndarray, np.ndarray]:
     """x (n, n_x) and S = dx/dθ (n, n_x, n_θ) on ``t`` from ``x0`` with ``dx0`` = dx0/dθ
-    (n_x, n_θ); ``kwargs`` go to :func:`collocnode.models.simulate`.
+    (n_x, n_θ); ``kwargs`` go to [`collocnode.simulate`][collocnode.simulate].
 
     Raises:
         SimulationError: the integration of the augmented system failed.

@@ -1,9 +1,9 @@
 """Which fitted quantities, and which combinations of them, the data determine.
 
 Read from the eigen-structure of the data-only information in its unit-free scaled form
-(:mod:`.spectrum`): small eigenvalues are sloppy directions (combinations the data constrain
-weakly), eigenvalues at round-off level non-identifiable ones; each direction is reported by the
-named quantities that make it up.
+(`collocnode.training.uncertainty.spectrum`): small eigenvalues are sloppy directions (combinations
+the data constrain weakly), eigenvalues at round-off level non-identifiable ones; each direction is
+reported by the named quantities that make it up.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class Identifiability:
     Attributes:
         eigenvalues: of the scaled data information, relative to the largest, ascending.
         n_null: the number of directions the data do not determine.
-        sloppiest: the :data:`SLOPPIEST` directions with the smallest eigenvalues.
+        sloppiest: the `SLOPPIEST` directions with the smallest eigenvalues.
         non_identifiable: fitted quantities the data alone do not determine (more than a tenth
             of their scaled unit vector in non-identifiable directions).
         non_identifiable_posterior: those that stay undetermined with the λ prior (their

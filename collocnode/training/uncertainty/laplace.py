@@ -10,10 +10,10 @@ so J_c ≈ (W_c / n_c) Σ_s r_sc² = T_c · ½ Σ_s r_sc² / σ_c² with
     T_c = 2 σ_c² W_c / n_c.
 
 The information of the data about θ is therefore H_c / T_c summed over the columns, H_c the
-reduced Hessian of J_c (:mod:`.linearization`): its Gauss-Newton part per column, and with
-``hessian="exact"`` the exact rest (the curvature of the model outputs and of the collocated
-dynamics, weighted by the residuals) over the mean temperature T̄ (one number when every column
-has the same σ_c² W_c / n_c, as when the columns are scaled by their spread and the noise is
+reduced Hessian of J_c (`collocnode.training.uncertainty.linearization`): its Gauss-Newton part per
+column, and with ``hessian="exact"`` the exact rest (the curvature of the model outputs and of the
+collocated dynamics, weighted by the residuals) over the mean temperature T̄ (one number when every
+column has the same σ_c² W_c / n_c, as when the columns are scaled by their spread and the noise is
 proportional to it). The weight penalty λ‖w‖² (seed paper eq. 21a) is, at the same temperature,
 a Gaussian prior w ~ N(0, τ² I) with
 

@@ -7,16 +7,17 @@ constraints c(z) = 0 the collocated dynamics (seed paper eq. 12b) and the block 
 Split z into the states at the collocation nodes x (determined by the rest through the
 collocation equations, whose Jacobian A_x = ∂c/∂x is square and regular: one implicit Runge-Kutta
 step per interval) and the fitted quantities θ (free parameters and free initial states,
-:mod:`.quantities`). The implicit function theorem gives the sensitivities
+`collocnode.training.uncertainty.quantities`). The implicit function theorem gives the sensitivities
 
     S = dx/dθ = −A_x⁻¹ ∂c/∂θ,      Z = dz/dθ = [S; I]  (the held entries of z: 0),
 
 one sparse LU factorisation and n_θ back-substitutions. Z is in scaled units of z per physical
 unit of θ; the node states' sensitivities are reported in physical units (times the nominal).
 
-At every sample the fitted columns' sensitivities g_sc = dq_c(t_s)/dθ (:mod:`.points`) give the
-Fisher information of the samples for unit noise, Σ_s g_sc g_scᵀ per column. The reduced Hessian
-of the objective f (data term and weight penalty, eq. 21a) along Z, for ``exact=True``:
+At every sample the fitted columns' sensitivities g_sc = dq_c(t_s)/dθ
+(`collocnode.training.uncertainty.points`) give the Fisher information of the samples for unit
+noise, Σ_s g_sc g_scᵀ per column. The reduced Hessian of the objective f (data term and weight
+penalty, eq. 21a) along Z, for ``exact=True``:
 
 * Zᵀ ∇²ℒ Z with ℒ = f + μᵀc, the NLP's own exact Lagrangian Hessian evaluated with the
   adjoint multipliers μ = −A_x⁻ᵀ ∇ₓf (which equal IPOPT's at a converged solution; at any other
@@ -25,12 +26,12 @@ of the objective f (data term and weight penalty, eq. 21a) along Z, for ``exact=
 * and its Gauss-Newton part, per fitted column c: 2 Σ_k w_kc g_kc g_kcᵀ over the loss points k
   (the collocation nodes with the Radau weights h_i b_j / s_c² for ``loss="nodes"``, the samples
   with their cell weights / s_c² for ``loss="samples"``), whose difference is the second-order
-  part :mod:`.laplace` adds to the information.
+  part `collocnode.training.uncertainty.laplace` adds to the information.
 
 The loss weights' sums W_c (what the objective's temperature needs) are always computed.
 
 Active constraints on θ alone (block constraints such as F(0) = 0, eq. 17) leave θ a linear
-subspace to move in: :attr:`Linearization.basis` (n_θ × n_φ), a few entries of θ (block weights
+subspace to move in: `Linearization.basis` (n_θ × n_φ), a few entries of θ (block weights
 first) expressed through the others.
 """
 
@@ -120,7 +121,7 @@ def linearize(sol: Any, exact: bool = False) -> Linearization:
     """The linearisation of ``sol``'s training problem at its solution (module docstring).
 
     Args:
-        sol: a :class:`~collocnode.training.TrainingSolution`.
+        sol: a [`TrainingSolution`][collocnode.TrainingSolution].
         exact: also compute the exact reduced Hessian (needs the NLP's exact Hessian; rebuilt
             when the solve used a quasi-Newton one).
     """

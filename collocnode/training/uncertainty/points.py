@@ -7,7 +7,7 @@ sparse interpolation matrix over the node states), so with the node sensitivitie
     dq_c/dθ = β S_c                                  (a state)
     dq_c/dθ = ∂ψ_c/∂x β S + ∂ψ_c/∂p dp/dθ             (an output).
 
-Points are handled in chunks of :data:`CHUNK` (the quarter vehicle has 42,001 samples and 92
+Points are handled in chunks of `CHUNK` (the quarter vehicle has 42,001 samples and 92
 fitted weights: the sensitivities of all of them at once would take 124 MB), the outputs and
 their Jacobians through one mapped CasADi Function called through a ``FunctionBuffer``.
 """
@@ -95,7 +95,7 @@ class OutputJacobians:
 def outputs_at(
     model: Any, x: np.ndarray, p: np.ndarray, u: np.ndarray, t: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:class:`OutputJacobians` at any number of points: y (n, n_y), ∂y/∂x (n, n_y, n_x),
+    """`OutputJacobians` at any number of points: y (n, n_y), ∂y/∂x (n, n_y, n_x),
     ∂y/∂p (n, n_y, n_p)."""
     fn = OutputJacobians(model, min(CHUNK, max(1, t.size)))
     parts = [
@@ -120,7 +120,7 @@ def chunks(
     Args:
         node_sensitivity: dx/dθ at the trajectory's mesh nodes, (n_nodes, n_states, n_θ).
         p_columns: for every entry of θ its index into p, -1 for an initial state (n_θ,).
-        outputs: the model's :class:`OutputJacobians` (built here when needed).
+        outputs: the model's `OutputJacobians` (built here when needed).
         columns: other columns than the fitted ones: ``("x", i)`` for state i, ``("y", j)``
             for output j.
     """

@@ -1,8 +1,9 @@
 """The Laplace posterior of the fitted quantities θ: a Gaussian N(θ̂, C) on the subspace θ may
-move in, with the directions the information does not determine set apart (:mod:`.spectrum`).
+move in, with the directions the information does not determine set apart
+(`collocnode.training.uncertainty.spectrum`).
 
 It is all a loaded model needs to draw bands for any function of its parameters (a model file
-stores it, :mod:`collocnode.serialize`): the fitted values, the basis T of the subspace and the
+stores it, `collocnode.serialize`): the fitted values, the basis T of the subspace and the
 precision in its coordinates φ (θ = θ̂ + T φ).
 """
 
@@ -27,13 +28,13 @@ class ParameterPosterior:
     """θ ~ N(θ̂, T P_φ⁺ Tᵀ) (module docstring).
 
     Attributes:
-        names, kinds: of the entries of θ (:class:`.quantities.FittedQuantities`).
+        names, kinds: of the entries of θ (`FittedQuantities`).
         p_index: each entry's index into p (-1 for an initial state), (n_θ,) int.
         values: θ̂, (n_θ,) physical units.
         p: the whole fitted parameter vector p̂ (entries outside θ stay at their values), (n_p,).
         basis: T, (n_θ, n_φ).
         precision: P_φ, the information (or posterior precision) in φ, (n_φ, n_φ).
-        rcond: the threshold of :class:`.spectrum.Spectrum`.
+        rcond: the threshold of `Spectrum`.
         label: what the precision is: "posterior" (data and the λ prior) or "data".
     """
 
@@ -72,7 +73,7 @@ class ParameterPosterior:
         return len(self.names)
 
     def covariance(self) -> np.ndarray:
-        """C = T P_φ⁺ Tᵀ, (n_θ, n_θ) (finite; see :meth:`bounded` for where it is not the
+        """C = T P_φ⁺ Tᵀ, (n_θ, n_θ) (finite; see `bounded` for where it is not the
         whole story)."""
         return self.basis @ self.spectrum.covariance() @ self.basis.T
 

@@ -4,7 +4,7 @@ The Laplace approximation is local; a profile is not. For a fitted physical para
 grid of values v, the training problem is solved again with ψ fixed at v (its bounds set to v,
 so that IPOPT removes it), every other fitted quantity free, each solve started from the fitted
 solution (its node states and parameters, ``SolveContext(warm=...)``) on its meshes. At the
-objective's temperature T̄ (:mod:`.laplace`) the profile
+objective's temperature T̄ (`collocnode.training.uncertainty.laplace`) the profile
 
     Δ(v) = (J_min(v) − J_min) / T̄
 
@@ -158,7 +158,7 @@ def profile_likelihood(
     """The profile of the fitted physical parameter ``name`` (module docstring).
 
     Args:
-        sol: the :class:`~collocnode.training.TrainingSolution`.
+        sol: the [`TrainingSolution`][collocnode.TrainingSolution].
         name: a fitted physical parameter of its model.
         values: the grid (default: ``points`` values evenly over the fitted value ± ``span``
             posterior standard deviations; ± the larger of |value| and 1 where that is not
@@ -269,7 +269,7 @@ def _resolve(
 
 
 def _warn_unreliable(profile: Profile, converged: np.ndarray) -> None:
-    """Warn, on behalf of :func:`profile_likelihood`'s caller, of re-solves that did not
+    """Warn, on behalf of `profile_likelihood`'s caller, of re-solves that did not
     converge and of a flat profile."""
     name, grid = profile.name, profile.values
     if not converged.all():

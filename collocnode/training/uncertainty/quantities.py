@@ -27,7 +27,7 @@ class FittedQuantities:
         names: one per entry: ``"friction[3]"`` (weight 3 of block "friction"), ``"k"`` (a
             fitted physical parameter), ``"x0.prey"`` / ``"x0[1].prey"`` (the free initial state
             "prey" of the only / of trajectory 1).
-        kinds: one of :data:`KINDS` per entry.
+        kinds: one of `KINDS` per entry.
         p_index: the entry's index into p (-1 for an initial state), (n_θ,) int.
         state: for an initial state its (trajectory, state index); (-1, -1) otherwise,
             (n_θ, 2) int.

@@ -1,8 +1,9 @@
 """The uncertainty of a trained model: ``sol.uncertainty()`` and what it returns.
 
-One more linear-algebra step after the solve (:mod:`.linearization`, :mod:`.laplace`): the
-Laplace approximation of the fitted quantities' posterior, the data-only information beside it,
-intervals, prediction bands and the identifiability report.
+One more linear-algebra step after the solve (`collocnode.training.uncertainty.linearization`,
+`collocnode.training.uncertainty.laplace`): the Laplace approximation of the fitted quantities'
+posterior, the data-only information beside it, intervals, prediction bands and the identifiability
+report.
 """
 
 from __future__ import annotations
@@ -36,14 +37,14 @@ class UncertaintyWarning(UserWarning):
 
 @dataclass
 class Uncertainty:
-    """The Laplace approximation at a trained model's solution (:func:`uncertainty`).
+    """The Laplace approximation at a trained model's solution (`uncertainty`).
 
     Attributes:
         quantities: the fitted quantities θ (names, kinds, values).
         posterior: N(θ̂, C) with the prior the weight penalty implies
-            (:class:`.posterior.ParameterPosterior`, ``label="posterior"``).
+            (`ParameterPosterior`, ``label="posterior"``).
         data: the same from the data alone (``label="data"``; no prior).
-        laplace: the noise, temperatures, information and precision (:class:`.laplace.LaplaceFit`).
+        laplace: the noise, temperatures, information and precision (`LaplaceFit`).
         hessian: "gauss-newton" or "exact".
         columns: the labels of the fitted columns.
         converged: whether the solve converged (IPOPT's success); the numbers of a solve that
@@ -155,7 +156,7 @@ class Uncertainty:
         which: str = "posterior",
     ) -> Band:
         """The band of any CasADi function of the parameter vector, ``fn(p) -> (m, 1)``
-        (:meth:`.posterior.ParameterPosterior.band_of`)."""
+        (`ParameterPosterior.band_of`)."""
         return self._pick(which).band_of(fn, x, level, method, samples, seed)
 
     def trajectory_band(
@@ -174,17 +175,17 @@ class Uncertainty:
         times ``t`` (n,): value (n, n_states or n_outputs) with its band.
 
         ``method="delta"`` (the linearised predictive) re-simulates the model from the start of
-        the horizon with its forward sensitivities (:mod:`.forward`; ``simulate_kwargs`` go to
-        :func:`collocnode.models.simulate`) and propagates the covariance through them; the
-        value is the re-simulation at θ̂; any ``t`` at or after the horizon's start.
-        ``method="collocation"`` propagates it through the collocation sensitivities instead
-        (no integration; the value is the collocation trajectory; inside the training horizon
-        only). ``method="sampling"`` re-simulates the model for ``samples`` draws from the
-        posterior (initial states among them when they were fitted) and takes quantiles; the
-        value is the re-simulation at θ̂. Draws whose re-simulation fails are counted in
+        the horizon with its forward sensitivities (`collocnode.training.uncertainty.forward`;
+        ``simulate_kwargs`` go to [`collocnode.simulate`][collocnode.simulate]) and propagates the
+        covariance through them; the value is the re-simulation at θ̂; any ``t`` at or after the
+        horizon's start. ``method="collocation"`` propagates it through the collocation
+        sensitivities instead (no integration; the value is the collocation trajectory; inside the
+        training horizon only). ``method="sampling"`` re-simulates the model for ``samples`` draws
+        from the posterior (initial states among them when they were fitted) and takes quantiles;
+        the value is the re-simulation at θ̂. Draws whose re-simulation fails are counted in
         ``failed`` and left out. For a network with many weights the draws move along
         directions the data do not constrain and spread far wider than the linearised band
-        (see :mod:`.forward`).
+        (see `collocnode.training.uncertainty.forward`).
         """
         level = _level(level)
         v.choice("method", method, ("delta", "collocation", "sampling"))
@@ -286,7 +287,7 @@ def uncertainty(
     """The Laplace approximation of a trained model's fitted quantities at its solution.
 
     Args:
-        sol: a :class:`~collocnode.training.TrainingSolution`.
+        sol: a [`TrainingSolution`][collocnode.TrainingSolution].
         noise: the standard deviation of the measurement noise, one number or one per fitted
             column (units of the column); None (default): estimated from the residuals at the
             samples.
@@ -295,7 +296,7 @@ def uncertainty(
             model weighted by the residuals; may be indefinite away from a minimum).
         level: the level of the intervals the identifiability report checks.
         rcond: eigenvalues of the scaled information below ``rcond`` times the largest are
-            directions the data do not determine (:mod:`.spectrum`).
+            directions the data do not determine (`collocnode.training.uncertainty.spectrum`).
 
     Warns:
         UncertaintyWarning: the solve did not converge (the numbers are those of the

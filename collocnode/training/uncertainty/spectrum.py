@@ -12,7 +12,7 @@ other directions,
     C = D^{-1/2} V₊ diag(1/e₊) V₊ᵀ D^{-1/2},
 
 finite by construction; a quantity (or a linear function aᵀθ of them) whose scaled gradient
-D^{-1/2} a lies by more than :data:`NULL_FRACTION` of its length in the non-identifiable
+D^{-1/2} a lies by more than `NULL_FRACTION` of its length in the non-identifiable
 directions is reported as unbounded rather than given the pseudo-inverse's finite variance.
 """
 
@@ -85,7 +85,7 @@ class Spectrum:
         return (V / self.values[self.kept]) @ V.T
 
     def square_root(self) -> np.ndarray:
-        """L (n, n_kept) with L Lᵀ = :meth:`covariance` (for sampling)."""
+        """L (n, n_kept) with L Lᵀ = `covariance` (for sampling)."""
         return self.vectors[:, self.kept] / self.scale[:, None] / np.sqrt(self.values[self.kept])
 
     def null_fraction(self, gradients: np.ndarray) -> np.ndarray:

@@ -1,14 +1,15 @@
-"""Bands of a trained model's trajectories (:meth:`.result.Uncertainty.trajectory_band`).
+"""Bands of a trained model's trajectories
+([`Uncertainty.trajectory_band`][collocnode.Uncertainty.trajectory_band]).
 
-Three ways, each a function of the :class:`~.result.Uncertainty` ``unc``, the distribution
+Three ways, each a function of the [`Uncertainty`][collocnode.Uncertainty] ``unc``, the distribution
 ``post`` (posterior or data-only), the times ``t`` (n,), the trajectory ``k`` and whether the
 model outputs rather than the states are wanted:
 
-* :func:`forward_band`: the re-simulation from the start of the horizon with its forward
-  sensitivities (:mod:`.forward`), the delta method on them;
-* :func:`collocation_band`: the collocation trajectory with the collocation sensitivities (inside
+* `forward_band`: the re-simulation from the start of the horizon with its forward
+  sensitivities (`collocnode.training.uncertainty.forward`), the delta method on them;
+* `collocation_band`: the collocation trajectory with the collocation sensitivities (inside
   the training horizon);
-* :func:`sampled_trajectory_band`: quantiles of re-simulations at draws from ``post``.
+* `sampled_trajectory_band`: quantiles of re-simulations at draws from ``post``.
 """
 
 from __future__ import annotations

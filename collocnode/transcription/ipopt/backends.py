@@ -3,9 +3,9 @@
 Both receive the structured NLP's CasADi Functions (objective, gradient, constraints, Jacobian
 nonzeros, Hessian nonzeros) and the same IPOPT options, so they take the same iterates up to the
 round-off of the two IPOPT/MUMPS builds. Both call a user callback after every iteration with the
-same :class:`.iteration.IterationState` (see :mod:`.iteration` for the protocol).
+same `IterationState` (see `collocnode.transcription.ipopt.iteration` for the protocol).
 
-Evaluations (``evaluations``, :data:`EVALUATIONS`): IPOPT asks for f, g, their gradient and
+Evaluations (``evaluations``, `EVALUATIONS`): IPOPT asks for f, g, their gradient and
 Jacobian at each new iterate in separate calls (the objective and constraints at a trial point of
 the line search, the derivatives once the point is accepted, almost always the same point). With
 "fused" (the default) the cyipopt backend evaluates all four in one pass over the nodes the first
@@ -64,8 +64,8 @@ EVALUATIONS = ("fused", "separate")
 
 @dataclass
 class IpoptResult:
-    """What one IPOPT run returned (the NLP's scaled variables; see :class:`.solution.Solution`
-    for the physical ones)."""
+    """What one IPOPT run returned (the NLP's scaled variables; see
+    [`Solution`][collocnode.Solution] for the physical ones)."""
 
     z: np.ndarray
     lam_g: np.ndarray
@@ -176,15 +176,16 @@ def solve_ipopt(
 ) -> IpoptResult:
     """Solve the NLP from ``z0`` with the backend chosen in ``options``.
 
-    ``hessian``: a choice of :mod:`.hessian`: "exact" (the NLP's exact Hessian),
-    "limited-memory" (IPOPT's own L-BFGS of the whole Hessian) or a :class:`PartialQuasiNewton`
-    (exact cheap blocks, learned dense ones).
+    ``hessian``: a choice of `collocnode.transcription.nlp.hessian`: "exact" (the NLP's exact
+    Hessian), "limited-memory" (IPOPT's own L-BFGS of the whole Hessian) or a
+    [`PartialQuasiNewton`][collocnode.PartialQuasiNewton] (exact cheap blocks, learned dense ones).
 
-    ``callback``: the user's iteration callback, run after every iteration (:mod:`.iteration`);
-    a stop it asks for gives status ``STOPPED``, an exception it raises ``CALLBACK_ERROR``, both
-    with the iterate of that iteration and the reason in ``message``.
+    ``callback``: the user's iteration callback, run after every iteration
+    (`collocnode.transcription.ipopt.iteration`); a stop it asks for gives status ``STOPPED``, an
+    exception it raises ``CALLBACK_ERROR``, both with the iterate of that iteration and the reason
+    in ``message``.
 
-    ``evaluations``: one of :data:`EVALUATIONS`, how the callbacks evaluate f, g and their
+    ``evaluations``: one of `EVALUATIONS`, how the callbacks evaluate f, g and their
     derivatives (the module's docstring); the iterates are the same with each.
 
     When IPOPT fails without a message of collocnode's own, ``message`` gives IPOPT's reason
@@ -239,8 +240,9 @@ def _solve_with_ordering_trial(
     callback: CallbackRunner | None,
     evaluations: str,
 ) -> IpoptResult:
-    """:class:`OrderingTrial`: a few silent iterations with each ordering, then the solve with
-    the fastest per iteration; Ctrl-C during the trial ends it with that trial's result."""
+    """[`OrderingTrial`][collocnode.OrderingTrial]: a few silent iterations with each ordering, then
+    the solve with the fastest per iteration; Ctrl-C during the trial ends it with that trial's
+    result."""
     trial = options.mumps_ordering
     assert isinstance(trial, OrderingTrial)
     start = time.perf_counter()
@@ -534,8 +536,8 @@ _PLANS = {
 
 class _CyipoptProblem:
     """cyipopt's problem interface over the NLP's CasADi Functions, evaluated as ``evaluations``
-    says (:data:`EVALUATIONS`): the callbacks at one iterate share the evaluations of the
-    Functions of :data:`_PLANS`."""
+    says (`EVALUATIONS`): the callbacks at one iterate share the evaluations of the
+    Functions of `_PLANS`."""
 
     def __init__(
         self,

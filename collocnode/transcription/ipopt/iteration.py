@@ -1,7 +1,7 @@
 """What a solve hands its callback after every IPOPT iteration, and how the callback is run.
 
 ``solve(problem, alg, callback=fn)`` calls ``fn(state)`` after every IPOPT iteration (iteration 0
-is the starting point) on either backend with an :class:`IterationState`. The protocol a callback
+is the starting point) on either backend with an `IterationState`. The protocol a callback
 may implement:
 
 - ``fn(state) -> bool | None``: returning ``True`` stops the solve after this iteration with
@@ -67,7 +67,7 @@ class IterationState:
         objective: the objective at this iterate.
         elapsed_s: wall time since IPOPT started [s], without the time spent in the callback.
 
-    The iterate itself is read on request only: :meth:`params` and :meth:`states` (and the
+    The iterate itself is read on request only: `params` and `states` (and the
     infeasibilities on the CasADi backend) are valid while the callback runs; a state kept and
     read after its callback returned raises a RuntimeError (copy what you need).
     """
@@ -130,7 +130,7 @@ class IterationState:
 
     def states(self, segment: int = 0) -> np.ndarray:
         """The node states of trajectory ``segment`` at this iterate, shape (n_nodes, n_states)
-        in physical units (a new array), at the times :meth:`node_times`."""
+        in physical units (a new array), at the times `node_times`."""
         if not 0 <= segment < self.n_segments:
             raise ValueError(f"segment must be in [0, {self.n_segments}), got {segment!r}")
         return self._nlp.segment_states(self._iterate())[segment].copy()

@@ -3,10 +3,10 @@
 Each backend bundles its own IPOPT build (CasADi's and cyipopt's; they differ, e.g. only CasADi's
 has SPRAL). The list of options, their types, ranges and string values is read once per backend
 and process from that build's own documentation (IPOPT's ``print_options_documentation``, written
-to a temporary ``output_file``) and every option of :class:`IpoptOptions` -- ``extra`` included --
-is checked against it before a solve starts. IPOPT also lists linear solvers (HSL, Pardiso) that
-it loads from a shared library at run time; ``linear_solver`` is checked to name one whose library
-loads. When the list cannot be read, options are passed unchecked with a warning.
+to a temporary ``output_file``) and every option of [`IpoptOptions`][collocnode.IpoptOptions] --
+``extra`` included -- is checked against it before a solve starts. IPOPT also lists linear solvers
+(HSL, Pardiso) that it loads from a shared library at run time; ``linear_solver`` is checked to name
+one whose library loads. When the list cannot be read, options are passed unchecked with a warning.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from ... import _validation as v
 BACKENDS = ("casadi", "cyipopt")
 # MUMPS fill-reducing orderings (IPOPT option mumps_pivot_order)
 MUMPS_ORDERINGS = {"amd": 0, "amf": 2, "scotch": 3, "pord": 4, "metis": 5, "qamd": 6, "auto": 7}
-#: ``mumps_ordering`` value that chooses among :attr:`OrderingTrial.orderings` per problem
+#: ``mumps_ordering`` value that chooses among `OrderingTrial.orderings` per problem
 TRIAL = "trial"
 # IPOPT's file output level J_SUMMARY: errors, warnings and the final summary with its EXIT line
 REASON_PRINT_LEVEL = 3
@@ -49,7 +49,7 @@ class OrderingTrial:
     and where it is large a trial costs ``len(orderings) x iterations`` iterations.
 
     Args:
-        orderings: the candidates, names of :data:`MUMPS_ORDERINGS`, at least two, distinct.
+        orderings: the candidates, names of `MUMPS_ORDERINGS`, at least two, distinct.
         iterations: IPOPT iterations of each trial (>= 1).
     """
 
@@ -81,10 +81,10 @@ class IpoptOptions:
         linear_solver: IPOPT's sparse symmetric solver ("mumps" ships with both backends; others
             are checked to be available in the backend's IPOPT build).
         mumps_ordering: MUMPS's fill-reducing ordering ("auto", "metis", "amd", "amf", "scotch",
-            "pord", "qamd"), or an :class:`OrderingTrial` ("trial": its defaults) that picks
-            one per problem; it decides the cost of every KKT factorization on these arrowhead
-            systems, and no choice wins everywhere: METIS was 2x faster than "auto" on the
-            global Van der Pol variant but slower on the quarter-vehicle strategy II problems
+            "pord", "qamd"), or an [`OrderingTrial`][collocnode.OrderingTrial] ("trial": its
+            defaults) that picks one per problem; it decides the cost of every KKT factorization on
+            these arrowhead systems, and no choice wins everywhere: METIS was 2x faster than "auto"
+            on the global Van der Pol variant but slower on the quarter-vehicle strategy II problems
             (docs/performance.md).
         mumps_scaling: let MUMPS scale the KKT matrix (its default). Off here: the NLP is
             already scaled by nominal state values, and on the quarter-vehicle problem MUMPS's

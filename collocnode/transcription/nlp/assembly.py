@@ -6,10 +6,10 @@ block of n_x + n_g rows per collocation node (collocated dynamics, then path con
 the n_r boundary rows.
 
 Every derivative output of the NLP is a list of *sources* -- the per-node nonzeros of
-:mod:`.node_functions` for all N nodes (flattened node-major, the order of ``casadi.vec`` of a
-mapped output), then the boundary nonzeros, then the nonzeros of the data terms at sample times
-(per group of samples in intervals of one stage count, sample-major) -- and each source entry
-lands on one global
+`collocnode.transcription.nlp.node_functions` for all N nodes (flattened node-major, the order of
+``casadi.vec`` of a mapped output), then the boundary nonzeros, then the nonzeros of the data terms
+at sample times (per group of samples in intervals of one stage count, sample-major) -- and each
+source entry lands on one global
 (row, col). The global pattern and a constant 0/1 scatter matrix (global nonzeros x sources) are
 computed here once from the local patterns and the mesh; the scatter also sums entries that land
 on the same place (the linear D part and the nonlinear part of one Jacobian entry; the p-p block;
@@ -174,7 +174,7 @@ class SamplePatterns:
 
     ``first_col`` (n_s,) is the z-index of x_i0 of each sample's interval; the interval's m + 1
     node states are the ``n_local = n_x (m + 1)`` consecutive entries of z from there. The local
-    patterns are those of :class:`.node_functions.SampleFunctions`: ``hxx`` over those states,
+    patterns are those of `SampleFunctions`: ``hxx`` over those states,
     ``hxp`` states by parameters, ``hpp`` over the parameters (summed over the samples).
     """
 
@@ -336,14 +336,14 @@ class NLPLayout:
         _, self.grad_scatter, _ = grad.finish(dense=True)
 
     def hessian_columns(self, block: str) -> slice:
-        """The columns of ``hess_scatter`` (the sources) of one block of :data:`HESSIAN_BLOCKS`."""
+        """The columns of ``hess_scatter`` (the sources) of one block of `HESSIAN_BLOCKS`."""
         if block not in HESSIAN_BLOCKS:
             raise ValueError(f"block must be one of {HESSIAN_BLOCKS}, got {block!r}")
         return slice(self.hessian_source_start[block], self._hessian_source_stop[block])
 
     def hessian_positions(self, block: str) -> np.ndarray:
         """Index into the Hessian's nonzeros (``hess_sparsity`` order) of every source entry of
-        one block of :data:`HESSIAN_BLOCKS`, in source order: "xx" and "xp" node-major (per node
+        one block of `HESSIAN_BLOCKS`, in source order: "xx" and "xp" node-major (per node
         the local pattern), "pp" the p-p pattern (``pp_pattern``), "boundary" the boundary
         Hessian's pattern, "samples" per group of ``samples`` its x-x (sample-major), x-p
         (sample-major) and p-p entries. Every source entry lands on exactly one nonzero."""

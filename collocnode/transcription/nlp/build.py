@@ -63,9 +63,9 @@ T = TypeVar("T")
 class FactorizationCostWarning(UserWarning):
     """An exact-Hessian collocation NLP whose IPOPT iterations are estimated to be slow: its
     work nodes x n_states x n_params² (the node-by-parameter border that every KKT factorization
-    folds into the dense parameter block) passes :data:`FACTORIZATION_WORK_LIMIT`. Its one-line
+    folds into the dense parameter block) passes `FACTORIZATION_WORK_LIMIT`. Its one-line
     message names the nodes, states and parameters, the range of seconds per iteration
-    measured so far (:data:`S_PER_FACTORIZATION_WORK` per unit) and what to try instead
+    measured so far (`S_PER_FACTORIZATION_WORK` per unit) and what to try instead
     (``hessian="limited-memory"``, consensus ADMM over blocks of trajectories on parallel
     workers, fewer nodes or a narrower network). The solve goes ahead unchanged; silence it
     with ``warnings.simplefilter("ignore", FactorizationCostWarning)``. Measured in
@@ -82,10 +82,10 @@ def factorization_work(dop: DynamicOptimizationProblem, meshes: list[Mesh]) -> i
 def check_factorization(
     dop: DynamicOptimizationProblem, meshes: list[Mesh], hessian: object
 ) -> None:
-    """Warn (:class:`FactorizationCostWarning`) before an exact-Hessian NLP of ``dop`` on
-    ``meshes`` is built if :func:`factorization_work` passes :data:`FACTORIZATION_WORK_LIMIT`
-    and the NLP has at least :data:`MIN_WARNED_PARAMS` parameters; other Hessian choices never
-    warn."""
+    """Warn ([`FactorizationCostWarning`][collocnode.FactorizationCostWarning]) before an
+    exact-Hessian NLP of ``dop`` on ``meshes`` is built if `factorization_work` passes
+    `FACTORIZATION_WORK_LIMIT` and the NLP has at least `MIN_WARNED_PARAMS` parameters; other
+    Hessian choices never warn."""
     if hessian != "exact":
         return
     work = factorization_work(dop, meshes)
@@ -122,10 +122,10 @@ def build_interruptibly(build: Callable[[Callable[[str], None]], T]) -> T:
     takes effect at once even inside one long CasADi call (CasADi releases the GIL).
 
     ``build`` calls ``checkpoint(phase)`` at each step ("build" or "compile"). Ctrl-C raises
-    :class:`SolveInterrupted` with the phase the build was in; the worker stops at its next
-    checkpoint. Off the main thread (where Python delivers no Ctrl-C) the build runs in place.
-    The watcher of the run (:mod:`collocnode.tools.progress`) is told each phase once, when
-    the build first enters it (the caller has told it "build"): the rest of the build after a
+    [`SolveInterrupted`][collocnode.SolveInterrupted] with the phase the build was in; the worker
+    stops at its next checkpoint. Off the main thread (where Python delivers no Ctrl-C) the build
+    runs in place. The watcher of the run (`collocnode.tools.progress`) is told each phase once,
+    when the build first enters it (the caller has told it "build"): the rest of the build after a
     JIT compile counts toward "compile".
 
     Raises:
@@ -213,15 +213,15 @@ def check_memory(
 ) -> None:
     """Raise a ValueError before anything is built if the NLP of ``dop`` on ``meshes`` would
     not fit in ``memory`` bytes (default: what this process may take,
-    :func:`collocnode._validation.memory_limit_bytes`: the machine's memory, or less under an
+    `collocnode._validation.memory_limit_bytes`: the machine's memory, or less under an
     address-space or cgroup limit), or if its build would take longer than ``seconds`` (a
     time limit of the solve, e.g. IPOPT's ``max_wall_time``; None: none) and longer than
-    :data:`SHORTEST_REFUSED_BUILD_S` (a shorter build goes ahead, and the solve reports its time
+    `SHORTEST_REFUSED_BUILD_S` (a shorter build goes ahead, and the solve reports its time
     limit as it does for any other stop).
 
-    Estimated from its dimensions (:func:`.assembly.estimated_nonzeros` for the nodes,
-    :func:`sample_nonzeros` for the data terms at sample times) at :data:`BYTES_PER_NONZERO`
-    and :data:`BUILD_S_PER_NONZERO` / :data:`BUILD_S_PER_SAMPLE_NONZERO`."""
+    Estimated from its dimensions (`estimated_nonzeros` for the nodes,
+    `sample_nonzeros` for the data terms at sample times) at `BYTES_PER_NONZERO`
+    and `BUILD_S_PER_NONZERO` / `BUILD_S_PER_SAMPLE_NONZERO`."""
     memory = v.memory_limit_bytes() if memory is None else memory
     ng = dop.n_node_constraints
     nr = dop.boundary.n if dop.boundary else 0
@@ -279,7 +279,7 @@ def locate_non_finite(nlp: StructuredNLP, z: np.ndarray) -> str:
     A non-finite unknown of ``z`` is named as it is. A non-finite value of the dynamics, path
     constraints or loss at a collocation node, or a non-finite derivative of them (``sqrt(x)``
     at ``x = 0`` has a finite value and an infinite derivative), is named with the unknown it
-    is taken with respect to, followed by :data:`EVALUATION_ERROR_HINT`.
+    is taken with respect to, followed by `EVALUATION_ERROR_HINT`.
     """
     several, layout = len(nlp.meshes) > 1, nlp.layout
 

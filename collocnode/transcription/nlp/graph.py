@@ -1,11 +1,11 @@
-"""The MX graph of a :class:`.structured.StructuredNLP`, shared by both IPOPT backends.
+"""The MX graph of a `StructuredNLP`, shared by both IPOPT backends.
 
-The node functions of :mod:`.node_functions` are evaluated over all collocation nodes with
-``Function.map`` (:class:`.node_map.NodeMap`: the sums over nodes, such as the p-p Hessian block,
-happen inside CasADi), the data terms over their samples likewise, and their outputs are scattered
-into the NLP's global nonzeros by the constant sparse matrices of the layout
-(:class:`.assembly.NLPLayout`). The build goes in four named steps: the symbols and the per-node
-data (:class:`_GraphBuilder`), the values (objective and constraints), the first derivatives
+The node functions of `collocnode.transcription.nlp.node_functions` are evaluated over all
+collocation nodes with ``Function.map`` (`NodeMap`: the sums over nodes, such as the p-p Hessian
+block, happen inside CasADi), the data terms over their samples likewise, and their outputs are
+scattered into the NLP's global nonzeros by the constant sparse matrices of the layout
+(`NLPLayout`). The build goes in four named steps: the symbols and the per-node
+data (`_GraphBuilder`), the values (objective and constraints), the first derivatives
 (the Jacobian's nonzeros and the dense gradient) and the Lagrangian Hessian's nonzeros (exact,
 none, or the exact part of a partial quasi-Newton mode). The values and first derivatives are
 built twice: from the separate value and derivative maps (what ``nlpsol``'s own f and g
@@ -290,7 +290,7 @@ class _GraphBuilder:
     def fused(self) -> tuple[ca.MX, ca.MX, ca.MX, ca.MX] | None:
         """(f, g, grad, jac_nz) from one map of the fused node function and one per data-term
         group (None when the functions have no fused form): the same assembly as
-        :meth:`values` and :meth:`first_derivatives`, so the same numbers."""
+        `values` and `first_derivatives`, so the same numbers."""
         if self.node.fused is None or any("fused" not in s for s in self.samples):
             return None
         outs = self.node_map.wrap(self.node.fused, [1], [2, 5])(*self.data)
@@ -305,7 +305,7 @@ class _GraphBuilder:
     def hessian(
         self, step: Callable[[str], None]
     ) -> tuple[ca.MX, tuple[ca.MX, ca.MX] | None, tuple[ca.MX, ca.MX] | None]:
-        """(hess_nz, hess_parts, lag_grad) for the Hessian mode (see :class:`NLPGraph`)."""
+        """(hess_nz, hess_parts, lag_grad) for the Hessian mode (see `NLPGraph`)."""
         layout, lam = self.layout, self.lam
         n_node_rows = layout.N * (layout.nd + layout.ng)
         extra = self._exact_extra_sources()
@@ -341,7 +341,8 @@ class _GraphBuilder:
         self, lag_data: list, hb: ca.MX, extra: list[ca.MX]
     ) -> tuple[ca.MX, tuple[ca.MX, ca.MX], tuple[ca.MX, ca.MX]]:
         """The exact node blocks ("xx", and "xp" in mode "partial-pp") and the exact boundary
-        part; :mod:`.quasi_newton` adds the rest from the node Lagrangian's gradient."""
+        part; `collocnode.transcription.nlp.quasi_newton` adds the rest from the node Lagrangian's
+        gradient."""
         layout, S_H, wrap = self.layout, self.layout.hess_scatter, self.node_map.wrap
         exact = wrap(self.node.second, [1, 6], [])(*lag_data)
         blocks = ("xx", "xp") if self.mode == "partial-pp" else ("xx",)

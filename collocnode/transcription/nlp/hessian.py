@@ -18,8 +18,8 @@ choice                         exact blocks (NLP mode)   approximated by       I
 "xp+pp")``                     (``"partial-xp-pp"``)     SR1/BFGS on H_pp
 ============================== ========================= ===================== ==================
 
-The command-line names (:data:`HESSIAN_NAMES`) are "exact", "limited-memory", "sr1", "bfgs" (the
-H_pp update) and "sr1-xp", "bfgs-xp" (H_xp learned as well); :func:`hessian_from_name` turns one
+The command-line names (`HESSIAN_NAMES`) are "exact", "limited-memory", "sr1", "bfgs" (the
+H_pp update) and "sr1-xp", "bfgs-xp" (H_xp learned as well); `hessian_from_name` turns one
 into a choice.
 """
 
@@ -42,7 +42,8 @@ BLOCKS = ("pp", "xp+pp")
 
 @dataclass(frozen=True)
 class PartialQuasiNewton:
-    """Selects a partial quasi-Newton Hessian for :class:`RadauIIA` (``hessian=...``).
+    """Selects a partial quasi-Newton Hessian for [`RadauIIA`][collocnode.RadauIIA]
+    (``hessian=...``).
 
     Args:
         update: "sr1" (symmetric rank one; can represent indefinite Hessians, skipped when its
@@ -67,7 +68,7 @@ class PartialQuasiNewton:
 
     @property
     def nlp_mode(self) -> str:
-        """The NLP mode (:data:`NLP_MODES`) that computes the exact blocks."""
+        """The NLP mode (`NLP_MODES`) that computes the exact blocks."""
         return "partial-pp" if self.blocks == "pp" else "partial-xp-pp"
 
 
@@ -75,8 +76,9 @@ Hessian = str | PartialQuasiNewton
 
 
 def check_hessian(hessian: object) -> Hessian:
-    """``hessian`` if it is one of :data:`HESSIANS` or a :class:`PartialQuasiNewton`; otherwise
-    a ValueError naming the field and the value."""
+    """``hessian`` if it is one of `HESSIANS` or a
+    [`PartialQuasiNewton`][collocnode.PartialQuasiNewton]; otherwise a ValueError naming the field
+    and the value."""
     if not isinstance(hessian, PartialQuasiNewton) and (
         not isinstance(hessian, str) or hessian not in HESSIANS
     ):
@@ -87,7 +89,7 @@ def check_hessian(hessian: object) -> Hessian:
 
 
 def hessian_from_name(name: str) -> Hessian:
-    """The choice of a command-line name (:data:`HESSIAN_NAMES`): "exact" / "limited-memory" as
+    """The choice of a command-line name (`HESSIAN_NAMES`): "exact" / "limited-memory" as
     they are; "sr1", "bfgs" → the H_pp update; a suffix "-xp" also learns H_xp."""
     v.choice("hessian", name, HESSIAN_NAMES)
     if name in HESSIANS:
@@ -97,7 +99,7 @@ def hessian_from_name(name: str) -> Hessian:
 
 
 def nlp_mode(hessian: object) -> str:
-    """The structured NLP's mode (:data:`NLP_MODES`) for a choice; a mode is returned as it is.
+    """The structured NLP's mode (`NLP_MODES`) for a choice; a mode is returned as it is.
 
     Raises:
         ValueError: ``hessian`` is neither a choice nor a mode.

@@ -9,8 +9,8 @@ Loading a shared library runs its code, so a library is loaded only from a cache
 belongs to the current user and that no one else can write to (it is created with mode 0700), and
 only if the library file itself belongs to the user and is not writable by group or others.
 Anything else, a failed compilation, a missing compiler or an unwritable cache raises
-:class:`JITError`. A cached library that cannot be loaded (truncated or overwritten on disk) is
-compiled again, with one :class:`JITCacheWarning` line.
+`JITError`. A cached library that cannot be loaded (truncated or overwritten on disk) is
+compiled again, with one `JITCacheWarning` line.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def _unsafe(st: os.stat_result) -> str | None:
 
 
 def safe_cache_dir() -> Path:
-    """:func:`cache_dir`, created with mode 0700 if missing, after checking that it belongs to
+    """`cache_dir`, created with mode 0700 if missing, after checking that it belongs to
     the current user and is not writable by group or others.
 
     Raises:

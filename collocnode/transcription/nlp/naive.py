@@ -18,7 +18,7 @@ from ..radau import radau_table
 
 def naive_nlp(dop: DynamicOptimizationProblem, mesh: Mesh) -> dict[str, ca.MX]:
     """``{"x": z, "f": objective, "g": constraints}`` with the same variable and constraint
-    order as :class:`StructuredNLP` (so both can be compared entry by entry); problems without
+    order as `StructuredNLP` (so both can be compared entry by entry); problems without
     controls, algebraic states or a free final time."""
     if dop.node_width > dop.n_states or dop.free_final_time:
         raise ValueError("the naive transcription covers ODE problems with a fixed horizon only")
@@ -58,7 +58,7 @@ def naive_nlp(dop: DynamicOptimizationProblem, mesh: Mesh) -> dict[str, ca.MX]:
 def naive_solver(
     dop: DynamicOptimizationProblem, mesh: Mesh, ipopt: dict | None = None, expand: bool = True
 ) -> ca.Function:
-    """``nlpsol`` on :func:`naive_nlp` (``expand=True`` turns the graph into SX first)."""
+    """``nlpsol`` on `naive_nlp` (``expand=True`` turns the graph into SX first)."""
     return ca.nlpsol(
         "naive",
         "ipopt",

@@ -5,9 +5,10 @@ residual part −h f, the path constraints and the weighted Lagrange term), thei
 (the node's Jacobian nonzeros and objective gradient), both from one function ("fused": the
 forward pass computed once for both) and the node Lagrangian's Hessian blocks H_xx, H_xp, H_pp
 (each as its structural nonzeros). Likewise for the boundary terms, which see
-x(t0), x(tf) and p, and for the data terms at sample times (:class:`.problem.Samples`), which
-see the m + 1 node states of the sample's interval and p. :mod:`.assembly` places these local
-nonzeros in the global NLP; :mod:`.nlp` evaluates them over all nodes and samples.
+x(t0), x(tf) and p, and for the data terms at sample times (`Samples`), which
+see the m + 1 node states of the sample's interval and p. `collocnode.transcription.nlp.assembly`
+places these local nonzeros in the global NLP; `collocnode.transcription.nlp` evaluates them over
+all nodes and samples.
 
 Variables are scaled: the node functions see x / x_nominal, and the dynamics are divided by
 x_nominal, so every state's collocation equations are of order one.
@@ -139,7 +140,7 @@ def _time_scaling(dop: DynamicOptimizationProblem, p: ca.SX, t: ca.SX) -> tuple[
 
 @dataclass(frozen=True)
 class _NodeSymbols:
-    """The symbolic inputs of the node functions (see :class:`NodeFunctions`): the node's scaled
+    """The symbolic inputs of the node functions (see `NodeFunctions`): the node's scaled
     unknowns ``x`` (node_width), the NLP's parameters ``p``, the known inputs ``u``, the mesh
     time ``t``, the interval length ``h``, the quadrature weight ``w``; the Lagrangian's
     ``sigma``, ``lam_c`` (n_states) and ``lam_g`` (n_node_constraints)."""
@@ -207,7 +208,7 @@ def build_node_functions(dop: DynamicOptimizationProblem, hessian: str = "exact"
     symbolically: all ("exact"), the state-state and state-parameter blocks ("partial-pp"), the
     state-state block only ("partial-xp-pp"), or none ("none"); the patterns of the blocks left
     to a quasi-Newton update are structural (sparsity propagation, no second derivatives).
-    The modes are :data:`.hessian.NLP_MODES`.
+    The modes are `NLP_MODES`.
 
     A node's unknowns are ``v = [x (n_states), z (n_algebraic), u_c (n_controls)]``, scaled by
     their nominal values; its rows are the collocated dynamics (n_states), then the algebraic

@@ -1,8 +1,8 @@
 """Evaluating a node function over thousands of nodes: chunked, threaded, summed in bounded memory.
 
-:class:`NodeMap` maps a CasADi Function over N nodes (or samples) for :mod:`.graph`; some of its
-outputs are summed over the nodes (``reduce_out``: the objective, the p-gradient, the p-p
-Hessian block) and the rest are kept per node.
+`NodeMap` maps a CasADi Function over N nodes (or samples) for `collocnode.transcription.nlp.graph`;
+some of its outputs are summed over the nodes (``reduce_out``: the objective, the p-gradient, the
+p-p Hessian block) and the rest are kept per node.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The objective's terms that are quadratic in the NLP's unknowns: the controls' rate penalty (a
 constant ½ zᵀQz) and the unknowns of a proximal term ½ Σ_i rho_i (z_{S_i} − c_i)² (consensus
-ADMM, :mod:`..proximal`). Their Hessians are constant (σQ, σ rho) and always exact.
+ADMM, `collocnode.transcription.proximal`). Their Hessians are constant (σQ, σ rho) and always
+exact.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The data terms at sample times located on the mesh: the samples grouped by the stage count of
-their interval, each with the constants its data-term function is mapped over (:mod:`.graph`).
+their interval, each with the constants its data-term function is mapped over
+(`collocnode.transcription.nlp.graph`).
 
 A sample at time t lies in interval i at local time σ: its state is the interval's collocation
 polynomial there, ``Σ_l l~_l(σ) x_il`` with ``beta`` the Lagrange basis row (computed once), so
@@ -23,7 +24,7 @@ class SampleGroup:
     Attributes: ``m``; per sample ``first_node`` (n_s,) the global node index of x_i0 of its
     interval, ``segment`` (n_s,), ``t`` (n_s,) [s], ``beta`` (n_s, m + 1) the Lagrange basis row
     at its local time, ``u`` (n_s, n_u), ``data`` (n_s, n_data), ``weights`` (n_s,); ``fn``
-    its :class:`.node_functions.SampleFunctions` (set when the NLP is built).
+    its `SampleFunctions` (set when the NLP is built).
     """
 
     def __init__(self, m: int, parts: list[dict[str, np.ndarray]]) -> None:

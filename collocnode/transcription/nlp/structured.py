@@ -2,8 +2,8 @@
 
 Unknowns ``z = [v_00, v_01, ..., v_{n m_n}, p]``: per mesh node (node-major, the initial point
 first) its unknowns ``v = [x, z, u_c]`` (states, algebraic states, controls; see
-:mod:`.variables`), followed by the time-invariant parameters (and the final time when it is
-free).
+`collocnode.transcription.variables`), followed by the time-invariant parameters (and the final time
+when it is free).
 
 Constraints, one block per collocation node k (interval i, stage j), then the boundary block:
 
@@ -24,14 +24,15 @@ Why this shape: every node's equations depend on the shared parameters p, so the
 Hessian is an arrowhead (small per-node state blocks, a dense node-by-p border, a dense p-p
 block summed over all nodes). CasADi's global colouring is very slow on such a border (casadi
 #2454, #1400), so the derivatives are never discovered globally. The modules of this package
-share the work: :mod:`.node_functions` builds one symbolic function per node type with its local
-Jacobian and Hessian nonzeros; :mod:`.samples` and :mod:`.quadratic` place the data terms and
-the quadratic terms on the mesh; :mod:`.assembly` computes the global sparsity and the scatter of
-node nonzeros into it once in numpy (:class:`.assembly.NLPLayout`); :mod:`.graph` evaluates the
-node functions over all nodes with ``Function.map`` (:mod:`.node_map`: the p-p block with a
-reduction, so the sum over nodes happens inside CasADi) and scatters the results with constant
-sparse matrices; :mod:`.bounds` gives the bounds. This module puts them together into the CasADi
-Functions that both IPOPT backends call.
+share the work: `collocnode.transcription.nlp.node_functions` builds one symbolic function per node
+type with its local Jacobian and Hessian nonzeros; `collocnode.transcription.nlp.samples` and
+`collocnode.transcription.nlp.quadratic` place the data terms and the quadratic terms on the mesh;
+`collocnode.transcription.nlp.assembly` computes the global sparsity and the scatter of node
+nonzeros into it once in numpy (`NLPLayout`); `collocnode.transcription.nlp.graph` evaluates the
+node functions over all nodes with ``Function.map`` (`collocnode.transcription.nlp.node_map`: the
+p-p block with a reduction, so the sum over nodes happens inside CasADi) and scatters the results
+with constant sparse matrices; `collocnode.transcription.nlp.bounds` gives the bounds. This module
+puts them together into the CasADi Functions that both IPOPT backends call.
 """
 
 from __future__ import annotations
@@ -84,27 +85,30 @@ class StructuredNLP:
     Args:
         dop: the problem.
         mesh: the collocation mesh, or one mesh per segment of a multi-trajectory problem.
-        jit: compile the node functions to C (cached on disk, see :mod:`.jit`).
+        jit: compile the node functions to C (cached on disk, see
+            `collocnode.transcription.nlp.jit`).
         threads: worker threads for the map over nodes (default:
-            :func:`collocnode.tools.threads.available_threads`).
+            `collocnode.tools.threads.available_threads`).
         hessian: which Hessian blocks are computed exactly: a Hessian choice of
-            :mod:`.hessian` ("exact", "limited-memory", a ``PartialQuasiNewton``) or an NLP mode
-            ("partial-pp" / "partial-xp-pp" leave the p-p (and x-p) blocks to a quasi-Newton
-            update, see :mod:`.quasi_newton`, and ``fn_hess`` then gives only the exact part;
-            "none" leaves the whole Hessian to IPOPT's limited-memory approximation).
+            `collocnode.transcription.nlp.hessian` ("exact", "limited-memory", a
+            ``PartialQuasiNewton``) or an NLP mode ("partial-pp" / "partial-xp-pp" leave the p-p
+            (and x-p) blocks to a quasi-Newton update, see
+            `collocnode.transcription.nlp.quasi_newton`, and ``fn_hess`` then gives only the exact
+            part; "none" leaves the whole Hessian to IPOPT's limited-memory approximation).
         checkpoint: called with the phase ("build" or "compile") at every step of the build; it
-            may raise to abandon the build (see :mod:`.collocation`, which builds in a worker
-            thread so that Ctrl-C needs not wait for a long CasADi call).
+            may raise to abandon the build (see `collocnode.transcription.collocation`, which builds
+            in a worker thread so that Ctrl-C needs not wait for a long CasADi call).
         proximal: indices S of unknowns (into z, scaled units) in a proximal term
             ``½ Σ_i rho_i (z_{S_i} − c_i)²`` whose rho and c are the NLP's parameters
-            (``graph.prm``, CasADi ``nlpsol``'s p): :meth:`set_proximal` sets their values
-            (initially 0) without a rebuild. Used by consensus ADMM (:mod:`.proximal`).
+            (``graph.prm``, CasADi ``nlpsol``'s p): `set_proximal` sets their values
+            (initially 0) without a rebuild. Used by consensus ADMM
+            (`collocnode.transcription.proximal`).
 
-    Attributes: ``layout`` (:class:`.assembly.NLPLayout`): the sizes and index maps of the
+    Attributes: ``layout`` (`NLPLayout`): the sizes and index maps of the
     unknowns, constraints and derivative nonzeros (``layout.n_z``, ``layout.P0``,
     ``layout.jac_sparsity``, ``layout.size``, ...); per collocation node ``t_coll``, ``h_coll``,
     ``w_coll`` (N,) and ``u_coll`` (N, n_u); the data terms at sample times as
-    ``sample_groups`` (:class:`.samples.SampleGroup`); ``graph`` (:class:`.graph.NLPGraph`): the
+    ``sample_groups`` (`SampleGroup`); ``graph`` (`NLPGraph`): the
     symbols and expressions; the Functions ``fn_f``, ``fn_g``, ``fn_grad``, ``fn_jac``
     (Jacobian nonzeros), ``fn_hess`` (Hessian nonzeros, of ``(z, sigma, lam)``), ``fn_fused``
     (z -> f, g, grad, Jacobian nonzeros: one pass over the nodes for all four); bounds
@@ -208,7 +212,7 @@ class StructuredNLP:
     def _set_functions(self, graph: NLPGraph) -> None:
         """The callbacks as CasADi Functions: ``fn_f``, ``fn_g``, ... of (z, sigma, lam); with a
         proximal term, through Functions of (z, ..., prm) evaluated at the values that
-        :meth:`set_proximal` sets."""
+        `set_proximal` sets."""
         functions = graph.functions()
         if graph.lag_grad is not None:
             self.fn_lag_grad = ca.Function(
@@ -283,7 +287,7 @@ class StructuredNLP:
 
     def split(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Physical node states (all segments' nodes, n_states) and parameters (n_params) from
-        z (without a free final time: :meth:`final_time`)."""
+        z (without a free final time: `final_time`)."""
         z = np.asarray(z, dtype=float).ravel()
         P0 = self.layout.P0
         p = z[P0 : P0 + self.dop.n_params]
