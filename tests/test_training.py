@@ -254,7 +254,9 @@ def test_cell_weights_are_the_trapezoid_rule_and_cover_the_horizon():
 
 def test_samples_are_the_data_with_cell_weights_over_the_scales():
     data = irregular([1.0, 0.0])
-    prob = TrainingProblem(linear_model(), data, loss="samples", scale=[2.0, 0.5])
+    prob = TrainingProblem(
+        linear_model(), data, loss="samples", sample_weights="cells", scale=[2.0, 0.5]
+    )
     samples = prob.samples()
     np.testing.assert_array_equal(samples.t, data.t)
     np.testing.assert_array_equal(samples.data[:, :2], data.x)

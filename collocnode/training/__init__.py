@@ -13,11 +13,15 @@ where q_c are the fitted columns (states or model outputs), q̂_c the data and s
   a not-a-knot cubic spline by default (exact to O(Δt⁴) for smooth data; for noisy data it passes
   through every noisy sample) or piecewise linear, and the integral is the Radau quadrature.
 * ``loss="samples"``: the loss is evaluated where the data are, Σ_s Σ_c w_sc ((q_c(t_s) − q̂_sc) /
-  s_c)², with x(t_s) the collocation polynomial of the interval holding t_s. The weights w_sc are
-  the lengths of the cells around each observed sample of column c (midpoints between
-  neighbouring observations, the horizon's ends outside them): the trapezoid rule on samples that
-  include both ends, so the sum approximates the same integral and λ keeps its meaning. Samples
-  may be irregular and differ between trajectories; a ``mask`` marks missing values per column
+  s_c)², with x(t_s) the collocation polynomial of the interval holding t_s. By default
+  (``sample_weights="least_squares"``) every observed sample of column c has the same weight
+  w_c, the horizons' total length over the column's observed samples: least squares, the
+  maximum-likelihood fit for independent noise of one size per column. With
+  ``sample_weights="cells"`` w_sc is the length of the cell around the sample (midpoints between
+  neighbouring observations, the horizon's ends outside them): the trapezoid rule, so the sum
+  approximates the integral of the node loss, which on irregular samples weighs the samples
+  after long gaps more. Both sum to the same total, so λ keeps its meaning. Samples may be
+  irregular and differ between trajectories; a ``mask`` marks missing values per column
   (``mask="finite"``: where the data hold NaN).
 
 The observation model (`collocnode.training.observation`) says what each trajectory measures: states

