@@ -78,13 +78,14 @@ class Blocks(Mapping):
     def __init__(self, blocks: Mapping[str, Block], weights: Mapping[str, Any]) -> None:
         self._blocks, self._weights = blocks, weights
 
-    def __getitem__(self, name: str) -> Callable[[Any], Any]:
+    def __getitem__(self, name: str) -> Callable[..., Any]:
         if name not in self._blocks:
             raise KeyError(f"unknown block {name!r}; blocks: {', '.join(self._blocks)}")
         block, w = self._blocks[name], self._weights[name]
 
-        def evaluate(x: Any) -> Any:
-            z = ca.vertcat(x)
+        def evaluate(*inputs: Any) -> Any:
+            # one column, or its entries one argument each (blocks["f"](x[0], x[1]))
+            z = ca.vertcat(*inputs)
             if z.shape != (block.n_in, 1):
                 # a 1×1 input would broadcast against the first layer's weights without an error
                 raise ValueError(

@@ -31,7 +31,13 @@ from typing import Any, ClassVar
 from .. import _validation as v
 from ..algorithm import Algorithm, SolveContext, Wrapper, check_inner, final
 from ..status import SolverStatus
-from ..training.discovery import ClosedForm, DiscoveryError, SparseRegression, discover
+from ..training.discovery import (
+    ClosedForm,
+    DiscoveryError,
+    DiscoveryWarning,
+    SparseRegression,
+    discover,
+)
 from ..training.discovery.closed_form import check_singular_free
 from ..transcription.collocation import RadauIIA
 
@@ -47,10 +53,6 @@ DISCOVERABLE = frozenset(
         SolverStatus.STOPPED,
     }
 )
-
-
-class DiscoveryWarning(UserWarning):
-    """Discovery or its re-fit did not give a closed-form model; the trained network is kept."""
 
 
 @dataclass

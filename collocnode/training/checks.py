@@ -57,6 +57,37 @@ def check_data_matches_model(
                     f"the model has {model.n_inputs} inputs but data[{k}].u has "
                     f"{d.u.shape[1]} columns"
                 )
+    if model.n_inputs and inputs is not None:
+        fns = [inputs] * len(data) if callable(inputs) else list(inputs)  # type: ignore[arg-type]
+        for k, (d, fn) in enumerate(zip(data, fns, strict=True)):
+            _check_inputs_agree(k, d, fn)
+
+
+#: how far given inputs may differ from a trajectory's recorded u, relative to u's magnitude
+INPUT_AGREEMENT = 1e-6
+
+
+def _check_inputs_agree(k: int, d: Trajectory, fn: Any) -> None:
+    """One clear error where a trajectory records u and the given inputs function says
+    otherwise at its sample times (the inputs replace u: a silent mismatch would train on
+    inputs the data never saw)."""
+    if d.u.shape[1] == 0:
+        return
+    given = np.asarray(fn(np.asarray(d.t, dtype=float)), dtype=float).reshape(d.t.size, -1)
+    if given.shape != d.u.shape:
+        raise ValueError(
+            f"inputs[{k}] gives {given.shape[1]} columns at data[{k}]'s sample times, its u has "
+            f"{d.u.shape[1]}"
+        )
+    gap = np.abs(given - d.u)
+    worst = np.unravel_index(int(np.argmax(gap)), gap.shape)
+    if gap[worst] > INPUT_AGREEMENT * max(1.0, float(np.max(np.abs(d.u)))):
+        i, c = (int(j) for j in worst)
+        raise ValueError(
+            f"inputs[{k}] and data[{k}].u disagree: at t = {d.t[i]:.6g} input {c} is "
+            f"{given[i, c]:.6g} from inputs but {d.u[i, c]:.6g} in the data; the inputs function "
+            f"replaces u in training, so give one of them (or make them agree)"
+        )
 
 
 def check_inputs(inputs: object, n: int) -> None:

@@ -20,7 +20,7 @@ algorithm. Needs the ``discovery`` extra (pysindy).
 
 from .closed_form import ClosedForm, PathPoint
 from .regression import CRITERIA, FORMS, SparseRegression, discover, regress
-from .samples import RHS, BlockSamples, DiscoveryError, block_samples
+from .samples import RHS, BlockSamples, DiscoveryError, DiscoveryWarning, block_samples
 
 __all__ = [
     "CRITERIA",
@@ -29,6 +29,7 @@ __all__ = [
     "BlockSamples",
     "ClosedForm",
     "DiscoveryError",
+    "DiscoveryWarning",
     "PathPoint",
     "SparseRegression",
     "block_samples",

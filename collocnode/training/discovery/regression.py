@@ -44,7 +44,7 @@ import numpy as np
 from ... import _validation as v
 from .closed_form import SINGULAR_RTOL, ClosedForm, PathPoint, linear_combination
 from .library import Terms, fit_terms, is_library, pysindy
-from .samples import RHS, BlockSamples, DiscoveryError, block_samples
+from .samples import RHS, BlockSamples, DiscoveryError, DiscoveryWarning, block_samples
 
 FORMS = ("linear", "tanh", "rational")
 CRITERIA = ("aicc", "aic", "bic", "none")
@@ -176,8 +176,21 @@ def discover(
         DiscoveryError: an unknown block, a library that does not match the block's inputs, a
             threshold that removes every term of an output, a closed form singular on the data
             range, a tanh form on outputs outside (−1, 1). The trained model is not changed.
+
+    Warns:
+        DiscoveryWarning: the trained model failed its consistency check (its ``consistency``).
     """
     start = time.perf_counter()
+    report = getattr(trained, "consistency", None)
+    if report is not None and not report.consistent:
+        # the block's samples are the collocation trajectory, which the model does not follow
+        warnings.warn(
+            f"discovering from a model that failed its consistency check ({report.summary()}): "
+            f"the closed form fits the collocation trajectory, which the learned model does "
+            f"not reproduce; refine the mesh first (UntilConsistent)",
+            DiscoveryWarning,
+            stacklevel=2,
+        )
     regression = SparseRegression() if regression is None else regression
     if not isinstance(regression, SparseRegression):
         raise TypeError(f"regression must be a SparseRegression, got {regression!r:.80}")

@@ -28,6 +28,11 @@ from ...models.hybrid import Blocks, HybridModel
 RHS = None
 
 
+class DiscoveryWarning(UserWarning):
+    """Discovery ran on a doubtful model (one that failed its consistency check), or it or its
+    re-fit did not give a closed-form model (the trained network is then kept)."""
+
+
 class DiscoveryError(ValueError):
     """Discovery cannot give a closed form for this block with these settings (the message
     names the block, the output or the term); the trained model is untouched."""
