@@ -25,8 +25,8 @@ penalty, eq. 21a) along Z, for ``exact=True``:
   multipliers of active block constraints come from the least-squares fit of the reduced gradient.
 * and its Gauss-Newton part, per fitted column c: 2 Σ_k w_kc g_kc g_kcᵀ over the loss points k
   (the collocation nodes with the Radau weights h_i b_j / s_c² for ``loss="nodes"``, the samples
-  with their cell weights / s_c² for ``loss="samples"``), whose difference is the second-order
-  part `collocnode.training.uncertainty.laplace` adds to the information.
+  with the weights of ``sample_weights`` / s_c² for ``loss="samples"``), whose difference is the
+  second-order part `collocnode.training.uncertainty.laplace` adds to the information.
 
 The loss weights' sums W_c (what the objective's temperature needs) are always computed.
 
@@ -370,7 +370,7 @@ def _elimination_basis(
 
 def _loss_points(problem: Any, sol: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The times of trajectory k's loss terms and their weights per fitted column in objective
-    units (the Radau weights at the collocation nodes, or the samples' cell weights, over s_c²),
+    units (the Radau weights at the collocation nodes, or the samples' weights, over s_c²),
     shapes (n,), (n, n_fit)."""
     n_fit = len(problem.columns)
     if problem.loss == "samples":
