@@ -40,6 +40,7 @@ from .strategies import (
 from .tools.moved import install as _install_moved
 from .training import (
     BlockConstraint,
+    ExtrapolationWarning,
     PathConstraint,
     TrainingProblem,
     TrainingSolution,
@@ -91,6 +92,7 @@ __all__ = [
     "DiscoveryWarning",
     "DynamicOptimizationProblem",
     "EarlyStopping",
+    "ExtrapolationWarning",
     "FactorizationCostWarning",
     "HybridModel",
     "InconsistentModelWarning",

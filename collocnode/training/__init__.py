@@ -34,11 +34,13 @@ conditions of each experiment) sit in the NLP as `collocnode.training.layout` sa
 from .constraints import BlockConstraint, PathConstraint
 from .observation import UndeterminedStateWarning
 from .problem import TrainingProblem
+from .ranges import ExtrapolationWarning
 from .samples import cell_weights
 from .solution import TrainingSolution
 
 __all__ = [
     "BlockConstraint",
+    "ExtrapolationWarning",
     "PathConstraint",
     "TrainingProblem",
     "TrainingSolution",

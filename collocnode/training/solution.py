@@ -19,6 +19,7 @@ from ..transcription.solution import NestRecords, Solution
 from . import guess as guesses
 from .consistency import ConsistencyCheck, ConsistencyReport, check_consistency
 from .problem import TrainingProblem
+from .ranges import warn_outside
 
 if TYPE_CHECKING:
     from .uncertainty import Profile, Uncertainty
@@ -160,12 +161,17 @@ class TrainingSolution(NestRecords):
         x0: np.ndarray | None = None,
         inputs: Callable[[np.ndarray], np.ndarray] | None = None,
         segment: int = 0,
+        check_range: bool = True,
         **kwargs: Any,
     ) -> Trajectory:
         """Integrate the trained model on ``t`` (n,) from ``x0`` (n_states,) (default: the
         collocation state of trajectory ``segment`` at t[0]) with that trajectory's inputs unless
         ``inputs`` is given and its per-trajectory parameters unless ``trajectory_params`` is;
-        ``kwargs`` go to [`collocnode.simulate`][collocnode.simulate]."""
+        ``kwargs`` go to [`collocnode.simulate`][collocnode.simulate].
+
+        With ``check_range`` (default) an `ExtrapolationWarning` says where the prediction
+        first feeds a block an input outside the range it was trained on
+        (`collocnode.training.ranges`)."""
         t = v.increasing("t", t)
         if t.size == 0:
             raise ValueError("t must hold at least one output time, got an empty array")
@@ -179,7 +185,11 @@ class TrainingSolution(NestRecords):
         if inputs is None and self.model.n_inputs:
             inputs = self.problem.input_function(segment)
         kwargs.setdefault("trajectory_params", self.trajectory_params[segment])
-        return simulate(self.model, self.p, t, x0, inputs=inputs, **kwargs)
+        out = simulate(self.model, self.p, t, x0, inputs=inputs, **kwargs)
+        if check_range and self.model.blocks:
+            u = np.zeros((out.t.size, 0)) if inputs is None else inputs(out.t)
+            warn_outside(self, out.t, out.x, np.asarray(u, dtype=float).reshape(out.t.size, -1))
+        return out
 
     def state_spread(self) -> np.ndarray:
         """The spread of every state, shape (n_states,) (units of the state): for a measured

@@ -73,3 +73,22 @@ def test_discovery_on_an_inconsistent_model_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error", DiscoveryWarning)
         discover(consistent, None)
+
+
+def test_a_prediction_past_the_training_range_warns_once_naming_block_and_input():
+    from collocnode import ExtrapolationWarning, NeuralODE
+
+    t = np.linspace(0.0, 3.0, 31)
+    x = np.column_stack([np.cos(t), -np.sin(t)])  # inside [-1, 1]
+    problem = TrainingProblem(
+        NeuralODE(MLP((2, 2), "identity")), Trajectory(t, x), initial_state="data"
+    )
+    sol = solve(problem, RadauIIA(20, 3, ipopt=IpoptOptions(print_level=0)), seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ExtrapolationWarning)
+        sol.simulate(t)  # the data's own start and horizon
+    with pytest.warns(ExtrapolationWarning, match=r"block 'f' input 'x0' = 3 at t = 0, outside"):
+        sol.simulate(t, np.array([3.0, 0.0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ExtrapolationWarning)
+        sol.simulate(t, np.array([3.0, 0.0]), check_range=False)
