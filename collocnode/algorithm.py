@@ -283,25 +283,17 @@ def leaf_of(alg: Algorithm) -> Transcription:
     return leaf
 
 
-def records_of(result: Any) -> tuple[Any, ...]:
-    """The records of the wrappers a (possibly wrapped) result passed through, outermost
-    first."""
-    records = []
-    while getattr(type(result), "wraps", False):
-        records.append(result)
-        result = result.solution
-    return tuple(records)
-
-
 def unify(result: Any) -> Any:
     """The one solution a nest's result stands for: `final` of it, carrying the records
     of the wrappers on the way in ``records`` (outermost first; a result that is already a
     solution keeps the records it has)."""
-    records = records_of(result)
-    solution = final(result)
+    records = []
+    while getattr(type(result), "wraps", False):
+        records.append(result)
+        result = result.solution
     if records:
-        solution.records = records
-    return solution
+        result.records = tuple(records)
+    return result
 
 
 _CONTEXT_NAMES = {"warm": "a warm start", "meshes": "meshes", "deadline": "a deadline"}

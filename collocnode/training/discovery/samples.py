@@ -15,7 +15,7 @@ its sum approximates the integral over the horizon, as the training loss does.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,7 +101,7 @@ def _labels(given: Sequence[str], prefix: str, n: int) -> tuple[str, ...]:
     return tuple(given) if given else tuple(f"{prefix}{i}" for i in range(n))
 
 
-def _traced(model: HybridModel, block: str | None) -> tuple[ca.Function, int, tuple[str, ...]]:
+def trace_block(model: HybridModel, block: str | None) -> tuple[ca.Function, int, tuple[str, ...]]:
     """``io(x, p, u, t) -> (inputs (n_in, calls), outputs (n_out, calls))`` of the block, its
     number of calls per node and the names of its inputs."""
     x = ca.SX.sym("x", model.n_states)
@@ -144,6 +144,34 @@ def _traced(model: HybridModel, block: str | None) -> tuple[ca.Function, int, tu
     return ca.Function("io", [x, p, u, t], [z, y]), len(calls), tuple(names)
 
 
+def node_points(trained: Any) -> Iterator[tuple[Any, np.ndarray, np.ndarray, np.ndarray]]:
+    """Per trajectory of a trained model: its mesh, the collocation node times (n,), the
+    states there (n, n_states) and the known inputs there (n, n_inputs)."""
+    problem, solution = trained.problem, trained.solution
+    for k in range(problem.n_trajectories):
+        mesh = solution.meshes[k]
+        nodes = mesh.collocation_index
+        t = mesh.node_times[nodes]
+        u_fn = problem.input_function(k)
+        u = np.zeros((t.size, 0)) if u_fn is None else np.asarray(u_fn(t), dtype=float)
+        yield mesh, t, solution.segment_states[k][nodes], u
+
+
+def evaluate_traced(
+    io: ca.Function, calls: int, p: np.ndarray, t: np.ndarray, x: np.ndarray, u: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """A traced block's inputs and outputs (`trace_block`) at n points: times ``t`` (n,), states
+    ``x`` (n, n_states), inputs ``u`` (n, n_inputs), parameters ``p`` (n_params,); shapes
+    (n · calls, n_in) and (n · calls, n_out), point by point, call by call."""
+    p = np.asarray(p, dtype=float)
+    z, y = io.map(t.size)(x.T, np.repeat(p[:, None], t.size, axis=1), u.T, t[None, :])
+    # (n_in, calls · n) column blocks per call -> samples ordered point by point, call by call
+    n_in, n_out = io.size1_out(0), io.size1_out(1)
+    z = np.asarray(z).reshape(n_in, t.size, calls).transpose(1, 2, 0).reshape(-1, n_in)
+    y = np.asarray(y).reshape(n_out, t.size, calls).transpose(1, 2, 0).reshape(-1, n_out)
+    return z, y
+
+
 def block_samples(trained: Any, block: str | None = RHS) -> BlockSamples:
     """The inputs and outputs of ``block`` (None: the whole right-hand side, whose inputs are
     the states and the known inputs) at the collocation nodes of every trajectory of a
@@ -162,21 +190,13 @@ def block_samples(trained: Any, block: str | None = RHS) -> BlockSamples:
                 f"unknown block {block!r}; the model's blocks: {known} (or None for the whole "
                 f"right-hand side)"
             )
-    io, calls, input_names = _traced(model, block)
-    problem, solution = trained.problem, trained.solution
+    io, calls, input_names = trace_block(model, block)
+    problem = trained.problem
     zs, ys, ws, ts = [], [], [], []
-    for k in range(problem.n_trajectories):
-        mesh = solution.meshes[k]
-        nodes = mesh.collocation_index
-        t = mesh.node_times[nodes]
-        x = solution.segment_states[k][nodes]
-        u_fn = problem.input_function(k)
-        u = np.zeros((t.size, 0)) if u_fn is None else np.asarray(u_fn(t), dtype=float)
-        z, y = io.map(t.size)(x.T, np.repeat(trained.p[:, None], t.size, axis=1), u.T, t[None, :])
-        # (n_in, calls · n) column blocks per call -> samples ordered node by node, call by call
-        n_in, n_out = io.size1_out(0), io.size1_out(1)
-        zs.append(np.asarray(z).reshape(n_in, t.size, calls).transpose(1, 2, 0).reshape(-1, n_in))
-        ys.append(np.asarray(y).reshape(n_out, t.size, calls).transpose(1, 2, 0).reshape(-1, n_out))
+    for mesh, t, x, u in node_points(trained):
+        z, y = evaluate_traced(io, calls, trained.p, t, x, u)
+        zs.append(z)
+        ys.append(y)
         ws.append(np.repeat(mesh.quadrature_weights, calls))
         ts.append(np.repeat(t, calls))
     n_measured = 0
