@@ -342,8 +342,9 @@ def _rate_subspaces(
     rng = np.random.default_rng(0)
     n = layout.n_x
     bounds = numeric.problem.parameters
-    lb = np.array([p.lb for p in bounds])
-    ub = np.array([p.ub for p in bounds])
+    # an unbounded entry (a network weight) is drawn within one of its nominal value
+    lb = np.array([p.lb if np.isfinite(p.lb) else p.nominal - 1.0 for p in bounds])
+    ub = np.array([p.ub if np.isfinite(p.ub) else p.nominal + 1.0 for p in bounds])
     columns = []
     for _ in range(3 * n + 5):
         theta = rng.uniform(lb, ub)

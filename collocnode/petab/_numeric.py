@@ -18,6 +18,7 @@ import casadi as ca
 import numpy as np
 import sympy as sp
 
+from ._hybrid import hybrid_symbols
 from ._sbml import TIME
 from ._symbolic import UnsupportedMathError, to_casadi
 from ._tables import Observable, PetabError, ResolvedProblem, sym
@@ -111,6 +112,8 @@ class NumericModel:
         self.theta_lin = {
             sym(p.id): p.unscale(self.theta[j]) for j, p in enumerate(problem.parameters)
         }
+        if problem.networks:
+            self.theta_lin.update(hybrid_symbols(problem.networks, self.theta_lin))
         constant_ids = list(model.constants)
         varying = [
             cid for cid in constant_ids if len({inst[0][cid] for inst in self.instances}) > 1

@@ -13,6 +13,7 @@ from typing import Any
 
 import casadi as ca
 import sympy as sp
+from sympy.core.function import AppliedUndef
 
 _UNARY: dict[type, Callable[[Any], Any]] = {
     sp.exp: ca.exp,
@@ -50,7 +51,8 @@ class UnsupportedMathError(ValueError):
 
 
 def to_casadi(expr: sp.Basic, symbols: Mapping[sp.Symbol, Any]) -> Any:
-    """``expr`` as a CasADi expression with each free symbol replaced by ``symbols[symbol]``.
+    """``expr`` as a CasADi expression with each free symbol replaced by ``symbols[symbol]``
+    and each application of an undefined function ``f`` by ``symbols[f](*args)``.
 
     Raises:
         UnsupportedMathError: a symbol missing from ``symbols`` or a node type outside this
@@ -128,6 +130,12 @@ def _node(e: sp.Basic, walk: Callable[[sp.Basic], Any], symbols: Mapping) -> Any
             else:
                 out = ca.if_else(walk(condition), walk(value), out)
         return out
+    if isinstance(e, AppliedUndef):
+        # a network output (collocnode.petab._hybrid): evaluated by the callable the caller
+        # maps the function to, never looked up by name elsewhere
+        if e.func not in symbols:
+            raise UnsupportedMathError(f"unknown function {func.__name__!r}")
+        return symbols[e.func](*[walk(a) for a in e.args])
     if e is sp.nan:
         return float("nan")
     if e in (sp.oo, -sp.oo):

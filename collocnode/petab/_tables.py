@@ -142,6 +142,9 @@ class ResolvedProblem:
     measurements: Measurement
     files: dict[str, str] = field(default_factory=dict)
     fixed: dict[str, float] = field(default_factory=dict)
+    #: PEtab SciML networks (``collocnode.petab._hybrid.NetworkUse``), their parameters
+    #: the last entries of ``parameters``
+    networks: tuple[Any, ...] = ()
 
     def settles(self, k: int) -> np.ndarray:
         """The rows of experiment ``k`` measured at its steady state (time ``inf``)."""
@@ -153,9 +156,13 @@ class ResolvedProblem:
         return tuple(sym(p.id) for p in self.parameters)
 
 
-def resolve(problem: Any, files: dict[str, str], model: OdeModel) -> ResolvedProblem:
-    """Resolve a ``petab.v1.Problem`` (tables already linted) against ``model``."""
-    r = _Resolver(problem, files, model)
+def resolve(
+    problem: Any, files: dict[str, str], model: OdeModel, unbounded: bool = False
+) -> ResolvedProblem:
+    """Resolve a ``petab.v1.Problem`` (tables already linted) against ``model``;
+    ``unbounded``: an estimated parameter on the linear scale may have infinite bounds (PEtab
+    v2 allows them; v1 does not)."""
+    r = _Resolver(problem, files, model, unbounded)
     parameters = r.parameters()
     observables = r.observables()
     experiments, measurements = r.experiments(observables)
@@ -168,8 +175,10 @@ def resolve(problem: Any, files: dict[str, str], model: OdeModel) -> ResolvedPro
 
 
 class _Resolver:
-    def __init__(self, problem: Any, files: dict[str, str], model: OdeModel) -> None:
-        self.p, self.files, self.model = problem, files, model
+    def __init__(
+        self, problem: Any, files: dict[str, str], model: OdeModel, unbounded: bool = False
+    ) -> None:
+        self.p, self.files, self.model, self.unbounded = problem, files, model, unbounded
         self.par = problem.parameter_df
         self.estimated = {pid for pid in self.par.index if int(self.par.loc[pid, "estimate"]) == 1}
 
@@ -198,6 +207,8 @@ class _Resolver:
             est = EstimatedParameter(pid, scale, 0.0, 0.0, 0.0)
             for col in ("lowerBound", "upperBound"):
                 value = lin[col]
+                if self.unbounded and scale == "lin" and np.isinf(value):
+                    continue
                 if not np.isfinite(value) or (scale != "lin" and value <= 0):
                     raise self.error(
                         "parameter",

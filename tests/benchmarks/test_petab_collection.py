@@ -9,7 +9,7 @@ from load_benchmark import ROOT, load_benchmark
 RESULTS = ROOT / "benchmarks" / "results"
 COLLECTION = RESULTS / "petab-collection" / "petab_collection.json"
 DISCONTINUITIES = RESULTS / "petab-collection" / "discontinuities.json"
-SCIML = RESULTS / "petab-sciml-suite" / "ml_model_import.json"
+SCIML = RESULTS / "petab-sciml-suite"
 PAGE = ROOT / "docs" / "petab.md"
 
 
@@ -30,9 +30,10 @@ def test_the_discontinuity_models_sentence_is_generated(bench):
     assert bench.import_summary(run) in PAGE.read_text().replace("\n", " ")
 
 
-def test_the_sciml_counts_are_the_stored_ones():
-    counts = json.loads(SCIML.read_text())["counts"]
-    text = PAGE.read_text().replace("\n", " ")
+@pytest.mark.parametrize("kind", ["ml_model_import", "sciml_problem_import", "initialization"])
+def test_the_sciml_counts_are_the_stored_ones(kind):
+    counts = json.loads((SCIML / f"{kind}.json").read_text())["counts"]
+    text = " ".join(PAGE.read_text().split())
     assert (
         f"{counts['passed']} passed, {counts['failed']} failed, {counts['refused']} refused" in text
     )

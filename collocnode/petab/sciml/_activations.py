@@ -75,7 +75,9 @@ ACTIVATION_ARGS: dict[str, tuple[Arg, ...]] = {
     "elu": (Arg("alpha", "number", 1.0), _INPLACE),
     "celu": (Arg("alpha", "nonzero", 1.0), _INPLACE),
     "selu": (_INPLACE,),
-    "gelu": (Arg("approximate", "approximate", "none"),),
+    # torch's functional gelu has no ``inplace``, but the PEtab SciML benchmark collection's
+    # files write one (false); like every ``inplace`` it cannot change the output
+    "gelu": (Arg("approximate", "approximate", "none"), _INPLACE),
     "silu": (_INPLACE,),
     "mish": (_INPLACE,),
     "softplus": (Arg("beta", "positive", 1.0), Arg("threshold", "threshold", 20.0)),
