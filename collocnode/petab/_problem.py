@@ -21,11 +21,12 @@ from ._v2 import import_v2
 
 
 def import_petab(path: str | Path) -> PetabProblem:
-    """Read the PEtab (v1) problem whose YAML file is ``path``.
+    """Read the PEtab problem whose YAML file is ``path``: v1, or v2 with or without the
+    PEtab SciML extension (networks; `collocnode.petab._v2`).
 
-    The tables are read and linted by ``petab``; the SBML model is read by ``python-libsbml``
-    and turned into an ODE (`collocnode.petab._sbml` lists what is supported); formulas go
-    to CasADi through SymPy.
+    v1 tables are read and linted by ``petab``, v2 tables read by pandas and checked here;
+    the SBML model is read by ``python-libsbml`` and turned into an ODE
+    (`collocnode.petab._sbml` lists what is supported); formulas go to CasADi through SymPy.
 
     Raises:
         PetabError: a missing or malformed file, a failed lint, an unsupported construct;
@@ -142,7 +143,8 @@ class PetabProblem:
 
     Attributes:
         path: the YAML file.
-        petab: the ``petab.v1.Problem`` (tables as pandas DataFrames).
+        petab: the tables as pandas DataFrames: the ``petab.v1.Problem``, or for a v2 problem
+            its tables in v1 shape with the measurement table as given.
         parameter_ids: the estimated parameters, in the order of every θ vector.
         scales: their scales ("lin", "log", "log10").
         lb, ub, nominal: bounds and nominal values on the estimation scale, (n_theta,).
@@ -274,6 +276,7 @@ class PetabProblem:
         ipopt: IpoptOptions | None = None,
         refinements: int = 2,
         agreement: float = 1e-3,
+        hessian: Any = "exact",
     ) -> PetabFit:
         """Fit θ by collocation: one NLP over θ and the states of every experiment, solved by
         IPOPT with exact Hessians; the result scored the PEtab way.
@@ -294,6 +297,9 @@ class PetabProblem:
                 whole fit, refinements included.
             refinements: how often the mesh may be refined (0: never).
             agreement: the relative difference of the two objectives that is accepted.
+            hessian: the NLP's Hessian, as for [`RadauIIA`][collocnode.RadauIIA]: "exact",
+                "limited-memory", or a [`PartialQuasiNewton`][collocnode.PartialQuasiNewton]
+                (for networks with thousands of parameters, whose exact Hessian block is dense).
 
         Raises:
             SimulationFailed: CVODES cannot simulate the start (no state guess).
@@ -314,7 +320,7 @@ class PetabProblem:
                 options = replace(options, max_wall_time=left)
             previous = rounds[-1][0] if rounds else None
             solution, theta, score = self._fit_once(
-                theta, intervals, stages, options, seconds, previous
+                theta, intervals, stages, options, seconds, previous, hessian
             )
             iterations += int(solution.iterations)
             rounds.append((solution, theta, score))
@@ -346,6 +352,7 @@ class PetabProblem:
         options: IpoptOptions,
         seconds: dict[str, float],
         previous: Any = None,
+        hessian: Any = "exact",
     ) -> tuple[Any, np.ndarray, Score]:
         """One collocation solve: from θ0, its states from the simulation at θ0 on a mesh placed
         by it; or, with a ``previous`` solution, on its meshes with every interval halved,
@@ -358,7 +365,7 @@ class PetabProblem:
         simulation = self.simulate(theta0, dense=200)
         seconds["guess"] += time.perf_counter() - t0
         dop = build_dop(self.numeric, theta0, simulation, self.lb, self.ub)
-        alg = RadauIIA(intervals=intervals, stages=stages, ipopt=options)
+        alg = RadauIIA(intervals=intervals, stages=stages, ipopt=options, hessian=hessian)
         if previous is None:
             mesh = meshes(self.numeric, simulation, intervals, stages, theta0)
         else:

@@ -49,3 +49,9 @@ def test_within_is_relative_to_the_best(bench):
     assert bench._within(100.05, 100.0)
     assert not bench._within(100.2, 100.0)
     assert not bench._within(None, 100.0)
+
+
+def test_the_sciml_training_table_is_generated_from_the_stored_run():
+    bench = load_benchmark("petab_sciml_training")
+    run = json.loads((SCIML / "training.json").read_text())
+    assert bench.markdown_table(run["results"]) in PAGE.read_text()
