@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FENCE = re.compile(r"```(?:python|py)\n(.*?)```", re.S)
+FENCE = re.compile(r"```(?:python|py)(?:[ \t][^\n]*)?\n(.*?)```", re.S)
 DOTTED = re.compile(r"(?<![\w./-])collocnode(?:\.[A-Za-z_]\w*)+")
 
 
