@@ -240,3 +240,33 @@ def test_bad_profile_arguments(kwargs, error, match):
     sol = solve(TrainingProblem(model, decay_data(), initial_state=np.array([1.5])), ALG, seed=0)
     with pytest.raises(error, match=match):
         sol.profile(**kwargs)
+
+
+def test_a_profile_end_set_by_another_parameters_bound_or_by_the_grid_is_named():
+    """x' = -k1·k2·x determines the product only; k2 <= 3 makes k1 >= 1/3 of the product
+    look determined below, an artefact of the bound; above, nothing closes the profile within
+    the grid."""
+    t = np.linspace(0.0, 3.0, 31)
+    rng = np.random.default_rng(0)
+    data = Trajectory(t, np.exp(-t)[:, None] + 0.01 * rng.standard_normal((t.size, 1)))
+    model = HybridModel(
+        n_states=1,
+        blocks={},
+        rhs=lambda x, u, t, b, p: ca.vertcat(-p["k1"] * p["k2"] * x[0]),
+        parameters={
+            "k1": Parameter(0.7, fit=True, lb=0.2, ub=5.0),
+            "k2": Parameter(0.7, fit=True, lb=0.2, ub=3.0),
+        },
+    )
+    problem = TrainingProblem(model, data, initial_state=[1.0])
+    sol = solve(problem, RadauIIA(intervals=30, ipopt=IpoptOptions(print_level=0)))
+    with pytest.warns(UncertaintyWarning, match="not determined by the data"):
+        unc = sol.uncertainty()
+    with pytest.warns(UncertaintyWarning) as caught:
+        profile = sol.profile("k1", uncertainty=unc, values=np.linspace(0.2, 5.0, 13))
+    messages = " ".join(str(w.message) for w in caught)
+    assert profile.limits == ("bound of k2", "grid")
+    assert profile.one_sided and not profile.flat
+    assert "closed below only by the bound of k2" in messages
+    assert "open above" in messages
+    assert profile.to_dict()["limits"] == ["bound of k2", "grid"]

@@ -10,7 +10,12 @@ objective's temperature T̄ (`collocnode.training.uncertainty.laplace`) the prof
 
 is the change of the negative log posterior; {v : Δ(v) ≤ χ²₁(level) / 2} is the profile
 interval (1.92 at 95 %). A profile that stays below that threshold over the whole grid (on
-either side) is flat: the data do not bound the parameter there, and it is flagged.
+either side) is flat: the data do not bound the parameter there, and it is flagged. Each end of
+the interval says what set it (`Profile.limits`): the data; the grid, where Δ never reaches
+the threshold on that side (the end is reported as ±inf, the interval one-sided); or the bound
+of another fitted parameter, where Δ rises only because that parameter, compensating, has
+reached its bound (x' = −k₁k₂x with k₂ ≤ 3 bounds k₁ below at 1/3 of the product: an artefact
+of the bound, not a statement of the data). The last two are warned of.
 
 The grid points are independent solves: they run one after another, or on any
 ``concurrent.futures.Executor`` (a local process pool, ``dask.distributed``'s
@@ -52,6 +57,8 @@ class Profile:
         temperature: T̄, objective units per unit of negative log posterior.
         level: the interval's probability.
         wall_time_s: the re-solves' wall time [s].
+        at_bounds: per grid value, the other fitted parameters that the re-solve left at one
+            of their bounds.
     """
 
     name: str
@@ -64,6 +71,7 @@ class Profile:
     temperature: float
     level: float
     wall_time_s: float
+    at_bounds: tuple[tuple[str, ...], ...] = ()
 
     @property
     def converged(self) -> np.ndarray:
@@ -80,24 +88,41 @@ class Profile:
         """χ²₁(level) / 2 (1.92 at 95 %)."""
         return float(chi2.ppf(self.level, 1) / 2.0)
 
-    def _side(self, below: bool) -> float:
+    def _side(self, below: bool) -> tuple[float, str]:
+        """The interval's end on one side and what set it (`limits`)."""
         ok = self.converged & (
             (self.values < self.fitted) if below else (self.values > self.fitted)
         )
+        index = np.flatnonzero(ok)
         vals, d = self.values[ok], self.delta[ok]
         order = np.argsort(-vals) if below else np.argsort(vals)
         prev_v, prev_d = self.fitted, 0.0
-        for x, dx in zip(vals[order], d[order], strict=True):
+        for k in order:
+            x, dx = vals[k], d[k]
             if dx >= self.threshold:
-                return float(prev_v + (x - prev_v) * (self.threshold - prev_d) / (dx - prev_d))
+                end = float(prev_v + (x - prev_v) * (self.threshold - prev_d) / (dx - prev_d))
+                bounded = self.at_bounds[index[k]] if self.at_bounds else ()
+                return end, ("bound of " + ", ".join(bounded)) if bounded else "data"
             prev_v, prev_d = x, max(prev_d, dx)
-        return -np.inf if below else np.inf
+        return (-np.inf if below else np.inf), "grid"
 
     @property
     def interval(self) -> tuple[float, float]:
         """Where Δ crosses the threshold on each side (linear interpolation between grid
         values); ±inf on a side where it never does."""
-        return self._side(True), self._side(False)
+        return self._side(True)[0], self._side(False)[0]
+
+    @property
+    def limits(self) -> tuple[str, str]:
+        """What sets each end of `interval`: ``"data"``; ``"grid"`` (Δ stays below the
+        threshold up to the grid's end on that side, the end is ±inf); or ``"bound of k2"``
+        (Δ crosses only where another fitted parameter sits at its bound)."""
+        return self._side(True)[1], self._side(False)[1]
+
+    @property
+    def one_sided(self) -> bool:
+        """True if exactly one side of the interval is open within the grid."""
+        return sorted(self.limits).count("grid") == 1
 
     @property
     def flat(self) -> bool:
@@ -120,6 +145,7 @@ class Profile:
             "level": self.level,
             "threshold": self.threshold,
             "interval": [lo, hi],
+            "limits": list(self.limits),
             "flat": self.flat,
             "wall_time_s": self.wall_time_s,
         }
@@ -138,10 +164,27 @@ def fixed_problem(problem: Any, name: str, value: float) -> Any:
     return replace(problem, model=new_model, params_guess=guess)
 
 
-def _solve_point(problem: Any, alg: Algorithm, context: SolveContext) -> tuple[float, str, int]:
-    """One re-solve: (objective, status, iterations)."""
+def _solve_point(
+    problem: Any, alg: Algorithm, context: SolveContext
+) -> tuple[float, str, int, tuple[str, ...]]:
+    """One re-solve: (objective, status, iterations, the fitted parameters left at a bound)."""
     sol = final(alg.solve_problem(problem, context))
-    return float(sol.solution.objective), sol.status.value, int(sol.solution.iterations)
+    model = problem.model
+    at_bound = []
+    for name in model.fitted:
+        par = model.parameters[name]
+        if par.lb == par.ub:  # the profiled parameter, fixed
+            continue
+        value = float(sol.p[model.slices[name].start])
+        width = par.ub - par.lb if np.isfinite(par.ub - par.lb) else max(abs(value), 1.0)
+        if min(value - par.lb, par.ub - value) <= 1e-6 * width:
+            at_bound.append(name)
+    return (
+        float(sol.solution.objective),
+        sol.status.value,
+        int(sol.solution.iterations),
+        tuple(at_bound),
+    )
 
 
 def profile_likelihood(
@@ -200,6 +243,7 @@ def profile_likelihood(
         temperature=float(unc.laplace.temperature.mean()),
         level=level,
         wall_time_s=wall,
+        at_bounds=tuple(r[3] for r in results),
     )
     _warn_unreliable(profile, converged)
     return profile
@@ -248,7 +292,7 @@ def _checked_algorithm(alg: Algorithm | None) -> Algorithm:
 
 def _resolve(
     sol: Any, name: str, grid: np.ndarray, alg: Algorithm, executor: Any
-) -> tuple[list[tuple[float, str, int]], float]:
+) -> tuple[list[tuple[float, str, int, tuple[str, ...]]], float]:
     """The re-solves with ``name`` fixed at each grid value, warm-started from ``sol`` on its
     meshes, here or on ``executor``: (objective, status, iterations) each, and their wall
     time [s]."""
@@ -270,7 +314,7 @@ def _resolve(
 
 def _warn_unreliable(profile: Profile, converged: np.ndarray) -> None:
     """Warn, on behalf of `profile_likelihood`'s caller, of re-solves that did not
-    converge and of a flat profile."""
+    converge, of a flat or one-sided profile and of an end set by another parameter's bound."""
     name, grid = profile.name, profile.values
     if not converged.all():
         warnings.warn(
@@ -286,3 +330,21 @@ def _warn_unreliable(profile: Profile, converged: np.ndarray) -> None:
             UncertaintyWarning,
             stacklevel=3,
         )
+        return
+    for side, limit, edge in zip(("below", "above"), profile.limits, grid[[0, -1]], strict=True):
+        if limit == "grid":
+            warnings.warn(
+                f"the profile of {name!r} is open {side}: Δ stays below "
+                f"{profile.threshold:.2f} up to the grid's end {edge:.4g}, so the interval "
+                "is one-sided there (reported as infinite); widen the grid to see further",
+                UncertaintyWarning,
+                stacklevel=3,
+            )
+        elif limit != "data":
+            warnings.warn(
+                f"the profile of {name!r} is closed {side} only by the {limit}: where Δ "
+                "crosses the threshold that parameter sits at its bound, so that end of the "
+                "interval is the bound's, not the data's",
+                UncertaintyWarning,
+                stacklevel=3,
+            )
