@@ -375,6 +375,8 @@ def _result(
             UncertaintyWarning,
             stacklevel=4,
         )
+    if hessian == "exact":
+        _warn_indefinite_data(lin, lf.noise, data, common)
     z = float(norm.ppf(0.5 + 0.5 * level))
     ident = analyse(data, posterior, lin.independent, level, z * posterior.std())
     timings = {**lin.timings, "laplace": time.perf_counter() - tick}
@@ -395,6 +397,36 @@ def _result(
     )
     _warn(result)
     return result
+
+
+def _warn_indefinite_data(
+    lin: Linearization, sigma: np.ndarray, data: ParameterPosterior, common: dict[str, Any]
+) -> None:
+    """Warn where the exact Hessian's data part leaves a physical parameter or an initial
+    state undetermined (an infinite data-only std) that the Gauss-Newton information
+    determines: the second-order terms made the data-only information indefinite in a
+    direction that moves it, which says nothing about the data."""
+    q = lin.quantities
+    named = [q.names[i] for i in q.of_kind("parameter", "initial_state")]
+    std = data.std()
+    infinite = [n for n in named if not np.isfinite(std[q.index(n)])]
+    if not infinite:
+        return
+    gauss_newton = np.einsum("c,cij->ij", 1.0 / sigma**2, lin.fisher)
+    T = lin.basis
+    gn = ParameterPosterior(precision=T.T @ gauss_newton @ T, label="data", **common).std()
+    finite = {n: float(gn[q.index(n)]) for n in infinite if np.isfinite(gn[q.index(n)])}
+    if finite:
+        listed = ", ".join(f"{n} (Gauss-Newton: {s:.3g})" for n, s in finite.items())
+        warnings.warn(
+            f"the exact Hessian's data part is indefinite ({data.spectrum.negative} negative "
+            f"eigenvalue(s)) in directions that move {', '.join(finite)}: their data-only std "
+            f"is reported infinite, though the data determine them: {listed}; the posterior "
+            "(with the prior) is not affected; hessian='gauss-newton' gives a positive "
+            "semi-definite data-only information",
+            UncertaintyWarning,
+            stacklevel=5,
+        )
 
 
 def _warn(result: Uncertainty) -> None:
