@@ -41,3 +41,27 @@ def test_the_bootstrap_model_recovers_the_rates_on_its_default_seed():
     fitted = np.array([sol.params[n] for n in bench.NAMES])
     truth = np.array([bench.ALPHA, bench.DELTA, bench.GAMMA / bench.BETA])
     np.testing.assert_allclose(fitted, truth, rtol=0.05)
+
+
+def test_the_stored_pendulum_coverage_runs_are_what_the_docs_quote():
+    import json
+
+    from load_benchmark import ROOT
+
+    bench = _load("uncertainty_coverage")
+    page = " ".join((ROOT / "docs" / "uncertainty.md").read_text().split())
+    stored = ROOT / "benchmarks" / "results" / "uncertainty"
+    fitted = json.loads((stored / "coverage_pendulum.json").read_text())
+    data = json.loads((stored / "coverage_pendulum_initial_state_from_data.json").read_text())
+    for run in (fitted, data):
+        assert bench.pendulum_summary(run) in page
+    # the bar: 90-98 % coverage over >= 50 seeds, std within 15 % of the spread
+    assert fitted["seeds"] >= 50 and 0.90 <= fitted["coverage"] <= 0.98
+    assert abs(fitted["median_std"] / fitted["spread"] - 1.0) < 0.15
+
+
+def test_one_pendulum_seed_with_unequal_noise_gives_a_wider_interval_than_the_information():
+    result = _load("uncertainty_coverage").pendulum_study(1, "fitted")
+    row = result["rows"][0]
+    assert row["status"] == "success"
+    assert row["std"] > 1.2 * row["std_information"]

@@ -26,11 +26,26 @@ given σ, σ_c is estimated from the residuals r_sc at the samples:
 
 ν the effective number of fitted quantities (P the posterior precision, I the information;
 ν ≤ n_θ, equal to it without a prior on identifiable quantities) and n = Σ n_c.
+
+When the loss does not weigh each column by its noise (the temperatures T_c differ: columns of
+unequal noise and ``scale="none"``, say), the fit is not the maximum-likelihood estimate that
+I⁻¹ describes. With r_c = T_c / T̄ the fit's own curvature is Ĩ = Σ_c r_c I_c (+ the exact
+Hessian's second-order part), and the variance of its gradient under the noise is
+B̃ = Σ_c r_c² I_c; the covariance is the sandwich
+
+    C = P̃⁻¹ (B̃ + Λ/T̄) P̃⁻¹,      P̃ = Ĩ + Λ/T̄,
+
+Λ/T̄ the prior's precision: the penalized estimator's variance under the stated noise plus the
+prior's share. It is the inverse of the effective precision P̃ (B̃ + Λ/T̄)⁺ P̃, and the data-only
+one is Ĩ B̃⁺ Ĩ. With equal temperatures (r_c = 1) both are P and I: the Laplace posterior above.
+The sandwich is the Gauss-Newton variant's; the exact one keeps P̃, whose negative eigenvalues
+mark a saddle.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -90,21 +105,59 @@ class LaplaceFit:
     rss: np.ndarray
 
 
+#: temperatures within this ratio count as equal, the loss weighing the columns by their noise:
+#: the estimated σ of columns of equal noise differ by their estimation error (about 9 % at 61
+#: samples), which is no weighting to correct for
+EQUAL_TEMPERATURES = 1.5
+
+
 def _matrices(
     lin: Linearization, sigma: np.ndarray, hessian: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     n_c = np.maximum(lin.observed, 1)
     temperature = 2.0 * sigma**2 * lin.weight_sum / n_c
     mean_t = float(temperature.mean())
-    info = np.einsum("c,cij->ij", 1.0 / sigma**2, lin.fisher)
+    second = 0.0
     if hessian == "exact":
         # the second-order part of the objective's exact reduced Hessian, at its temperature
         second = (
             lin.objective_hessian - lin.objective_gauss_newton.sum(axis=0) - np.diag(lin.penalty)
-        )
-        info = info + second / mean_t
+        ) / mean_t
     prior = np.diag(lin.penalty / mean_t)
+    positive = temperature[temperature > 0]
+    # the exact variant keeps P̃ itself, whose negative eigenvalues mark a saddle (a warning)
+    unequal = positive.size and positive.max() > EQUAL_TEMPERATURES * positive.min()
+    if unequal and hessian == "gauss-newton":
+        return (*_sandwich(lin, sigma, temperature / mean_t, second, prior), temperature, mean_t)
+    info = np.einsum("c,cij->ij", 1.0 / sigma**2, lin.fisher) + second
     return info, info + prior, temperature, mean_t
+
+
+def _sandwich(
+    lin: Linearization, sigma: np.ndarray, ratio: np.ndarray, second: Any, prior: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The effective data-only information Ĩ B̃⁺ Ĩ and precision P̃ (B̃ + Λ/T̄)⁺ P̃ of a loss
+    whose column weights are not the inverse noise variances (module docstring)."""
+    per_column = lin.fisher / (sigma**2)[:, None, None]
+    curvature = np.einsum("c,cij->ij", ratio, per_column) + second
+    spread = np.einsum("c,cij->ij", ratio**2, per_column)
+    precision = curvature + prior
+    information = curvature @ _pinv(spread) @ curvature
+    effective = precision @ _pinv(spread + prior) @ precision
+    return _symmetric(information), _symmetric(effective)
+
+
+def _pinv(a: np.ndarray, rcond: float = 1e-12) -> np.ndarray:
+    """The pseudo-inverse of a positive semi-definite ``a`` whose entries mix units: taken of
+    its diagonally scaled form, so that the cut-off is relative per quantity."""
+    d = np.sqrt(np.clip(np.diag(a), 0.0, None))
+    d[d == 0] = 1.0
+    inv = np.linalg.pinv(a / np.outer(d, d), rcond=rcond, hermitian=True)
+    return inv / np.outer(d, d)
+
+
+def _symmetric(a: np.ndarray) -> np.ndarray:
+    return 0.5 * (a + a.T)
 
 
 def _effective(lin: Linearization, info: np.ndarray, precision: np.ndarray, rcond: float) -> float:

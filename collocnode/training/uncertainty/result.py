@@ -302,7 +302,8 @@ def uncertainty(
         UncertaintyWarning: the solve did not converge (the numbers are those of the
             linearisation at its last iterate); some quantities are not identifiable (their
             intervals are infinite); a physical parameter's interval is wider than its value;
-            the exact Hessian has negative curvature.
+            the exact Hessian has negative curvature; the initial state is held at a noisy
+            first sample (``initial_state="data"``), whose noise the intervals leave out.
 
     Raises:
         ValueError: a noise level <= 0 (or of the wrong shape), an unknown ``hessian``, a
@@ -323,6 +324,15 @@ def uncertainty(
         raise ValueError(
             "the problem has a proximal term (a block of consensus ADMM): its optimum is not "
             "the model's; take the uncertainty of the whole problem's solution"
+        )
+    if isinstance(problem.initial_state, str) and problem.initial_state == "data":
+        warnings.warn(
+            "the initial state is held at each trajectory's first sample "
+            "(initial_state='data'), whose noise these intervals do not include, so they are "
+            "too narrow (docs/uncertainty.md gives the coverage measured both ways); fit it "
+            "(the default) for honest intervals",
+            UncertaintyWarning,
+            stacklevel=3,
         )
     converged = sol.status == SolverStatus.SUCCESS
     if not converged:
