@@ -35,8 +35,7 @@ def warn_outside(trained: Any, t: np.ndarray, x: np.ndarray, u: np.ndarray) -> N
             io, calls, names = trace_block(model, block)
         except DiscoveryError:  # a block the physics never calls has no range
             continue
-        seen = np.vstack([evaluate_traced(io, calls, p, tn, xn, un)[0] for _, tn, xn, un in nodes])
-        lo, hi = seen.min(axis=0), seen.max(axis=0)
+        lo, hi = _range(io, calls, p, nodes)
         z = evaluate_traced(io, calls, p, t, x, u)[0]  # (n · calls, n_in)
         tol = RANGE_MARGIN * np.maximum(hi - lo, 1e-12)
         outside = (z < lo - tol) | (z > hi + tol)
@@ -51,3 +50,31 @@ def warn_outside(trained: Any, t: np.ndarray, x: np.ndarray, u: np.ndarray) -> N
             stacklevel=3,
         )
         return
+
+
+def _range(io: Any, calls: int, p: np.ndarray, nodes: list) -> tuple[np.ndarray, np.ndarray]:
+    seen = np.vstack([evaluate_traced(io, calls, p, tn, xn, un)[0] for _, tn, xn, un in nodes])
+    return seen.min(axis=0), seen.max(axis=0)
+
+
+def training_range(trained: Any, block: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """The least and largest value of each input of ``block`` over the collocation nodes of
+    every trajectory, (n_in,) each; None for a block the physics never calls."""
+    try:
+        io, calls, _ = trace_block(trained.model, block)
+    except DiscoveryError:
+        return None
+    return _range(io, calls, trained.p, list(node_points(trained)))
+
+
+def outside_range(
+    trained: Any, block: str, inputs: np.ndarray
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+    """Which rows of ``inputs`` (m, n_in) leave the block's training range by more than
+    `RANGE_MARGIN` of its width, (m,) bool, and the range."""
+    bounds = training_range(trained, block)
+    if bounds is None:
+        return np.zeros(inputs.shape[0], dtype=bool), None
+    lo, hi = bounds
+    tol = RANGE_MARGIN * np.maximum(hi - lo, 1e-12)
+    return ((inputs < lo - tol) | (inputs > hi + tol)).any(axis=1), bounds

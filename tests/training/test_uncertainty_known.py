@@ -22,6 +22,7 @@ from collocnode import (
     solve,
 )
 from collocnode.nn import MLP
+from collocnode.training import ExtrapolationWarning
 from collocnode.training.uncertainty.linearization import iterate, linearize
 
 SIGMA = 0.05
@@ -144,7 +145,11 @@ def test_the_weight_penalty_is_the_ridge_prior():
     np.testing.assert_allclose(unc.laplace.prior_std, prior_precision**-0.5, rtol=1e-12)
     # the band of the block (the learned right-hand side) over an input range
     s = np.linspace(-1.0, 3.0, 9)
-    band = unc.block_band("r", s)
+    with pytest.warns(ExtrapolationWarning, match="of the band of block 'r' lie outside"):
+        band = unc.block_band("r", s)
+    # the block's input is the time: trained over [0, HORIZON], the rest extrapolates
+    margin = 0.05 * HORIZON
+    np.testing.assert_array_equal(band.extrapolated, (s < -margin) | (s > HORIZON + margin))
     A = np.column_stack([s, np.ones_like(s)])
     np.testing.assert_allclose(
         band.std, np.sqrt(np.einsum("ij,jk,ik->i", A, posterior, A)), rtol=1e-7

@@ -26,6 +26,9 @@ class Band:
             (its band is then ±inf), same shape.
         samples: the draws that went into a sampled band (0 for the delta method).
         failed: draws whose re-simulation failed (left out of the quantiles).
+        extrapolated: for a block's band, True where its input lies outside the range the block
+            was trained on (the collocation nodes' inputs): there the band is the network's
+            extrapolation, which no data checked, however narrow it is; None otherwise.
     """
 
     x: np.ndarray
@@ -38,6 +41,7 @@ class Band:
     bounded: np.ndarray
     samples: int = 0
     failed: int = 0
+    extrapolated: np.ndarray | None = None
 
     def column(self, k: int) -> Band:
         """The band of column k of a band over several columns."""
@@ -81,4 +85,5 @@ class Band:
             "upper": self.upper.tolist(),
             "std": self.std.tolist(),
             "bounded": self.bounded.tolist(),
+            "extrapolated": None if self.extrapolated is None else self.extrapolated.tolist(),
         }

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -20,6 +20,7 @@ from threadpoolctl import threadpool_limits
 from ... import _validation as v
 from ...status import SolverStatus
 from ..checks import column_label
+from ..ranges import ExtrapolationWarning, outside_range
 from .bands import Band
 from .identifiability import Identifiability, analyse
 from .laplace import HESSIANS, LaplaceFit, check_noise, fit
@@ -140,10 +141,26 @@ class Uncertainty:
         which: str = "posterior",
     ) -> Band:
         """The band of a block's output over ``inputs`` (m,) or (m, n_in) (e.g. the learned
-        friction characteristic), by the delta method or by sampling the posterior."""
-        return self._pick(which).block_band(
+        friction characteristic), by the delta method or by sampling the posterior.
+
+        Points whose input lies outside the range the block was trained on are flagged
+        (`Band.extrapolated`) and warned of (`ExtrapolationWarning`)."""
+        band = self._pick(which).block_band(
             self.solution.model, block, inputs, output, level, method, samples, seed
         )
+        X = band.x[:, None] if band.x.ndim == 1 else band.x
+        outside, bounds = outside_range(self.solution, block, X)
+        if outside.any() and bounds is not None:
+            ranges = ", ".join(f"[{a:.4g}, {b:.4g}]" for a, b in zip(*bounds, strict=True))
+            warnings.warn(
+                f"{int(outside.sum())} of {outside.size} points of the band of block {block!r} "
+                f"lie outside the inputs it was trained on ({ranges}): "
+                "there the band is the network's extrapolation, which no data checked "
+                "(band.extrapolated marks them)",
+                ExtrapolationWarning,
+                stacklevel=2,
+            )
+        return replace(band, extrapolated=outside)
 
     def band(
         self,
