@@ -447,3 +447,41 @@ def test_tanh_samples_at_the_saturation_carry_no_weight():
             dataclasses.replace(samples, outputs=np.full_like(y, 5.0)),
             SparseRegression(form="tanh"),
         )
+
+
+def test_a_block_the_library_cannot_express_is_warned_of():
+    """Quadratic drag 0.3ω + 0.1ω|ω| learned by a network and regressed on the default cubic
+    polynomials: the closed form misses part of the network's shape (|ω| is no polynomial),
+    and discovery says so instead of returning a confident law."""
+    from collocnode import BlockConstraint, Parameter
+    from collocnode.training.discovery import DiscoveryWarning
+
+    def truth(t, x0):
+        def f(_, z):
+            return [z[1], -9.81 / 0.8 * np.sin(z[0]) - (0.3 * z[1] + 0.1 * z[1] * abs(z[1]))]
+
+        return solve_ivp(f, (t[0], t[-1]), x0, t_eval=t, rtol=1e-10, atol=1e-10).y.T
+
+    t = np.linspace(0.0, 6.0, 61)
+    rng = np.random.default_rng(0)
+    data = [
+        Trajectory(t, truth(t, x0) + [0.01, 0.05] * rng.standard_normal((t.size, 2)))
+        for x0 in ([1.0, 0.0], [2.0, 0.0], [0.5, 1.0])
+    ]
+    model = HybridModel(
+        n_states=2,
+        blocks={"d": MLP((1, 6, 1), "tanh")},
+        rhs=lambda x, u, t, b, p: [x[1], -p["gL"] * ca.sin(x[0]) - b["d"](x[1])],
+        parameters={"gL": Parameter(10.0, fit=True, lb=1.0, ub=50.0)},
+    )
+    problem = TrainingProblem(
+        model,
+        data,
+        regularization=1e-5,
+        state_guess="data",
+        block_constraints=(BlockConstraint("d", 0.0),),
+    )
+    sol = solve(problem, RadauIIA(60, 3, ipopt=IpoptOptions(max_iter=300, print_level=0)))
+    with pytest.warns(DiscoveryWarning, match="the library does not express this block"):
+        found = discover(sol, "d")
+    assert 0.9 < found.explained[0] < 0.999

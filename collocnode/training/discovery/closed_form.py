@@ -115,6 +115,20 @@ class ClosedForm:
 
     # ---- reading it ------------------------------------------------------------------------------
     @property
+    def explained(self) -> np.ndarray:
+        """Per output, the share of the block's variation over its node samples that the closed
+        form reproduces, 1 − Σ w (y − ŷ)² / Σ w (y − ȳ)² (quadrature weights w; 1: all of it),
+        (n_out,). It measures the library against the network, not against the truth."""
+        y = self.samples.outputs
+        w = self.samples.weights / self.samples.weights.sum()
+        residual = y - self(self.samples.inputs)
+        mean = w @ y
+        variation = w @ (y - mean) ** 2
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = 1.0 - (w @ residual**2) / variation
+        return np.where(variation > 0, share, 1.0)
+
+    @property
     def n_out(self) -> int:
         return int(self.coefficients.shape[0])
 

@@ -178,7 +178,9 @@ def discover(
             range, a tanh form on outputs outside (−1, 1). The trained model is not changed.
 
     Warns:
-        DiscoveryWarning: the trained model failed its consistency check (its ``consistency``).
+        DiscoveryWarning: the trained model failed its consistency check (its ``consistency``);
+            the closed form reproduces less than 99.9 % of an output's variation over the node
+            samples (`ClosedForm.explained`): the library does not express the block.
     """
     start = time.perf_counter()
     report = getattr(trained, "consistency", None)
@@ -203,7 +205,36 @@ def discover(
             )
         samples = replace(samples, input_names=tuple(regression.input_names))
     found = regress(samples, regression)
+    _warn_unexpressed(found)
     return found.timed(time.perf_counter() - start)
+
+
+#: a closed form that reproduces less of the block's variation than this is warned of
+EXPLAINED_MIN = 0.999
+
+
+def _warn_unexpressed(found: ClosedForm) -> None:
+    """Warn where the library cannot express the trained block: the closed form leaves more
+    than 0.1 % of an output's variation over the node samples unexplained (an RMS error of 3 %
+    of its spread)."""
+    explained = found.explained
+    for j in np.flatnonzero(explained < EXPLAINED_MIN):
+        y = found.samples.outputs[:, j]
+        error = np.abs(y - found(found.samples.inputs)[:, j])
+        k = int(np.argmax(error))
+        at = ", ".join(
+            f"{n} = {v:.4g}"
+            for n, v in zip(found.input_names, found.samples.inputs[k], strict=True)
+        )
+        warnings.warn(
+            f"the closed form of {found.samples.label} reproduces {explained[j]:.2%} of output "
+            f"{found.output_names[j]!r}'s variation over the node samples (largest error "
+            f"{error[k]:.3g} at {at}, where the block gives {y[k]:.4g}): the library does not "
+            "express this block; its equation is an approximation of the network, not a law "
+            "(add the terms it lacks, e.g. |x|, or check the block against known physics)",
+            DiscoveryWarning,
+            stacklevel=3,
+        )
 
 
 def regress(samples: BlockSamples, regression: SparseRegression) -> ClosedForm:
