@@ -481,7 +481,7 @@ def test_a_block_the_library_cannot_express_is_warned_of():
         state_guess="data",
         block_constraints=(BlockConstraint("d", 0.0),),
     )
-    sol = solve(problem, RadauIIA(60, 3, ipopt=IpoptOptions(max_iter=300, print_level=0)))
+    sol = solve(problem, RadauIIA(60, 3, ipopt=IpoptOptions(max_iter=300, print_level=0)), seed=0)
     with pytest.warns(DiscoveryWarning, match="the library does not express this block"):
         found = discover(sol, "d")
-    assert 0.9 < found.explained[0] < 0.999
+    assert found.explained[0] == pytest.approx(0.9928, abs=5e-4)  # quoted in docs/discovery.md
