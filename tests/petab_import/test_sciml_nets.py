@@ -381,24 +381,24 @@ def test_bad_parameter_files(tmp_path, edit, message):
 def test_unsupported_layer_type_is_refused_naming_file_layer_and_type(tmp_path):
     layers = [
         {
-            "layer_id": "conv1",
-            "layer_type": "Conv2d",
-            "args": {"in_channels": 1, "out_channels": 2},
+            "layer_id": "norm1",
+            "layer_type": "BatchNorm2d",
+            "args": {"num_features": 2},
         },
     ]
     forward = [
         placeholder(),
-        node("conv1", "call_module", "conv1", ["net_input"]),
-        node("output", "output", "output", ["conv1"]),
+        node("norm1", "call_module", "norm1", ["net_input"]),
+        node("output", "output", "output", ["norm1"]),
     ]
     path = write_yaml(tmp_path / "net.yaml", layers, forward)
     with pytest.raises(UnsupportedError) as info:
         read_network(path)
     message = str(info.value)
     assert isinstance(info.value, PetabError)
-    assert str(path) in message and "'conv1'" in message and "'Conv2d'" in message
+    assert str(path) in message and "'norm1'" in message and "'BatchNorm2d'" in message
     assert "\n" not in message
-    assert info.value.feature == "layer type 'Conv2d'"
+    assert info.value.feature == "layer type 'BatchNorm2d'"
 
 
 PLANTED = "collocnode_sciml_planted"

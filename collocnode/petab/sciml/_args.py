@@ -26,6 +26,13 @@ def is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+def _ints(v: Any, low: int) -> bool:
+    """An integer ``>= low``, or a list of them (one per spatial axis)."""
+    if isinstance(v, list):
+        return all(is_int(s) and s >= low for s in v)
+    return is_int(v) and v >= low
+
+
 def _is_number(v: Any) -> bool:
     return (isinstance(v, (int, float)) and not isinstance(v, bool)) and math.isfinite(v)
 
@@ -62,6 +69,22 @@ KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
         "a list of integers (at most one -1)",
     ),
     "approximate": (lambda v: v in ("none", "tanh"), "'none' or 'tanh'"),
+    "stride": (lambda v: v is None or _ints(v, 1), "null, a positive integer or a list of them"),
+    "pads": (lambda v: _ints(v, 0), "a non-negative integer or a list of them"),
+    "padding": (
+        lambda v: v in ("same", "valid") or _ints(v, 0),
+        "'same', 'valid', a non-negative integer or a list of them",
+    ),
+    "padding_mode": (
+        lambda v: v in ("zeros", "reflect", "replicate", "circular"),
+        "'zeros', 'reflect', 'replicate' or 'circular'",
+    ),
+    "output_size": (
+        lambda v: _ints(v, 1) or (isinstance(v, list) and all(s is None or _ints(s, 1) for s in v)),
+        "a positive integer or a list of positive integers and nulls",
+    ),
+    "divisor": (lambda v: v is None or (is_int(v) and v != 0), "null or a nonzero integer"),
+    "momentum": (lambda v: v is None or _is_number(v), "null or a finite number"),
 }
 
 #: The tensor argument of most functions, methods and layers.

@@ -1,34 +1,25 @@
 """Layer types: the ``torch.nn`` modules a ``call_module`` node may call (by its layer's
-``layer_type``), in the table `LAYER_TYPES`; and why a known module is refused."""
+``layer_type``), in the table `LAYER_TYPES`; and why a known module is refused. The
+convolutions and pooling layers are in `_conv` and `_pool`; the dense layers, the
+normalizations (``LayerNorm``, ``InstanceNorm1d/2d/3d``), ``Flatten``, ``Identity``, softmax
+and the activation modules here."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import casadi as ca
 
 from ._activations import ACTIVATION_ARGS, ELEMENTWISE
 from ._args import INPUT, Arg, is_int, passed
+from ._conv import CONV_LAYERS
 from ._errors import EvalError
+from ._layer_type import DEVICE, Args, LayerType, no_arrays
 from ._ops import flatten, log_softmax, softmax
+from ._pool import POOL_LAYERS
 from ._tensor import Tensor, column, matrix, numel
-
-
-@dataclass(frozen=True)
-class LayerType:
-    """A ``torch.nn`` module: constructor ``args``, forward ``call`` arguments, its parameter
-    arrays' shapes (from the bound constructor args) and its evaluation
-    ``apply(args, arrays, **tensors)`` with ``arrays`` as row-major CasADi columns."""
-
-    args: tuple[Arg, ...]
-    call: tuple[Arg, ...]
-    arrays: Callable[[Mapping[str, Any]], dict[str, tuple[int, ...]]]
-    apply: Callable[..., Tensor]
-
-
-_DEVICE = (Arg("device", "none", None, ignored=True), Arg("dtype", "none", None, ignored=True))
+from ._windows import layout
 
 
 def _linear_arrays(a: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
@@ -84,6 +75,15 @@ def _normalized_shape(a: Mapping[str, Any]) -> tuple[int, ...]:
     return (shape,) if is_int(shape) else tuple(shape)
 
 
+def _normalized_rows(x: Any, eps: float) -> Any:
+    """Each row of the CasADi matrix ``x`` less its mean, over its standard deviation (biased,
+    as PyTorch's) with ``eps`` added to the variance."""
+    n = x.shape[1]
+    centred = x - ca.repmat(ca.sum2(x) / n, 1, n)
+    variance = ca.sum2(centred * centred) / n
+    return centred / ca.repmat(ca.sqrt(variance + eps), 1, n)
+
+
 def _layer_norm_arrays(a: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
     shapes: dict[str, tuple[int, ...]] = {}
     if a["elementwise_affine"]:
@@ -99,10 +99,7 @@ def _layer_norm(a: Mapping[str, Any], arrays: Mapping[str, Any], input: Tensor) 
         raise EvalError(f"input of shape {input.shape}; LayerNorm normalizes over {shape}")
     n = numel(shape)
     groups = numel(input.shape) // n
-    x = matrix(input.flat, groups, n)
-    centred = x - ca.repmat(ca.sum2(x) / n, 1, n)
-    variance = ca.sum2(centred * centred) / n  # biased, as PyTorch's
-    y = centred / ca.repmat(ca.sqrt(variance + a["eps"]), 1, n)
+    y = _normalized_rows(matrix(input.flat, groups, n), a["eps"])
     if "weight" in arrays:
         y = y * ca.repmat(arrays["weight"].T, groups, 1)
     if "bias" in arrays:
@@ -110,8 +107,55 @@ def _layer_norm(a: Mapping[str, Any], arrays: Mapping[str, Any], input: Tensor) 
     return Tensor(input.shape, column(y))
 
 
-def _no_arrays(a: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
-    return {}
+_INSTANCE_NORM_ARGS = (
+    Arg("num_features", "count"),
+    Arg("eps", "positive", 1e-5),
+    Arg("momentum", "momentum", 0.1),
+    Arg("affine", "bool", False),
+    Arg("track_running_stats", "bool", False),
+    *DEVICE,
+)
+
+
+def _instance_norm_arrays(a: Args) -> dict[str, tuple[int, ...]]:
+    if not a["affine"]:
+        return {}
+    return {"weight": (a["num_features"],), "bias": (a["num_features"],)}
+
+
+def _refuse_running_stats(a: Args) -> str | None:
+    if a["track_running_stats"]:
+        return "track_running_stats=True (running statistics, buffers) is not supported"
+    return None
+
+
+def _instance_norm(d: int) -> LayerType:
+    """``InstanceNorm{d}d``: each channel of each sample normalized over its spatial axes
+    (the input's own statistics, biased variance), then scaled and shifted per channel."""
+    what = f"InstanceNorm{d}d"
+
+    def apply(a: Args, arrays: Mapping[str, Any], input: Tensor) -> Tensor:
+        lay = layout(input, d, what)
+        if a["affine"] and lay.channels != a["num_features"]:
+            raise EvalError(
+                f"input of shape {input.shape}; {what} has {a['num_features']} features"
+            )
+        n = numel(lay.spatial)
+        if n < 2:
+            raise EvalError(
+                f"input of shape {input.shape}; {what} needs more than one spatial entry"
+            )
+        y = _normalized_rows(matrix(input.flat, lay.planes, n), a["eps"])
+        samples = lay.batch or 1
+        if "weight" in arrays:
+            y = y * ca.repmat(arrays["weight"], samples, n)
+        if "bias" in arrays:
+            y = y + ca.repmat(arrays["bias"], samples, n)
+        return Tensor(input.shape, column(y))
+
+    return LayerType(
+        _INSTANCE_NORM_ARGS, (INPUT,), _instance_norm_arrays, apply, refuse=_refuse_running_stats
+    )
 
 
 def _activation_layer(name: str, args: tuple[Arg, ...] = ()) -> LayerType:
@@ -120,14 +164,14 @@ def _activation_layer(name: str, args: tuple[Arg, ...] = ()) -> LayerType:
     def apply(a: Mapping[str, Any], arrays: Mapping[str, Any], input: Tensor) -> Tensor:
         return Tensor(input.shape, fn(input.flat, **passed(args, a)))
 
-    return LayerType(args, (INPUT,), _no_arrays, apply)
+    return LayerType(args, (INPUT,), no_arrays, apply)
 
 
 def _function_layer(fn: Callable[..., Tensor], args: tuple[Arg, ...]) -> LayerType:
     def apply(a: Mapping[str, Any], arrays: Mapping[str, Any], input: Tensor) -> Tensor:
         return fn(input, **passed(args, a))
 
-    return LayerType(args, (INPUT,), _no_arrays, apply)
+    return LayerType(args, (INPUT,), no_arrays, apply)
 
 
 #: ``layer_type`` values: a ``torch.nn`` module's class name.
@@ -137,7 +181,7 @@ LAYER_TYPES: dict[str, LayerType] = {
             Arg("in_features", "count"),
             Arg("out_features", "count"),
             Arg("bias", "bool", True),
-            *_DEVICE,
+            *DEVICE,
         ),
         (INPUT,),
         _linear_arrays,
@@ -149,7 +193,7 @@ LAYER_TYPES: dict[str, LayerType] = {
             Arg("in2_features", "count"),
             Arg("out_features", "count"),
             Arg("bias", "bool", True),
-            *_DEVICE,
+            *DEVICE,
         ),
         (Arg("input1", "tensor"), Arg("input2", "tensor")),
         _bilinear_arrays,
@@ -161,12 +205,15 @@ LAYER_TYPES: dict[str, LayerType] = {
             Arg("eps", "positive", 1e-5),
             Arg("elementwise_affine", "bool", True),
             Arg("bias", "bool", True),
-            *_DEVICE,
+            *DEVICE,
         ),
         (INPUT,),
         _layer_norm_arrays,
         _layer_norm,
     ),
+    **{f"InstanceNorm{d}d": _instance_norm(d) for d in (1, 2, 3)},
+    **CONV_LAYERS,
+    **POOL_LAYERS,
     "Flatten": _function_layer(flatten, (Arg("start_dim", "int", 1), Arg("end_dim", "int", -1))),
     "Identity": _activation_layer("identity"),
     "Softmax": _function_layer(softmax, (Arg("dim", "dim", None),)),
@@ -198,18 +245,13 @@ LAYER_TYPES: dict[str, LayerType] = {
 
 # Why a known PyTorch layer is refused (matched by prefix; anything else: "not supported").
 _WHY_NOT = (
-    ("ConvTranspose", "transposed convolutions are not implemented"),
-    ("Conv", "convolutions are not implemented"),
-    ("AdaptiveMaxPool", "pooling is not implemented"),
-    ("AdaptiveAvgPool", "pooling is not implemented"),
-    ("MaxPool", "pooling is not implemented"),
-    ("AvgPool", "pooling is not implemented"),
-    ("LPPool", "pooling is not implemented"),
     ("Dropout", "dropout is random (PEtab SciML evaluates it as in training)"),
     ("AlphaDropout", "dropout is random (PEtab SciML evaluates it as in training)"),
     ("FeatureAlphaDropout", "dropout is random (PEtab SciML evaluates it as in training)"),
+    ("FractionalMaxPool", "fractional max pooling is random"),
+    ("MaxUnpool", "unpooling is not implemented"),
     ("BatchNorm", "batch norm in training mode uses the batch's statistics"),
-    ("InstanceNorm", "instance norm is not implemented"),
+    ("Lazy", "lazy modules infer their sizes at the first call; give them explicitly"),
 )
 
 

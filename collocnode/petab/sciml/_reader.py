@@ -92,7 +92,13 @@ def _read_layer(check: Checks, i: int, item: Any, earlier: Mapping[str, Layer]) 
     args = item.get("args") or {}
     if not isinstance(args, dict):
         raise check.fail(where, f"args must be a mapping, got {type(args).__name__}")
-    bound, problem = bind(LAYER_TYPES[layer_type].args, [], args)
-    if problem:
+    kind = LAYER_TYPES[layer_type]
+    bound, problem = bind(kind.args, [], args)
+    if problem or (problem := kind.check(bound)):
         raise check.fail(f"{where} ({layer_type})", problem)
+    reason = kind.refuse(bound)
+    if reason:
+        raise UnsupportedError(
+            f"{check.path}: {where} ({layer_type}): {reason}", f"layer type {layer_type!r}", reason
+        )
     return Layer(layer_id, layer_type, bound)
