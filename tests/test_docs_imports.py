@@ -71,6 +71,47 @@ def documented() -> list[str]:
 IMPORTS = [(where, mod, names) for where, code in sources() for mod, names in imports(code)]
 
 
+def public_modules() -> tuple[str, ...]:
+    """The public modules, from the table of docs/architecture.md ("The public surface"): its
+    first column's names; ``collocnode.recipes.*`` admits every submodule."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    section = text.split("## The public surface", 1)[1].split("\n## ", 1)[0]
+    out = []
+    for line in section.splitlines():
+        if line.startswith("| `collocnode"):
+            out += re.findall(r"`(collocnode[\w.*]*)`", line.split("|")[1])
+    return tuple(out)
+
+
+PUBLIC = public_modules()
+
+
+def is_public(module: str) -> bool:
+    return any(module == p or (p.endswith(".*") and module.startswith(p[:-1])) for p in PUBLIC)
+
+
+def test_the_public_table_is_read():
+    assert {
+        "collocnode",
+        "collocnode.nn",
+        "collocnode.petab",
+        "collocnode.compare.methods.*",
+    } <= set(PUBLIC)
+
+
+@pytest.mark.parametrize(("where", "module", "names"), IMPORTS, ids=[i[0] for i in IMPORTS])
+def test_every_documented_import_is_public(where, module, names):
+    assert is_public(module), (
+        f"{where} imports from {module}, which is private (docs/architecture.md lists the "
+        "public modules): import from a public one, or re-export the name there"
+    )
+    exported = getattr(importlib.import_module(module), "__all__", None)
+    for name in names:
+        if name == "*" or is_public(f"{module}.{name}") or exported is None:
+            continue
+        assert name in exported, f"{where}: {module} does not export {name!r} (its __all__)"
+
+
 def test_the_files_hold_imports_to_check():
     assert len(IMPORTS) > 20
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from .. import _validation as v
 from ..tools.registry import Registry
 from .base import Split, System
+from .layout import StateLayout
 
 #: name -> the system's class, imported on first use (importing the package does no work)
 SYSTEMS: Registry[type[System]] = Registry(
@@ -68,4 +69,13 @@ def get(name: str, preset: str | None = None, **params: float) -> System:
     return cls(preset=preset, **params)
 
 
-__all__ = ["SYSTEMS", "Split", "System", "available", "get", "parameters", "presets"]
+__all__ = [
+    "SYSTEMS",
+    "Split",
+    "StateLayout",
+    "System",
+    "available",
+    "get",
+    "parameters",
+    "presets",
+]

@@ -37,6 +37,7 @@ from .problem import TrainingProblem
 from .ranges import ExtrapolationWarning
 from .samples import cell_weights
 from .solution import TrainingSolution
+from .warmstart import fit_initial_guess, warm_start
 
 __all__ = [
     "BlockConstraint",
@@ -46,4 +47,6 @@ __all__ = [
     "TrainingSolution",
     "UndeterminedStateWarning",
     "cell_weights",
+    "fit_initial_guess",
+    "warm_start",
 ]
