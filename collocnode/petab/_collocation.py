@@ -191,6 +191,7 @@ def build_dop(
         inputs=segments[0].inputs,
         segments=tuple(segments),
         sample_loss=sample_loss,
+        sample_groups=_sample_groups(numeric),
         mayer=_mayer(numeric, layout) if has_prior or layout.settling else None,
         boundary=_steady_state_rows(numeric, layout),
         p_lb=p_lb,
@@ -202,6 +203,24 @@ def build_dop(
         param_names=tuple(p.id for p in problem.parameters)
         + tuple(f"{s}@steady{j}" for j in range(layout.n_blocks) for s in problem.model.states),
     )
+
+
+#: at most this many distinct rows of a measurement's constants (its observable and the
+#: encoding of its overrides) are built as groups of their own; beyond, the observable alone
+MAX_SAMPLE_GROUPS = 64
+
+
+def _sample_groups(numeric: NumericModel) -> tuple[int, ...]:
+    """The columns of a measurement's ``d`` (after its value) that the NLP groups the samples
+    by: each group's data term is built with them as constants, so that a measurement of one
+    observable does not carry the derivatives of all the others (a model with 16 observables
+    and 9,600 measurements builds in a fraction of the time). The observable's one-hot columns,
+    and the overrides' columns too where they take few distinct values."""
+    data = numeric.measurement_data
+    every = tuple(range(1, data.shape[1]))
+    if len({tuple(row) for row in data[:, 1:].tolist()}) <= MAX_SAMPLE_GROUPS:
+        return every
+    return tuple(range(1, 1 + len(numeric.observable_ids)))
 
 
 def _state_lower_bounds(

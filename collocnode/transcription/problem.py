@@ -81,6 +81,11 @@ class DynamicOptimizationProblem:
             sample's row of ``Samples.data``), or None.
         samples: the data terms of the (single) trajectory (`Samples`), or None; every
             time must lie in ``tspan``. Needs ``sample_loss``.
+        sample_groups: columns of ``Samples.data`` that take few distinct values (which
+            observable a sample measures, as a one-hot block): the samples are grouped by
+            their values, and each group's data term is built with them as constants, so its
+            derivatives hold only what that group's term touches (a sample of one observable
+            does not depend on the states and parameters of the others). Empty: one group.
         x_nominal: typical magnitude of each state (n_states,), default 1. The NLP works with
             x / x_nominal and divides each state's collocation equations by its nominal value, so
             states of very different sizes (millimetres next to metres per second) give IPOPT a
@@ -131,6 +136,7 @@ class DynamicOptimizationProblem:
     param_names: tuple[str, ...] = ()
     sample_loss: SymbolicFn | None = None
     samples: Samples | None = None
+    sample_groups: tuple[int, ...] = ()
     controls: Controls | None = None
     algebraic: AlgebraicStates | None = None
     tf_bounds: tuple[float, float] | None = None
@@ -168,6 +174,14 @@ class DynamicOptimizationProblem:
         if self.samples is not None:
             store("samples", check_samples("samples", self.samples, self.sample_loss, t0, tf))
         check_sample_widths(self.all_segments())
+        groups = tuple(self.sample_groups)
+        width = self.n_sample_data
+        if any(not isinstance(k, (int, np.integer)) or not 0 <= k < width for k in groups):
+            raise ValueError(
+                f"sample_groups must be column indices of the samples' data (0..{width - 1}), "
+                f"got {groups!r}"
+            )
+        store("sample_groups", tuple(int(k) for k in groups))
         store("state_names", check_labels("state_names", self.state_names, nx))
         store("param_names", check_labels("param_names", self.param_names, npar))
         check_node_variables(self.controls, self.algebraic)

@@ -332,12 +332,21 @@ def build_boundary_functions(dop: DynamicOptimizationProblem) -> BoundaryFunctio
 
 
 def build_sample_functions(
-    dop: DynamicOptimizationProblem, m: int, second: bool = True
+    dop: DynamicOptimizationProblem,
+    m: int,
+    second: bool = True,
+    fixed: dict[int, float] | None = None,
+    name: str = "",
 ) -> SampleFunctions:
     """The data term ``w ℓ(x(t_s), p, u, t, d)`` of a sample in an interval of ``m`` stages, its
     gradient and (with ``second``) its exact Hessian blocks. For a term that is a quadratic in
     the state (a fitted state) the xi-xi block is constant in xi and p (it depends only on the
-    basis row and the weights); a term through a model output also couples xi with p."""
+    basis row and the weights); a term through a model output also couples xi with p.
+
+    ``fixed``: data columns the term takes as these constants (a sample group's shared values;
+    the input ``d`` keeps its width, those entries unread), so that CasADi folds them and the
+    derivatives hold only what this group's term touches; ``name`` tells the group's functions
+    apart."""
     if dop.sample_loss is None:
         raise ValueError("the problem has no sample_loss")
     nx, npar, nu, nd = dop.n_states, dop.n_params, dop.n_inputs, dop.n_sample_data
@@ -348,15 +357,19 @@ def build_sample_functions(
     t, w, sigma = ca.SX.sym("t"), ca.SX.sym("w"), ca.SX.sym("sigma")
     # scaled (differential) state at the sample time
     x = ca.mtimes(ca.vertsplit(ca.reshape(xi, width, m + 1), [0, nx, width])[0], beta)
-    loss = _as_column("sample_loss", dop.sample_loss(x * dop.x_nominal, p, u, t, d), 1)
+    d_term = d
+    if fixed:
+        d_term = ca.vertcat(*[ca.SX(fixed[k]) if k in fixed else d[k] for k in range(nd)])
+    loss = _as_column("sample_loss", dop.sample_loss(x * dop.x_nominal, p, u, t, d_term), 1)
     obj = w * loss
     v = ca.vertcat(xi, p)
     args, names = [xi, beta, p, u, t, d, w], ["xi", "beta", "p", "u", "t", "d", "w"]
-    values = ca.Function(f"sample{m}_values", args, [obj], names, ["obj"])
+    label = f"{m}{name}"  # unique per group: compiled code is named by the functions
+    values = ca.Function(f"sample{label}_values", args, [obj], names, ["obj"])
     grad = ca.densify(ca.gradient(obj, v))
-    first = ca.Function(f"sample{m}_first", args, [grad[:nv], grad[nv:]], names, ["gx", "gp"])
+    first = ca.Function(f"sample{label}_first", args, [grad[:nv], grad[nv:]], names, ["gx", "gp"])
     fused = ca.Function(
-        f"sample{m}_fused", args, [obj, grad[:nv], grad[nv:]], names, ["obj", "gx", "gp"]
+        f"sample{label}_fused", args, [obj, grad[:nv], grad[nv:]], names, ["obj", "gx", "gp"]
     )
     H, _ = ca.hessian(sigma * obj, v)
     hxx_nz, hxx_pat = _nz(ca.triu(H[:nv, :nv]))
@@ -364,7 +377,7 @@ def build_sample_functions(
     hpp_nz, hpp_pat = _nz(ca.triu(H[nv:, nv:]))
     hess = (
         ca.Function(
-            f"sample{m}_second",
+            f"sample{label}_second",
             [*args, sigma],
             [hxx_nz, hxp_nz, hpp_nz],
             [*names, "sigma"],

@@ -140,7 +140,7 @@ class StructuredNLP:
         self.quadratic = rate_penalty_terms(dop, meshes, node_start)
         self.sample_groups = place_samples(dop, meshes, node_start)
         self.node, self.bnd, sample_fns = self._functions(
-            dop, self.hessian_mode, jit, step, [g.m for g in self.sample_groups]
+            dop, self.hessian_mode, jit, step, [(g.m, g.fixed) for g in self.sample_groups]
         )
         for g, fn in zip(self.sample_groups, sample_fns, strict=True):
             g.fn = fn
@@ -169,12 +169,17 @@ class StructuredNLP:
         mode: str,
         jit: bool,
         step: Callable[[str], None],
-        sample_stages: list[int],
+        sample_groups: list[tuple[int, dict[int, float]]],
     ) -> tuple[NodeFunctions, BoundaryFunctions, list[SampleFunctions]]:
         node = build_node_functions(dop, mode)
         step("build")
         bnd = build_boundary_functions(dop)
-        samples = [build_sample_functions(dop, m, second=mode != "none") for m in sample_stages]
+        samples = [
+            build_sample_functions(
+                dop, m, second=mode != "none", fixed=fixed, name=f"_g{k}" if fixed else ""
+            )
+            for k, (m, fixed) in enumerate(sample_groups)
+        ]
         if jit:
             step("compile")
             from .jit import compile_derivatives
