@@ -12,6 +12,7 @@ from .limits import StopWhenSettled, StopWhenStagnant, TimeLimit
 from .multistart import Multistart, MultistartRecord, StartRecord
 from .phases import PhasedRecord, Pretrained, WarmStarted
 from .regularization import (
+    NaivePredictorWarning,
     PathPoint,
     RegularizationPath,
     RegularizationPathRecord,
@@ -33,6 +34,7 @@ __all__ = [
     "DiscoveryWarning",
     "Multistart",
     "MultistartRecord",
+    "NaivePredictorWarning",
     "PathPoint",
     "PhasedRecord",
     "Pretrained",

@@ -24,7 +24,10 @@ Held-out data (``holdout``):
 
 The score is the RMS over the held-out samples and fitted columns of the re-simulation's error,
 each column divided by its spread in the training data (dimensionless); a re-simulation that
-fails scores +inf.
+fails scores +inf. A naive predictor is scored the same way: for a held-out window, the last
+training sample held constant (persistence); for held-out trajectories, each column's training
+mean. A chosen model no better than it is warned of (`NaivePredictorWarning`): its forecast
+adds nothing a constant would not give.
 """
 
 from __future__ import annotations
@@ -49,6 +52,11 @@ from ..transcription.collocation import RadauIIA
 DECADES = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
 #: the final share of a single trajectory's horizon held out by default
 AUTO_WINDOW = 0.2
+
+
+class NaivePredictorWarning(UserWarning):
+    """The chosen model's held-out error is no better than a naive predictor's (persistence of
+    the last training sample, or the training mean)."""
 
 
 class UnverifiedChoiceWarning(UserWarning):
@@ -96,6 +104,8 @@ class RegularizationPathRecord:
         chosen: the chosen λ.
         holdout: what was held out, in words.
         verified: whether the chosen point converged and passed the consistency check.
+        naive_error: the held-out error of the naive predictor (module docstring), in the
+            units of ``holdout_error``.
     """
 
     wraps: ClassVar[bool] = True
@@ -106,6 +116,7 @@ class RegularizationPathRecord:
     holdout: str
     verified: bool
     times: dict[str, float] = field(default_factory=dict)
+    naive_error: float = math.nan
 
     @property
     def status(self) -> SolverStatus:
@@ -120,9 +131,11 @@ class RegularizationPathRecord:
     def describe(self) -> str:
         """The choice of λ, in one line."""
         verified = "" if self.verified else " (not verified: it failed or was inconsistent)"
+        error = next(p.holdout_error for p in self.path if p.regularization == self.chosen)
         return (
             f"RegularizationPath: λ = {self.chosen:g} of {len(self.path)} on held-out "
-            f"{self.holdout}{verified}"
+            f"{self.holdout}{verified}; held-out error {error:.4g}, a naive predictor's "
+            f"{self.naive_error:.4g}"
         )
 
     def table(self) -> str:
@@ -150,6 +163,7 @@ class RegularizationPathRecord:
             "chosen": self.chosen,
             "holdout": self.holdout,
             "verified": self.verified,
+            "naive_error": self.naive_error if math.isfinite(self.naive_error) else None,
             "times": dict(self.times),
             "path": [
                 {
@@ -280,12 +294,23 @@ class RegularizationPath(Wrapper):
                 stacklevel=3,
             )
         chosen, solution = path[k].regularization, results[k]
+        naive = split.naive_error()
+        if not path[k].holdout_error < naive:
+            warnings.warn(
+                f"the chosen model's held-out error, {path[k].holdout_error:.4g}, is no better "
+                f"than a naive predictor's, {naive:.4g} ({split.naive_name()}, on "
+                f"{split.describe()}): its forecast adds nothing a constant would not",
+                NaivePredictorWarning,
+                stacklevel=3,
+            )
         if self.refit:
             t0 = time.perf_counter()
             whole = replace(problem, regularization=chosen)
             solution = self.inner.solve_problem(whole, context)
             times["refit"] = time.perf_counter() - t0
-        return RegularizationPathRecord(solution, path, chosen, split.describe(), verified, times)
+        return RegularizationPathRecord(
+            solution, path, chosen, split.describe(), verified, times, naive
+        )
 
 
 def _worse_since_best(path: list[PathPoint]) -> int:
@@ -378,12 +403,41 @@ class _Split:
         cols = [sim.x[:, i] if kind == "x" else sim.y[:, i] for kind, i in whole.columns]
         return np.column_stack(cols)
 
+    def naive_name(self) -> str:
+        return "the last training sample held" if self.cut is not None else "the training mean"
+
+    def _naive(self, k: int, n: int) -> np.ndarray:
+        """The naive predictor's values at the n samples of trajectory k (module docstring)."""
+        if self.cut is not None:
+            data = self.whole.trajectories[0]
+            targets, seen = self.whole.targets(0), self.whole.observed(0)
+            before = np.flatnonzero(data.t <= self.cut)
+            last = np.array(
+                [targets[before[seen[before, c]][-1], c] for c in range(targets.shape[1])]
+            )
+            return np.tile(last, (n, 1))
+        train = self.train
+        values = np.vstack([train.targets(j) for j in range(train.n_trajectories)])
+        seen = np.vstack([train.observed(j) for j in range(train.n_trajectories)])
+        mean = np.array([values[seen[:, c], c].mean() for c in range(values.shape[1])])
+        return np.tile(mean, (n, 1))
+
+    def naive_error(self) -> float:
+        """The held-out score of the naive predictor."""
+        return self.error(None)
+
     def error(self, trained: Any) -> float:
-        """The held-out score of ``trained`` (module docstring)."""
+        """The held-out score of ``trained`` (module docstring); of the naive predictor for
+        None."""
         scales = _spread(self.train)
         squares, count = 0.0, 0
         for k in self.held or (0,):
-            q = self._rollout(trained, k)
+            if trained is None:
+                data = self.whole.trajectories[k]
+                t0, tf = self.whole.horizon_of(k)
+                q = self._naive(k, int(np.sum((data.t >= t0) & (data.t <= tf))))
+            else:
+                q = self._rollout(trained, k)
             if q is None or not np.all(np.isfinite(q)):
                 return math.inf
             data = self.whole.trajectories[k]

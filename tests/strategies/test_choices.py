@@ -1,6 +1,7 @@
 """The choices a newcomer need not make: λ on held-out data, several starts, and the defaults of
 a first solve."""
 
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
@@ -26,6 +27,7 @@ from collocnode.nn import MLP
 from collocnode.strategies import (
     AutoRecord,
     MultistartRecord,
+    NaivePredictorWarning,
     RegularizationPathRecord,
     UntilConsistentRecord,
 )
@@ -75,6 +77,22 @@ def test_held_out_trajectories_are_simulated_from_their_own_start():
     assert res.holdout == "trajectories [1]"
     assert final(res).problem.n_trajectories == 2  # trained without the held-out one
     assert all(np.isfinite(p.holdout_error) for p in res.path)
+
+
+def test_the_chosen_model_is_scored_against_a_naive_predictor():
+    """The oscillator's forecast beats persistence of the last training sample by far, silently;
+    a penalty so strong that the network is zero forecasts no better, and is warned of."""
+    problem = oscillator()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NaivePredictorWarning)
+        res = solve(problem, RegularizationPath(LEAF, lambdas=(1e-4,)), seed=0)
+    res = res.record(RegularizationPath)
+    chosen = res.path[0].holdout_error
+    assert chosen < 0.5 * res.naive_error  # 0.22 against 1.03
+    assert f"a naive predictor's {res.naive_error:.4g}" in res.describe()
+    assert res.to_dict()["naive_error"] == res.naive_error
+    with pytest.warns(NaivePredictorWarning, match="no better than a naive predictor"):
+        solve(problem, RegularizationPath(LEAF, lambdas=(1e4,), refit=False), seed=0)
 
 
 def test_the_path_stops_after_points_that_do_worse_than_the_best():
