@@ -86,23 +86,33 @@ class NetworkUse:
             )
         ]
         out: dict[Any, Any] = {self.weights_symbol: ca.vertcat(*entries)}
+        forward = self._forward()
         for output, index in self.outputs.items():
-            out[sp.Function(output, real=True)] = self._evaluator(index)
+            out[sp.Function(output, real=True)] = lambda *args, index=index: forward(*args)[index]
         return out
 
-    def _evaluator(self, index: int) -> Any:
+    def _forward(self) -> Any:
+        """The network's whole output on (weights, flat inputs), evaluated once per distinct
+        argument objects: the outputs of one network (two accelerations, say) read the same
+        evaluation instead of building the network's expression once each. The cache holds
+        its arguments, so their ids stay theirs for its life (one model build)."""
         sizes = [int(np.prod(s)) for s in self.input_shapes]
+        shapes = [list(s) for s in self.input_shapes]
+        cache: dict[tuple[int, ...], tuple[tuple[Any, ...], Any]] = {}
 
-        def evaluate(weights: Any, *flat: Any) -> Any:
-            columns, start = [], 0
-            for size in sizes:
-                columns.append(ca.vertcat(*flat[start : start + size]))
-                start += size
-            params = self.network.parameters_from_vector(weights)
-            y = self.network.casadi(columns, params, [list(s) for s in self.input_shapes])
-            return y[index]
+        def forward(weights: Any, *flat: Any) -> Any:
+            key = tuple(id(a) for a in (weights, *flat))
+            if key not in cache:
+                columns, start = [], 0
+                for size in sizes:
+                    columns.append(ca.vertcat(*flat[start : start + size]))
+                    start += size
+                params = self.network.parameters_from_vector(weights)
+                y = self.network.casadi(columns, params, shapes)
+                cache[key] = ((weights, *flat), y)
+            return cache[key][1]
 
-        return evaluate
+        return forward
 
 
 def hybrid_symbols(networks: tuple[NetworkUse, ...], theta_lin: dict[sp.Symbol, Any]) -> dict:

@@ -449,25 +449,21 @@ class _Hybrid:
             if not where.is_file():
                 raise PetabError(f"{self.reader.path}: the array file {name!r} does not exist")
             with h5py.File(where, "r") as f:
-                groups = set(f.keys())
-            if "parameters" in groups:
-                with h5py.File(where, "r") as f:
-                    nets = list(f["parameters"].keys())
-                for net_id in nets:
-                    if net_id not in self.networks:
-                        raise PetabError(f"{where}: parameters of unknown network {net_id!r}")
-                    network = self.networks[net_id]
-                    params = network.parameters_from_hdf5(where)
-                    out["parameters"][net_id] = network.parameters_to_vector(params)
-            if "inputs" in groups:
-                with h5py.File(where, "r") as f:
-                    for entity in f["inputs"]:
-                        group = f["inputs"][entity]
-                        if not isinstance(group, h5py.Group):
-                            raise PetabError(f"{where}: inputs/{entity} is no group")
-                        out["inputs"][entity] = {
-                            str(c): np.asarray(group[c][()], dtype=float) for c in group
-                        }
+                nets = list(f["parameters"].keys()) if "parameters" in f else []
+                for entity in f["inputs"] if "inputs" in f else []:
+                    group = f["inputs"][entity]
+                    if not isinstance(group, h5py.Group):
+                        raise PetabError(f"{where}: inputs/{entity} is no group")
+                    out["inputs"][entity] = {
+                        str(c): np.asarray(group[c][()], dtype=float) for c in group
+                    }
+            # the parameters through the network's own reader (it checks every array's shape)
+            for net_id in nets:
+                if net_id not in self.networks:
+                    raise PetabError(f"{where}: parameters of unknown network {net_id!r}")
+                network = self.networks[net_id]
+                params = network.parameters_from_hdf5(where)
+                out["parameters"][net_id] = network.parameters_to_vector(params)
         return out
 
     # ---- the model ---------------------------------------------------------------------------
