@@ -20,6 +20,35 @@ from collocnode import (
 RATE = 1.3  # the true decay rate k of x' = -k x
 
 
+def pendulum_swings(seed: int = 0) -> list[Trajectory]:
+    """Three swings of a pendulum (g/L = 9.81 / 0.8, damping 0.3ω + 0.1ω|ω|) from (1, 0),
+    (2, 0) and (0.5, 1), 61 samples on [0, 6], noise 0.01 rad on θ and 0.05 rad/s on ω."""
+    from scipy.integrate import solve_ivp
+
+    def rhs(_, z):
+        return [z[1], -9.81 / 0.8 * np.sin(z[0]) - (0.3 * z[1] + 0.1 * z[1] * abs(z[1]))]
+
+    t = np.linspace(0.0, 6.0, 61)
+    rng = np.random.default_rng(seed)
+    out = []
+    for x0 in ([1.0, 0.0], [2.0, 0.0], [0.5, 1.0]):
+        x = solve_ivp(rhs, (t[0], t[-1]), x0, t_eval=t, rtol=1e-10, atol=1e-10).y.T
+        out.append(Trajectory(t, x + [0.01, 0.05] * rng.standard_normal((t.size, 2))))
+    return out
+
+
+def pendulum_model() -> HybridModel:
+    """g/L fitted beside a learned damping d(ω) (a 1-6-1 tanh network)."""
+    from collocnode.nn import MLP
+
+    return HybridModel(
+        n_states=2,
+        blocks={"d": MLP((1, 6, 1), "tanh")},
+        rhs=lambda x, u, t, b, p: [x[1], -p["gL"] * ca.sin(x[0]) - b["d"](x[1])],
+        parameters={"gL": Parameter(10.0, fit=True, lb=1.0, ub=50.0)},
+    )
+
+
 def decay_problem(n_trajectories: int = 4, **fields) -> TrainingProblem:
     """x' = -k x with k fitted (one parameter: the optimum is unique), noisy data from
     several initial states."""

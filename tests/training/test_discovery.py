@@ -13,6 +13,7 @@ import math
 import casadi as ca
 import numpy as np
 import pytest
+from helpers import pendulum_model, pendulum_swings
 from scipy.integrate import solve_ivp
 
 from collocnode import (
@@ -453,27 +454,10 @@ def test_a_block_the_library_cannot_express_is_warned_of():
     """Quadratic drag 0.3ω + 0.1ω|ω| learned by a network and regressed on the default cubic
     polynomials: the closed form misses part of the network's shape (|ω| is no polynomial),
     and discovery says so instead of returning a confident law."""
-    from collocnode import BlockConstraint, Parameter
+    from collocnode import BlockConstraint
     from collocnode.training.discovery import DiscoveryWarning
 
-    def truth(t, x0):
-        def f(_, z):
-            return [z[1], -9.81 / 0.8 * np.sin(z[0]) - (0.3 * z[1] + 0.1 * z[1] * abs(z[1]))]
-
-        return solve_ivp(f, (t[0], t[-1]), x0, t_eval=t, rtol=1e-10, atol=1e-10).y.T
-
-    t = np.linspace(0.0, 6.0, 61)
-    rng = np.random.default_rng(0)
-    data = [
-        Trajectory(t, truth(t, x0) + [0.01, 0.05] * rng.standard_normal((t.size, 2)))
-        for x0 in ([1.0, 0.0], [2.0, 0.0], [0.5, 1.0])
-    ]
-    model = HybridModel(
-        n_states=2,
-        blocks={"d": MLP((1, 6, 1), "tanh")},
-        rhs=lambda x, u, t, b, p: [x[1], -p["gL"] * ca.sin(x[0]) - b["d"](x[1])],
-        parameters={"gL": Parameter(10.0, fit=True, lb=1.0, ub=50.0)},
-    )
+    data, model = pendulum_swings(0), pendulum_model()
     problem = TrainingProblem(
         model,
         data,

@@ -6,6 +6,7 @@ import warnings
 import casadi as ca
 import numpy as np
 import pytest
+from helpers import pendulum_model, pendulum_swings
 
 from collocnode import (
     BlockConstraint,
@@ -276,27 +277,7 @@ def test_an_exact_hessian_indefinite_in_a_parameter_is_not_silently_infinite():
     """A pendulum's g/L beside a learned damping, three swings: on this seed the exact
     Hessian's data part has a negative eigenvalue along g/L, so its data-only std is infinite;
     the data determine g/L (Gauss-Newton), and the warning says so."""
-    from scipy.integrate import solve_ivp
-
-    def truth(t, x0):
-        def f(_, z):
-            return [z[1], -9.81 / 0.8 * np.sin(z[0]) - (0.3 * z[1] + 0.1 * z[1] * abs(z[1]))]
-
-        return solve_ivp(f, (t[0], t[-1]), x0, t_eval=t, rtol=1e-10, atol=1e-10).y.T
-
-    t = np.linspace(0.0, 6.0, 61)
-    rng = np.random.default_rng(0)
-    noise = np.array([0.01, 0.05])
-    data = [
-        Trajectory(t, truth(t, x0) + noise * rng.standard_normal((t.size, 2)))
-        for x0 in ([1.0, 0.0], [2.0, 0.0], [0.5, 1.0])
-    ]
-    model = HybridModel(
-        n_states=2,
-        blocks={"d": MLP((1, 6, 1), "tanh")},
-        rhs=lambda x, u, t, b, p: [x[1], -p["gL"] * ca.sin(x[0]) - b["d"](x[1])],
-        parameters={"gL": Parameter(10.0, fit=True, lb=1.0, ub=50.0)},
-    )
+    data, model = pendulum_swings(0), pendulum_model()
     problem = TrainingProblem(
         model, data, regularization=1e-5, initial_state="data", state_guess="data", scale="none"
     )
