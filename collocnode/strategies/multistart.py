@@ -47,6 +47,12 @@ class StartRecord:
     largest_deviation: float
     seconds: float
 
+    @classmethod
+    def of(cls, start: int, seed: int | None, result: Any, seconds: float) -> StartRecord:
+        """The record of ``result`` (a solve's possibly wrapped result, checked or not)."""
+        facts = _facts(result, final(result), seconds)
+        return _record(start, seed, facts)
+
     @property
     def rank(self) -> tuple[bool, bool, float]:
         """Sort key, best first: consistent, converged, the least objective."""
