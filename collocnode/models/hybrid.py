@@ -320,10 +320,27 @@ class HybridModel:
         }
         return Blocks(self.blocks, weights), params
 
-    @cached_property
+    def _cached(self, name: str, build: Callable[[], ca.Function]) -> ca.Function:
+        """``build()`` once per state of the blocks' input normalisation: a network that takes
+        it from the data (`collocnode.nn.MLP.set_input_normalization`) sets it after a function
+        may have been built."""
+        key = tuple(
+            (getattr(b, "input_shift", None), getattr(b, "input_scale", None))
+            for b in self.blocks.values()
+        )
+        cached = self.__dict__.get(name)
+        if cached is None or cached[0] != key:
+            cached = (key, build())
+            self.__dict__[name] = cached  # a frozen dataclass's cache, as cached_property does
+        return cached[1]
+
+    @property
     def function(self) -> ca.Function:
         """``casadi.Function('model', [x, p, u, t], [xdot, y])`` (SX), the per-trajectory
         parameters at their ``value``."""
+        return self._cached("_function", self._build_function)
+
+    def _build_function(self) -> ca.Function:
         x = ca.SX.sym("x", self.n_states)
         p = ca.SX.sym("p", self.n_params)
         u = ca.SX.sym("u", self.n_inputs)
@@ -331,11 +348,14 @@ class HybridModel:
         xdot, y = self.symbolic(x, p, u, t)
         return ca.Function("model", [x, p, u, t], [xdot, y], ["x", "p", "u", "t"], ["xdot", "y"])
 
-    @cached_property
+    @property
     def per_trajectory_function(self) -> ca.Function:
         """``casadi.Function('model_c', [x, p, u, t, c], [xdot, y])`` (SX):
         [`function`][collocnode.HybridModel.function] with the per-trajectory parameters c
         (n_per_trajectory,) as an input."""
+        return self._cached("_per_trajectory_function", self._build_per_trajectory_function)
+
+    def _build_per_trajectory_function(self) -> ca.Function:
         x = ca.SX.sym("x", self.n_states)
         p = ca.SX.sym("p", self.n_params)
         u = ca.SX.sym("u", self.n_inputs)

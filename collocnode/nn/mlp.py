@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,14 @@ class MLP(Block):
     rescaled by constants, ``y = output_scale * net((x - input_shift) / input_scale)``, so that
     physical signals of any magnitude reach the network at order one.
 
+    A network with a hidden layer whose ``input_shift`` and ``input_scale`` are both left None
+    takes them from the data: the first [`TrainingProblem`][collocnode.TrainingProblem] it is
+    trained in sets them from each input over the data (`set_input_normalization`; its mean
+    and standard deviation, or 0 and 1 for an input already of order one, see
+    `collocnode.training.normalization`), and they stay (``inputs_from_data`` says whether that
+    is still to come). Give either to choose them yourself; ``input_shift=0, input_scale=1`` is
+    none.
+
     Flat weight layout (the same on every backend): for each layer, the weight matrix
     ``W`` of shape ``(n_out, n_in)`` in row-major order, then the bias ``b`` of shape ``(n_out,)``.
     This is ``torch.nn.utils.parameters_to_vector`` of a stack of ``torch.nn.Linear`` layers.
@@ -34,6 +42,7 @@ class MLP(Block):
     input_shift: tuple[float, ...] | None = None
     input_scale: tuple[float, ...] | None = None
     output_scale: tuple[float, ...] | None = None
+    inputs_from_data: bool = field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.sizes, int):
@@ -50,6 +59,8 @@ class MLP(Block):
         v.fits_in_memory(f"MLP sizes {sizes}", self.n_params, "weights")
         v.choice("activation", self.activation, ACTIVATIONS)
         v.choice("init", self.init, INITS)
+        unset = self.input_shift is None and self.input_scale is None and len(sizes) > 2
+        object.__setattr__(self, "inputs_from_data", unset)
         for name, length, default in (
             ("input_shift", sizes[0], 0.0),
             ("input_scale", sizes[0], 1.0),
@@ -68,6 +79,29 @@ class MLP(Block):
             if name != "input_shift" and np.any(arr == 0):
                 raise ValueError(f"{name} must be non-zero, got {tuple(arr)}")
             object.__setattr__(self, name, tuple(float(a) for a in arr))
+
+    def set_input_normalization(self, shift: Any, scale: Any) -> None:
+        """Set ``input_shift`` (n_in,) and ``input_scale`` (n_in,, non-zero) of a network that
+        left them to the data (``inputs_from_data``), in place, once: the block object is the
+        one the user's model holds, so the model they simulate with is the one trained. A
+        network whose normalisation is set (given or set before) refuses with a ValueError."""
+        if not self.inputs_from_data:
+            raise ValueError(
+                f"the input normalisation of this MLP is set (input_shift={self.input_shift}, "
+                f"input_scale={self.input_scale}); it is taken from the data only once, where "
+                "both were left None"
+            )
+        shift = np.atleast_1d(v.finite_array("input_shift", shift))
+        scale = np.atleast_1d(v.finite_array("input_scale", scale))
+        for name, arr in (("input_shift", shift), ("input_scale", scale)):
+            if arr.shape != (self.n_in,):
+                raise ValueError(f"{name} must have {self.n_in} entries, got {arr.size}")
+        if np.any(scale == 0):
+            raise ValueError(f"input_scale must be non-zero, got {tuple(scale)}")
+        # a frozen dataclass set in place, once: see the docstring
+        object.__setattr__(self, "input_shift", tuple(float(a) for a in shift))
+        object.__setattr__(self, "input_scale", tuple(float(a) for a in scale))
+        object.__setattr__(self, "inputs_from_data", False)
 
     @property
     def n_in(self) -> int:  # type: ignore[override]

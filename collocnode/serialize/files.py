@@ -68,6 +68,36 @@ def _rebuild(
     return model
 
 
+def _adopt_normalization(rebuilt: HybridModel, blocks: Mapping[str, Any]) -> None:
+    """Give the networks of a rebuilt model that take their input normalisation from the data
+    (`collocnode.nn.MLP.inputs_from_data`) the normalisation of the same block in ``blocks``
+    (the trained model's, or the file's): a recipe builds its networks afresh, before any
+    data."""
+    for name, block in rebuilt.blocks.items():
+        source = blocks.get(name)
+        if (
+            getattr(block, "inputs_from_data", False)
+            and source is not None
+            and not getattr(source, "inputs_from_data", True)
+            and getattr(source, "n_in", None) == block.n_in
+        ):
+            block.set_input_normalization(source.input_shift, source.input_scale)
+
+
+def _stored_blocks(blocks: dict[str, Any], budget: int) -> dict[str, Any]:
+    """The file's readable block list, each block decoded: it must name known types too (it is
+    what a reader trusts)."""
+    out = {}
+    for name, block in blocks.items():
+        where = f"model.blocks[{name!r}]"
+        require(block, ("type", "fields"), where)
+        only(block, ("type", "fields"), where)
+        out[name] = decode_block(
+            {TAG_BLOCK: block["type"], "fields": block["fields"]}, where, budget
+        )
+    return out
+
+
 def _describe(model: HybridModel) -> dict[str, Any]:
     """What the file states about the model besides its recipe (checked on loading)."""
     return {
@@ -203,6 +233,7 @@ def _checked_recipe(model: HybridModel, extra: Mapping[str, Builder]) -> dict[st
         )
     recipe = {"function": name, "kwargs": encode(dict(kwargs), "model.recipe.kwargs", 4)}
     rebuilt = _rebuild(json.loads(json.dumps(recipe)), extra, model.n_params, "save_model")
+    _adopt_normalization(rebuilt, model.blocks)
     if _describe(rebuilt) != _describe(model):
         raise ValueError(
             f"model.recipe {name!r} rebuilds a model with a different layout than the model "
@@ -498,13 +529,8 @@ def _load(doc: dict[str, Any], builders: Mapping[str, Builder]) -> LoadedModel:
     for key in ("blocks", "slices"):
         if not isinstance(spec[key], dict):
             raise ValueError(f"model.{key} must be an object, got {type(spec[key]).__name__}")
-    for name, block in spec["blocks"].items():
-        # the readable block list must name known types too (it is what a reader trusts)
-        where = f"model.blocks[{name!r}]"
-        require(block, ("type", "fields"), where)
-        only(block, ("type", "fields"), where)
-        decode_block({TAG_BLOCK: block["type"], "fields": block["fields"]}, where, budget)
     model = _rebuild(spec["recipe"], builders, budget)
+    _adopt_normalization(model, _stored_blocks(spec["blocks"], budget))
     described = _describe(model)
     described["blocks"] = {k: _block_json(b) for k, b in described["blocks"].items()}
     for key in described:

@@ -44,6 +44,7 @@ from .checks import (
 from .constraints import BlockConstraint, PathConstraint
 from .dop_terms import FitTerms, block_constraint, path_constraint
 from .layout import Layout, check_trajectory_params
+from .normalization import normalize_inputs
 from .observation import (
     align_to_model,
     column_values,
@@ -225,6 +226,7 @@ class TrainingProblem:
         object.__setattr__(self, "path", check_path_constraints(self.path, self.model))
         self._check_proximal()
         self._warn_undetermined()
+        normalize_inputs(self)
 
     def _check_proximal(self) -> None:
         prox = self.proximal
