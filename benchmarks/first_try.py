@@ -13,6 +13,20 @@ Problems that no preset covers, each posed as a newcomer would (no λ, no mesh, 
 - ``gappy_lv``: Lotka-Volterra at irregular times with 18 % of the values missing (NaN), the
   interaction learned, the loss at the samples.
 
+Four hybrid models of kinds met outside the project (``--cases hybrid``), their networks
+without any scaling given, each with targets that make the model useful and a verdict:
+
+- ``predator_prey_holling``: a predator's mortality fitted beside a learned functional
+  response (Holling type II), 31 samples with 5 % noise, forecast past the data;
+- ``pk_infusion``: two-compartment pharmacokinetics with a known infusion, the peripheral
+  compartment never measured, the elimination (Michaelis-Menten) learned, 15 samples at
+  irregular times, the exchange rates fitted, scored on an unseen dosing regimen (the rates are
+  reported too; one dose does not identify them beside a learned elimination);
+- ``relaxation_oscillator``: a stiff relaxation oscillator (Van der Pol in Liénard form,
+  μ = 10) with its cubic learned;
+- ``cstr_coolant``: an exothermic stirred tank at 340-360 K, four coolant profiles, the rate
+  constant k(T) learned, scored on an unseen coolant profile.
+
 For each: the expert's run (λ, mesh and algorithm as a tuned run sets them), and the default
 (``solve(problem, seed=0)``: :class:`collocnode.Auto`); ``--runs given --lambda X`` adds the
 default with λ = X given (no regularization path), to tell the path's choice from the rest.
@@ -23,6 +37,7 @@ regularization path against its final solve.
     python benchmarks/first_try.py                       # every case
     python benchmarks/first_try.py --cases lv_ude robertson --out runs/first_try
     python benchmarks/first_try.py --cases fitzhugh_nagumo gappy_lv --runs given --lambda 1e-3
+    python benchmarks/first_try.py --cases hybrid --budget 600 --out runs/hybrid
 """
 
 from __future__ import annotations
@@ -34,7 +49,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +58,15 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from collocnode import (
+    Auto,
     HybridModel,
     IpoptOptions,
     Mesh,
     Parameter,
     RadauIIA,
     SimulationError,
+    SolverStatus,
+    TimeLimit,
     TrainingProblem,
     Trajectory,
     UntilConsistent,
@@ -81,6 +99,8 @@ class Case:
     expert: Any
     score: Callable[[Any], dict[str, Any]]
     note: str
+    #: the largest value of each score that makes the model useful (the verdict's measure)
+    targets: dict[str, float] = field(default_factory=dict)
 
 
 # ---- the cases ----------------------------------------------------------------------------
@@ -328,13 +348,302 @@ def gappy_lv() -> Case:
     )
 
 
-CASES = {c.__name__: c for c in (spiral, lv_ude, robertson, duffing, fitzhugh_nagumo, gappy_lv)}
+# ---- hybrid models of four kinds met outside the project --------------------------------------
+# Posed as a newcomer would: networks without any input or output scaling, no λ, no mesh.
+
+
+def forecast_rmse(sol: Any, truth: Callable, t_all: np.ndarray, after: float) -> float | None:
+    """RMSE of the trained model re-simulated over ``t_all`` from its collocated start against
+    ``truth(t_all)`` at the times past ``after``; None where the simulation fails."""
+    try:
+        sim = sol.simulate(t_all, check_range=False).x
+    except SimulationError:
+        return None
+    late = t_all > after
+    return rmse(sim[late], truth(t_all)[late])
+
+
+def holling(x: np.ndarray) -> np.ndarray:
+    """The predation rate of the plankton case: Holling's type II, 1.2 x / (1 + 0.96 x)."""
+    return 1.2 * x / (1.0 + 1.2 * 0.8 * x)
+
+
+def predator_prey_holling() -> Case:
+    r, k, e, m = 1.0, 5.0, 0.5, 0.4
+
+    def truth(t):
+        return ode(
+            lambda _, z: [
+                r * z[0] * (1 - z[0] / k) - holling(z[0]) * z[1],
+                e * holling(z[0]) * z[1] - m * z[1],
+            ],
+            t,
+            [3.0, 1.0],
+        )
+
+    t = np.linspace(0.0, 30.0, 31)
+    x = truth(t)
+    noisy = x * (1 + 0.05 * np.random.default_rng(5).standard_normal(x.shape))
+    data = Trajectory(t, noisy, state_names=("prey", "predator"))
+
+    def problem() -> TrainingProblem:
+        def rhs(z, u, tt, blocks, params):
+            f = blocks["predation"](z[0])
+            return [r * z[0] * (1 - z[0] / k) - f * z[1], e * f * z[1] - params["m"] * z[1]]
+
+        model = HybridModel(
+            2,
+            {"predation": MLP((1, 8, 1), "tanh")},
+            rhs,
+            parameters={"m": Parameter(1.0, fit=True, lb=0.0)},
+        )
+        return TrainingProblem(model, data)
+
+    def score(sol) -> dict[str, Any]:
+        error = forecast_rmse(sol, truth, np.linspace(0.0, 45.0, 451), 30.0)
+        return {
+            "m_relative_error": abs(float(sol.params["m"]) - m) / m,
+            "forecast_relative_rmse": None if error is None else error / float(x.std()),
+        }
+
+    return Case(
+        "predator_prey_holling",
+        problem,
+        1e-4,
+        UntilConsistent(RadauIIA(120, 3, ipopt=QUIET)),
+        score,
+        "the fitted mortality m, and (30, 45] past the data relative to the states' spread",
+        {"m_relative_error": 0.1, "forecast_relative_rmse": 0.2},
+    )
+
+
+def pk_infusion() -> Case:
+    k12, k21, vmax, km = 0.6, 0.3, 2.0, 0.5
+
+    def infusion(tt, start=0.1, stop=1.0, rate=5.0):
+        tt = np.asarray(tt, dtype=float)
+        return (rate * (np.tanh((tt - start) / 0.05) - np.tanh((tt - stop) / 0.05)))[..., None]
+
+    def second_dose(tt):  # the unseen regimen: half the rate for 2 h, again at 12 h
+        return infusion(tt, 0.1, 2.1, 2.5) + infusion(tt, 12.0, 14.0, 2.5)
+
+    def truth(t, dose=infusion):
+        def rhs(tt, z):
+            c1, c2 = z
+            return [
+                dose(tt)[0] - k12 * c1 + k21 * c2 - vmax * c1 / (km + c1),
+                k12 * c1 - k21 * c2,
+            ]
+
+        return ode(rhs, t, [0.0, 0.0], method="Radau")
+
+    t = np.array([0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 3, 4, 6, 8, 12, 16, 24.0])
+    x = truth(t)
+    central = x[:, 0] * (1 + 0.05 * np.random.default_rng(6).standard_normal(t.size))
+    data = Trajectory(
+        t,
+        np.column_stack([central, np.full(t.size, np.nan)]),
+        u=infusion(t),
+        state_names=("central", "peripheral"),
+    )
+
+    def problem() -> TrainingProblem:
+        def rhs(z, u, tt, blocks, params):
+            a, b = params["k12"], params["k21"]
+            return [
+                u[0] - a * z[0] + b * z[1] - blocks["elimination"](z[0]),
+                a * z[0] - b * z[1],
+            ]
+
+        model = HybridModel(
+            2,
+            {"elimination": MLP((1, 8, 1), "tanh")},
+            rhs,
+            n_inputs=1,
+            parameters={
+                "k12": Parameter(1.0, fit=True, lb=0.0),
+                "k21": Parameter(1.0, fit=True, lb=0.0),
+            },
+        )
+        return TrainingProblem(
+            model, data, inputs=infusion, initial_state=[0.0, 0.0], loss="samples"
+        )
+
+    def score(sol) -> dict[str, Any]:
+        out = {
+            "k12_relative_error": abs(float(sol.params["k12"]) - k12) / k12,
+            "k21_relative_error": abs(float(sol.params["k21"]) - k21) / k21,
+            "peripheral_relative_rmse": rmse(sol(t)[:, 1], x[:, 1]) / float(x[:, 1].max()),
+        }
+        t_all = np.linspace(0.0, 24.0, 241)
+        expected = truth(t_all, second_dose)[:, 0]
+        try:
+            sim = sol.simulate(t_all, [0.0, 0.0], inputs=second_dose, check_range=False).x
+        except SimulationError:
+            return out | {"unseen_dose_relative_rmse": None}
+        out["unseen_dose_relative_rmse"] = rmse(sim[:, 0], expected) / float(expected.max())
+        return out
+
+    return Case(
+        "pk_infusion",
+        problem,
+        1e-4,
+        UntilConsistent(RadauIIA(80, 3, ipopt=QUIET)),
+        score,
+        "the central concentration under an unseen dosing regimen (the target), the fitted "
+        "exchange rates and the never-measured peripheral concentration",
+        {"unseen_dose_relative_rmse": 0.1},
+    )
+
+
+def relaxation_oscillator() -> Case:
+    mu = 10.0
+
+    def truth(t):
+        return ode(
+            lambda _, z: [mu * (z[0] - z[0] ** 3 / 3 - z[1]), z[0] / mu],
+            t,
+            [2.0, 0.0],
+            method="Radau",
+        )
+
+    t = np.linspace(0.0, 32.0, 321)
+    x = truth(t)
+    noisy = x + 0.02 * np.random.default_rng(7).standard_normal(x.shape)
+    data = Trajectory(t, noisy, state_names=("x", "y"))
+
+    def problem() -> TrainingProblem:
+        model = HybridModel(
+            2,
+            {"cubic": MLP((1, 8, 1), "tanh")},
+            lambda z, u, tt, blocks, params: [mu * (blocks["cubic"](z[0]) - z[1]), z[0] / mu],
+        )
+        return TrainingProblem(model, data)
+
+    def score(sol) -> dict[str, Any]:
+        grid = np.linspace(-2.0, 2.0, 81)
+        learned = sol.model.blocks["cubic"].numpy(grid[:, None], sol.p[: sol.model.n_weights])
+        return {
+            "cubic_max_error": float(np.max(np.abs(learned.ravel() - (grid - grid**3 / 3)))),
+            "forecast_rmse": forecast_rmse(sol, truth, np.linspace(0.0, 48.0, 961), 32.0),
+        }
+
+    return Case(
+        "relaxation_oscillator",
+        problem,
+        1e-5,
+        UntilConsistent(RadauIIA(400, 3, ipopt=QUIET)),
+        score,
+        "the learned cubic over [-2, 2], and (32, 48] past the data",
+        {"cubic_max_error": 0.1, "forecast_rmse": 0.2},
+    )
+
+
+def cstr_coolant() -> Case:
+    q, c_in, t_in, heat, beta = 1.0, 1.0, 350.0, 20.0, 2.0
+
+    def rate(temperature):
+        return 0.4 * np.exp(0.04 * (temperature - 350.0))
+
+    def coolant(base, amplitude, omega):
+        return lambda tt: (base + amplitude * np.sin(omega * np.asarray(tt, dtype=float)))[
+            ..., None
+        ]
+
+    def truth(t, tc):
+        def rhs(tt, z):
+            c, temp = z
+            k = rate(temp)
+            return [
+                q * (c_in - c) - k * c,
+                q * (t_in - temp) + heat * k * c - beta * (temp - tc(tt)[0]),
+            ]
+
+        return ode(rhs, t, [0.5, 350.0], method="Radau")
+
+    t = np.linspace(0.0, 10.0, 51)
+    rng = np.random.default_rng(8)
+    profiles = [coolant(b, 5.0, 0.6) for b in (335.0, 342.0, 349.0, 356.0)]
+    experiments = []
+    for tc in profiles:
+        x = truth(t, tc)
+        noisy = x + np.array([0.005, 0.2]) * rng.standard_normal(x.shape)
+        experiments.append(Trajectory(t, noisy, u=tc(t), state_names=("C", "T")))
+    unseen = coolant(345.0, 8.0, 1.1)
+
+    def problem() -> TrainingProblem:
+        def rhs(z, u, tt, blocks, params):
+            k = blocks["rate"](z[1])
+            return [
+                q * (c_in - z[0]) - k * z[0],
+                q * (t_in - z[1]) + heat * k * z[0] - beta * (z[1] - u[0]),
+            ]
+
+        model = HybridModel(2, {"rate": MLP((1, 8, 1), "tanh")}, rhs, n_inputs=1)
+        return TrainingProblem(model, experiments, inputs=profiles)
+
+    def score(sol) -> dict[str, Any]:
+        x_true = truth(t, unseen)
+        out: dict[str, Any] = {}
+        try:
+            sim = sol.simulate(t, x_true[0], inputs=unseen, check_range=False).x
+        except SimulationError:
+            return {"unseen_T_rmse": None, "unseen_C_rmse": None}
+        out["unseen_T_rmse"] = rmse(sim[:, 1], x_true[:, 1])
+        out["unseen_C_rmse"] = rmse(sim[:, 0], x_true[:, 0])
+        return out
+
+    return Case(
+        "cstr_coolant",
+        problem,
+        1e-4,
+        UntilConsistent(RadauIIA(60, 3, ipopt=QUIET)),
+        score,
+        "an unseen coolant profile: T [K] and C",
+        {"unseen_T_rmse": 1.0, "unseen_C_rmse": 0.02},
+    )
+
+
+CASES = {
+    c.__name__: c
+    for c in (
+        spiral,
+        lv_ude,
+        robertson,
+        duffing,
+        fitzhugh_nagumo,
+        gappy_lv,
+        predator_prey_holling,
+        pk_infusion,
+        relaxation_oscillator,
+        cstr_coolant,
+    )
+}
+#: the four hybrid cases of kinds met outside the project (``--cases hybrid``)
+HYBRID = ("predator_prey_holling", "pk_infusion", "relaxation_oscillator", "cstr_coolant")
 
 
 # ---- the runs -----------------------------------------------------------------------------
 
 
-def run_one(case: Case, which: str, given: float | None = None) -> dict[str, Any]:
+def verdict(row: dict[str, Any], targets: dict[str, float]) -> str:
+    """One phrase: failed (the status), inconsistent, off target (which score), or within
+    the case's targets."""
+    if not SolverStatus(row["status"]).ok:
+        return f"failed: {row['status']}"
+    if row["consistent"] is False:
+        return "inconsistent"
+    off = [
+        f"{k} {'failed' if row.get(k) is None else format(row[k], '.3g')} > {v:g}"
+        for k, v in targets.items()
+        if row.get(k) is None or row[k] > v
+    ]
+    return "off target: " + ", ".join(off) if off else "within targets"
+
+
+def run_one(
+    case: Case, which: str, given: float | None = None, budget: float | None = None
+) -> dict[str, Any]:
     problem = case.problem()
     if which == "given":  # the defaults with λ given: no path
         problem = replace(problem, regularization=given)
@@ -345,6 +654,8 @@ def run_one(case: Case, which: str, given: float | None = None) -> dict[str, Any
         alg = case.expert
     else:
         alg = None
+    if budget is not None:  # every run capped alike
+        alg = TimeLimit(Auto() if alg is None else alg, seconds=budget)
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -366,6 +677,9 @@ def run_one(case: Case, which: str, given: float | None = None) -> dict[str, Any
         "warnings": sorted({type(w.message).__name__ for w in caught}),
         **case.score(trained),
     }
+    if case.targets:
+        row["targets"] = case.targets
+        row["verdict"] = verdict(row, case.targets)
     auto = next((r for r in trained.records if isinstance(r, AutoRecord)), None)
     if auto is not None and auto.path is not None:
         row["path"] = auto.path.to_dict()
@@ -375,9 +689,12 @@ def run_one(case: Case, which: str, given: float | None = None) -> dict[str, Any
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
+    """The table of ``rows``, with a verdict column where the rows have one."""
+    verdicts = all("verdict" in r for r in rows)
     lines = [
-        "| case | run | status | λ | intervals | iterations | time [s] | consistent | error |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| case | run | status | λ | intervals | iterations | time [s] | consistent | error |"
+        + (" verdict |" if verdicts else ""),
+        "|---|---|---|---|---|---|---|---|---|" + ("---|" if verdicts else ""),
     ]
     for r in rows:
         errors = {k: v for k, v in r.items() if k.endswith(("rmse", "error"))}
@@ -388,13 +705,26 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         lines.append(
             f"| {r['case']} | {r['run']} | {r['status']} | {lam} | {r['intervals']} | "
             f"{r['iterations']} | {r['seconds']:.1f} | {r['consistent']} | {shown} |"
+            + (f" {r['verdict']} |" if verdicts else "")
         )
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--cases", nargs="*", default=list(CASES), choices=list(CASES))
+    parser.add_argument(
+        "--cases",
+        nargs="*",
+        default=list(CASES),
+        choices=[*CASES, "hybrid"],
+        help="'hybrid': the four hybrid cases",
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="seconds for each run (TimeLimit around its algorithm); none by default",
+    )
     parser.add_argument(
         "--runs", nargs="*", default=["expert", "default"], choices=["expert", "default", "given"]
     )
@@ -406,10 +736,11 @@ def main() -> None:
     command = "python benchmarks/first_try.py " + shlex.join(sys.argv[1:])
     load_before = load_average()
     rows = []
-    for name in args.cases:
+    names = [n for c in args.cases for n in (HYBRID if c == "hybrid" else (c,))]
+    for name in names:
         case = CASES[name]()
         for which in args.runs:
-            row = run_one(case, which, args.given)
+            row = run_one(case, which, args.given, args.budget)
             rows.append(row)
             print(json.dumps({k: v for k, v in row.items() if k != "path"}, default=str))
     args.out.mkdir(parents=True, exist_ok=True)
@@ -419,6 +750,7 @@ def main() -> None:
         "load_average": {"before": load_before, "after": load_average()},
         "rows": rows,
     }
+    record["budget_s"] = args.budget
     write_json(args.out / "first_try.json", record)
     (args.out / "first_try.md").write_text(markdown(rows) + "\n")
     print(markdown(rows))
