@@ -15,7 +15,7 @@ from typing import Any
 
 import casadi as ca
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtri  # the normal quantile, without loading scipy.stats
 
 from ... import _validation as v
 from .bands import Band
@@ -232,7 +232,7 @@ def delta_band(
     x: np.ndarray, value: np.ndarray, gradients: np.ndarray, post: ParameterPosterior, level: float
 ) -> Band:
     """value ± z σ with σ² = gᵀ C g for θ-gradients g (m, n_θ); unbounded points get ±inf."""
-    z = float(norm.ppf(0.5 + 0.5 * level))
+    z = float(ndtri(0.5 + 0.5 * level))
     var = post.variance(gradients)
     std = np.sqrt(var)
     return Band(

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from scipy.stats import chi2
+from scipy.special import chdtri  # the chi-square quantile, without loading scipy.stats
 
 from ... import _validation as v
 from ...algorithm import Algorithm, SolveContext, final
@@ -86,7 +86,7 @@ class Profile:
     @property
     def threshold(self) -> float:
         """χ²₁(level) / 2 (1.92 at 95 %)."""
-        return float(chi2.ppf(self.level, 1) / 2.0)
+        return float(chdtri(1, 1.0 - self.level) / 2.0)
 
     def _side(self, below: bool) -> tuple[float, str]:
         """The interval's end on one side and what set it (`limits`)."""

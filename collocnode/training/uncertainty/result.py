@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtri  # the normal quantile, without loading scipy.stats
 from threadpoolctl import threadpool_limits
 
 from ... import _validation as v
@@ -84,7 +84,7 @@ class Uncertainty:
         self, name: str, level: float = 0.95, which: str = "posterior"
     ) -> tuple[float, float]:
         """The symmetric interval value ± z σ of one fitted quantity at ``level``."""
-        z = float(norm.ppf(0.5 + 0.5 * _level(level)))
+        z = float(ndtri(0.5 + 0.5 * _level(level)))
         i = self.quantities.index(name)
         s = self.std(which=which)[i]
         value = float(self.quantities.values[i])
@@ -404,7 +404,7 @@ def _result(
         )
     if hessian == "exact":
         _warn_indefinite_data(lin, lf.noise, data, common)
-    z = float(norm.ppf(0.5 + 0.5 * level))
+    z = float(ndtri(0.5 + 0.5 * level))
     ident = analyse(data, posterior, lin.independent, level, z * posterior.std())
     timings = {**lin.timings, "laplace": time.perf_counter() - tick}
     timings["total"] = time.perf_counter() - start
