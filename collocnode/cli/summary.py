@@ -51,6 +51,26 @@ def result_rows(result: dict[str, Any]) -> list[tuple[str, Any]]:
     return rows
 
 
+def profile_rows(
+    startup: float, phase_seconds: dict[str, float], training: dict[str, float] | None
+) -> list[tuple[str, Any]]:
+    """Where a run's seconds went, as rows for `table`: the command's start-up (imports and
+    argument parsing) ``startup`` [s], each phase of the run in order (``phase_seconds``, the
+    run record's), the training's own clock beside it (``training``: the result's
+    ``wall_time_s``), and the total."""
+    rows: list[tuple[str, Any]] = [("start-up (imports, options)", f"{startup:.2f} s")]
+    for phase, seconds in phase_seconds.items():
+        if seconds < 0.005 and phase != "training":  # a phase only passed through
+            continue
+        text = f"{seconds:.2f} s"
+        if phase == "training" and training:
+            parts = {k: v for k, v in training.items() if k != "total" and v is not None}
+            text += " (" + ", ".join(f"{k} {v:.2f}" for k, v in parts.items()) + ")"
+        rows.append((phase, text))
+    rows.append(("total, to the summary", f"{startup + sum(phase_seconds.values()):.2f} s"))
+    return rows
+
+
 def succeeded(result: dict[str, Any]) -> bool:
     """Whether a training run succeeded: its solver converged and its model is consistent
     (when checked)."""

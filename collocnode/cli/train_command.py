@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from .exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, fail, first_line
 from .output import OutputDirectory, default_out, resume_command
 from .parsing import OneLineParser, add_dataclass_options, options_from_args
 from .signals import sigterm_as_interrupt
-from .summary import result_rows, succeeded, table
+from .summary import profile_rows, result_rows, succeeded, table
 
 PROG = "train_collocation.py"
 
@@ -35,6 +36,7 @@ def train_collocation(argv: Sequence[str] | None = None) -> int:
 
 
 def _train_collocation(argv: Sequence[str] | None) -> int:
+    started = time.perf_counter()
     from .. import experiments
     from ..experiments.record import new_run_id
 
@@ -57,7 +59,7 @@ def _train_collocation(argv: Sequence[str] | None) -> int:
         return fail(PROG, str(exc), args.debug)
     try:
         out = _output(args, run_id, argv)
-        return _run(run, opts, out, run_id, argv, args, executor)
+        return _run(run, opts, out, run_id, argv, args, executor, started)
     except (ValueError, TypeError) as exc:  # from _output: nothing was made
         return fail(PROG, str(exc), args.debug)
     except StorageError as exc:
@@ -118,6 +120,12 @@ def _parser(summary: str, names: list[str], options_cls: type) -> OneLineParser:
         "--quiet", action="store_true", help="no IPOPT log and no progress (the summary only)"
     )
     parser.add_argument("--debug", action="store_true", help="tracebacks instead of one line")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="print where the run's seconds went: start-up, each phase (data, training with "
+        "its warm start, build, IPOPT and callbacks, evaluation, plots) and the total",
+    )
     add_dataclass_options(
         parser,
         options_cls,
@@ -173,9 +181,11 @@ def _run(
     argv: list[str],
     args: argparse.Namespace,
     executor: Any = None,
+    started: float | None = None,
 ) -> int:
     """Run the experiment into ``out``, record how it ended, and move its summary into the run
-    folder (which replaces an earlier run under ``--overwrite`` only if this one succeeded)."""
+    folder (which replaces an earlier run under ``--overwrite`` only if this one succeeded);
+    ``started``: the command's ``time.perf_counter()`` at its start, for ``--profile``."""
     from ..experiments.record import RunRecord
     from ..tools import machine
     from ..tools.progress import watching
@@ -183,11 +193,15 @@ def _run(
     from ..training.callbacks import PhaseProgress
 
     record = RunRecord(out.path, run_id, units_dir=out.folder)
+    age = machine.process_age()  # the interpreter's start and the package's imports too
+    startup = age if age is not None else time.perf_counter() - (started or time.perf_counter())
     record.update(**machine.run_record("scripts/train_collocation.py", argv))
     shown = None if args.quiet or args.no_progress else PhaseProgress()
     try:
         with watching(shown) if shown is not None else contextlib.nullcontext():
             result = run(opts, record, **({"executor": executor} if executor is not None else {}))
+        record.update(phase_seconds=record.close_phase(), startup_s=startup)
+        record.write()
         code = 0 if succeeded(result) else EXIT_FAILED
     except StoredTaskMismatch as exc:  # --resume with other settings: the run stays as it was
         out.discard()
@@ -221,6 +235,9 @@ def _run(
     print(f"\n{args.problem}: results in {where}\n" + table(result_rows(result)))
     if result.get("regularization_path"):
         print("\nregularization path:\n" + result["regularization_path"]["table"])
+    if args.profile:
+        print("\nwhere the seconds went:")
+        print(table(profile_rows(startup, record.phase_seconds, result.get("wall_time_s"))))
     if out.ending:
         print(f"  note: {out.ending}")
     for text in result.get("warnings", []):

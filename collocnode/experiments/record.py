@@ -10,6 +10,7 @@ durable the moment they are written, while the rest of the output is staged.
 
 from __future__ import annotations
 
+import time
 import uuid
 import warnings
 from dataclasses import dataclass, field
@@ -38,6 +39,8 @@ class RunRecord:
         phase: what the run is doing now ("data", "training", "evaluation", "plots", "done").
         result: the fields of ``result.json`` so far.
         units_dir: where finished units of work go (None: ``out_dir``).
+        phase_seconds: wall time [s] spent in each phase so far, the current one up to its
+            last change ("setup": from the record's creation to the first phase).
     """
 
     out_dir: Path
@@ -45,13 +48,26 @@ class RunRecord:
     phase: str = "setup"
     result: dict[str, Any] = field(default_factory=dict)
     units_dir: Path | None = None
+    phase_seconds: dict[str, float] = field(default_factory=dict)
+    _entered: float = field(default_factory=time.perf_counter, repr=False)
 
     def enter(self, phase: str) -> None:
         """Enter ``phase`` and tell the run's watcher (`collocnode.tools.progress`), but
         for "training", whose own phases (build, compile, solve, check) the solve tells."""
+        self.close_phase()
         self.phase = phase
         if phase != "training":
             progress.phase(phase)
+
+    def close_phase(self) -> dict[str, float]:
+        """Add the time since the current phase began to `phase_seconds` (a phase entered
+        twice adds up) and start counting anew; the seconds per phase so far."""
+        now = time.perf_counter()
+        self.phase_seconds[self.phase] = self.phase_seconds.get(self.phase, 0.0) + (
+            now - self._entered
+        )
+        self._entered = now
+        return dict(self.phase_seconds)
 
     def units(self, name: str) -> Path:
         """The folder of the units of work ``name`` (e.g. "seeds"): stored as each finishes,
