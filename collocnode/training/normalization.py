@@ -66,13 +66,11 @@ def input_normalization(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _guess_points(problem: Any, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Trajectory k's sample times in its horizon (n,), the states there (n, n_states: the
     measured values, the state guess elsewhere) and the known inputs there (n, n_inputs)."""
-    data = problem.trajectories[k]
-    t0, tf = problem.horizon_of(k)
-    t = data.t[(data.t >= t0) & (data.t <= tf)]
+    data, inside = problem.trajectories[k], problem._inside(k)
+    t = data.t[inside]
     guess = problem._state_guess(k)
     x = guess(t) if callable(guess) else np.tile(np.asarray(guess, dtype=float), (t.size, 1))
     x = np.asarray(x, dtype=float).reshape(t.size, problem.model.n_states)
-    inside = (data.t >= t0) & (data.t <= tf)
     measured = problem.measured(k)[inside]
     x = np.where(measured, data.x[inside], x)  # the data wherever a state is measured
     u_fn = problem.input_function(k)

@@ -241,9 +241,7 @@ class TrainingSolution(NestRecords):
         values: list[np.ndarray] = []
         seen_all: list[np.ndarray] = []
         for k in range(problem.n_trajectories):
-            data = problem.trajectories[k]
-            t0, tf = problem.horizon_of(k)
-            inside = (data.t >= t0) & (data.t <= tf)
+            data, inside = problem.trajectories[k], problem._inside(k)
             target, seen = problem.targets(k)[inside], problem.observed(k)[inside]
             try:
                 sim = self.simulate(data.t[inside], segment=k, check_range=False, method="cvodes")
