@@ -33,6 +33,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--intervals", type=int, default=30, help="mesh intervals per experiment")
     p.add_argument("--stages", type=int, default=3, help="Radau IIA stages per interval")
     p.add_argument("--workers", type=int, default=1, help="processes running the starts")
+    p.add_argument(
+        "--budget",
+        type=float,
+        metavar="SECONDS",
+        help="wall-clock budget of the multistart: no start begins once it is spent",
+    )
     p.add_argument("--out", type=Path, help="output folder (default runs/petab/NAME)")
     p.add_argument("--debug", action="store_true", help="a traceback instead of one line")
     return p
@@ -63,6 +69,8 @@ def petab(argv: list[str] | None = None) -> int:
     try:
         if args.starts < 1 or args.workers < 1 or args.intervals < 1 or args.stages < 1:
             raise ValueError("--starts, --workers, --intervals and --stages must be >= 1")
+        if args.budget is not None and not (np.isfinite(args.budget) and args.budget > 0):
+            raise ValueError(f"--budget must be a positive number of seconds, got {args.budget}")
         path = find_yaml(args.problem, args.collection)
         problem = import_petab(path)
     except (ValueError, PetabError) as exc:
@@ -81,9 +89,11 @@ def petab(argv: list[str] | None = None) -> int:
     options = {"intervals": args.intervals, "stages": args.stages}
     if args.workers > 1:
         with ProcessPoolExecutor(args.workers) as pool:
-            result = multistart(problem, args.starts, args.seed, pool, report, **options)
+            result = multistart(
+                problem, args.starts, args.seed, pool, report, args.budget, **options
+            )
     else:
-        result = multistart(problem, args.starts, args.seed, None, report, **options)
+        result = multistart(problem, args.starts, args.seed, None, report, args.budget, **options)
     print(result.summary())
     waterfall(result, out / "waterfall.png", name)
     record = _record(problem, nominal, result, args)
@@ -126,6 +136,8 @@ def _record(problem: Any, nominal: Any, result: Any, args: argparse.Namespace) -
         },
         "converged_fraction": result.converged_fraction(),
         "seconds": result.seconds,
+        "budget": args.budget,
+        "not_started": result.not_started,
         "starts": starts,
     }
 

@@ -38,12 +38,16 @@ class MultistartResult:
     """The starts of a multistart, sorted by their PEtab-way objective (failed starts last).
 
     Attributes:
-        results: one [`StartResult`][collocnode.petab.StartResult] per start, best first.
+        results: one [`StartResult`][collocnode.petab.StartResult] per start that ran, best
+            first.
         seconds: wall time of the whole multistart [s].
+        not_started: starts drawn but not begun because the multistart's ``seconds`` budget
+            was spent (0 without a budget).
     """
 
     results: tuple[StartResult, ...]
     seconds: float
+    not_started: int = 0
 
     @property
     def best(self) -> PetabFit:
@@ -67,12 +71,19 @@ class MultistartResult:
         values = self.objectives
         finite = values[np.isfinite(values)]
         text = f"{len(values)} starts in {self.seconds:.1f} s; "
+        if self.not_started:
+            text += f"{self.not_started} not started (time budget); "
         if not finite.size:
             return text + "no start gave a fit"
         return text + (
             f"best objective {finite[0]:.6g}, reached by {self.converged_fraction():.0%} "
             f"of the starts (0.1 %); {len(values) - finite.size} without a fit"
         )
+
+
+def _now() -> float:
+    """The multistart's clock [s] (the budget's; a test replaces it)."""
+    return time.perf_counter()
 
 
 def _fit_one(problem: PetabProblem, theta0: np.ndarray, options: dict[str, Any]) -> StartResult:
@@ -88,9 +99,13 @@ def multistart(
     seed: int = 0,
     executor: Executor | None = None,
     callback: Callable[[int, StartResult], None] | None = None,
+    seconds: float | None = None,
     **fit_options: Any,
 ) -> MultistartResult:
     """``n_starts`` collocation fits from starts uniform on the estimation scale.
+
+    The starts are the first ``n_starts`` draws of ``seed`` whatever the budget, so a run with
+    a larger budget repeats a smaller one's starts and adds to them.
 
     Args:
         problem: the imported problem.
@@ -102,25 +117,48 @@ def multistart(
             the problem from its YAML file, and the fits come back without their collocation
             ``solution`` (it holds the problem's closures, which do not pickle).
         callback: called with (index, result) as each start finishes.
+        seconds: a wall-clock budget for the whole multistart [s], or None: no start begins
+            once it is spent (a fit under way finishes, within its own ``max_wall_time``); the
+            starts left are counted in ``not_started``. With an executor, starts still
+            queued at the budget are cancelled.
         fit_options: passed to [`PetabProblem.fit`][collocnode.petab.PetabProblem.fit]
             (``intervals``, ``stages``, ``ipopt``).
     """
-    t0 = time.perf_counter()
+    if seconds is not None and not (np.isfinite(seconds) and seconds > 0):
+        raise ValueError(f"seconds must be a positive number of seconds or None, got {seconds!r}")
+    t0 = _now()
+    deadline = np.inf if seconds is None else t0 + seconds
     starts = problem.sample_starts(n_starts, seed)
     if executor is None:
-        done: Iterable[StartResult] = (_fit_one(problem, s, fit_options) for s in starts)
-    else:
-        path = str(problem.path)
-        done = executor.map(
-            _fit_from_file, [path] * n_starts, list(starts), [fit_options] * n_starts
+        done: Iterable[StartResult] = (
+            _fit_one(problem, s, fit_options) for s in starts if _now() < deadline
         )
+    else:
+        done = _on_executor(executor, str(problem.path), starts, fit_options, deadline)
     results = []
     for k, result in enumerate(done):
         results.append(result)
         if callback is not None:
             callback(k, result)
     ordered = sorted(results, key=lambda r: (not np.isfinite(r.objective), r.objective))
-    return MultistartResult(tuple(ordered), time.perf_counter() - t0)
+    return MultistartResult(tuple(ordered), _now() - t0, n_starts - len(results))
+
+
+def _on_executor(
+    executor: Executor,
+    path: str,
+    starts: np.ndarray,
+    options: dict[str, Any],
+    deadline: float,
+) -> Iterable[StartResult]:
+    """The starts' results in start order; at the deadline the queued ones are cancelled."""
+    futures = [executor.submit(_fit_from_file, path, s, options) for s in starts]
+    for future in futures:
+        if _now() >= deadline:
+            future.cancel()  # a fit under way is not cancelled and still reports
+        if future.cancelled():
+            continue
+        yield future.result()
 
 
 def _fit_from_file(path: str, theta0: np.ndarray, options: dict[str, Any]) -> StartResult:
