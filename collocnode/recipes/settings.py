@@ -35,7 +35,8 @@ class CollocationSettings:
             not used. The recipes that support it report the path (a table and a figure).
         tol: IPOPT's convergence tolerance.
         max_iter: IPOPT's iteration limit (of each phase, for multi-phase recipes).
-        jit: compile the node functions with gcc (cached on disk).
+        jit: compile the node functions with gcc (cached on disk): True, False, or "auto"
+            (where it pays; ``RadauIIA``'s ``jit``).
         hessian: "exact", "limited-memory" (IPOPT's L-BFGS) or a partial quasi-Newton update of
             the parameter blocks: "sr1", "bfgs" (H_pp) and "sr1-xp", "bfgs-xp" (H_xp too).
         backend: "casadi" or "cyipopt".
@@ -59,7 +60,7 @@ class CollocationSettings:
     regularization_path: bool = False
     tol: float = 1e-7
     max_iter: int = 200
-    jit: bool = False
+    jit: bool | str = False
     hessian: str = "exact"
     backend: str = "casadi"
     mumps_ordering: str = "auto"
@@ -165,7 +166,7 @@ class RegressionSettings:
         """IPOPT's settings of the regression: tol 1e-8, ``regression_max_iter``, silent."""
         return IpoptOptions(tol=1e-8, max_iter=self.regression_max_iter, print_level=0)
 
-    def warm_started(self, inner: Algorithm, *, jit: bool) -> WarmStarted:
+    def warm_started(self, inner: Algorithm, *, jit: bool | str) -> WarmStarted:
         """``inner`` after the regression of these settings
         ([`WarmStarted`][collocnode.WarmStarted]), compiled with ``jit``."""
         return WarmStarted(

@@ -26,7 +26,7 @@ VDP = SystemRecipe(
         stages=5,
         tol=1e-7,
         max_iter=200,
-        jit=True,
+        jit="auto",
         mumps_ordering="metis",
     ),
 )

@@ -29,6 +29,7 @@ from ..training.warmstart import HESSIANS, METHODS, WarmStart, fit_initial_guess
 from ..transcription.collocation import RadauIIA
 from ..transcription.ipopt.iteration import RunInfo, stop_requested
 from ..transcription.ipopt.options import IpoptOptions
+from ..transcription.nlp.jit import check_jit
 
 #: statuses of a phase that end the strategy there: Ctrl-C (and a stop by the user's callback,
 #: told apart from a stop by a stopping rule of the phase)
@@ -90,7 +91,8 @@ class WarmStarted(Wrapper):
             stays below this (None: run to ``ipopt.tol``).
         ipopt: IPOPT settings of the regression (default: tol 1e-8, 500 iterations, silent);
             its wall time is capped at the context's deadline.
-        jit: compile the regression's per-sample derivatives to C (cached; needs gcc).
+        jit: compile the regression's per-sample derivatives to C (cached; needs gcc): True,
+            False, or "auto" (where it pays, `collocnode.transcription.nlp.jit`).
 
     The regression's starting weights are the problem's ``params_guess``, else the draw of
     ``solve``'s seed. Given a solution to start from it does nothing but the inner solve.
@@ -107,7 +109,7 @@ class WarmStarted(Wrapper):
     hessian: str = "exact"
     stop_rtol: float | None = None
     ipopt: IpoptOptions | None = None
-    jit: bool = False
+    jit: bool | str = False
 
     def __post_init__(self) -> None:
         check_inner(self, self.inner)
@@ -118,8 +120,7 @@ class WarmStarted(Wrapper):
             v.positive_float("stop_rtol", self.stop_rtol)
         if self.ipopt is not None and not isinstance(self.ipopt, IpoptOptions):
             raise TypeError(f"ipopt must be an IpoptOptions or None, got {self.ipopt!r:.80}")
-        if not isinstance(self.jit, bool):
-            raise TypeError(f"jit must be True or False, got {self.jit!r}")
+        check_jit(self.jit)
 
     def validate(self, problem: Any, context: SolveContext) -> None:
         super().validate(problem, context)

@@ -43,6 +43,7 @@ from .nlp.build import (
     stretched,
 )
 from .nlp.hessian import Hessian, check_hessian
+from .nlp.jit import check_jit
 from .nlp.structured import StructuredNLP
 from .problem import DynamicOptimizationProblem
 from .radau import MAX_STAGES
@@ -65,7 +66,11 @@ class RadauIIA(Transcription):
         stages: collocation nodes per interval (order 2·stages − 1).
         mesh: an explicit [`Mesh`][collocnode.Mesh] (non-uniform grids, per-interval stages);
             overrides ``intervals``/``stages``.
-        jit: compile the per-node derivative functions to C (cached on disk; needs gcc).
+        jit: compile the per-node derivative functions to C (cached on disk; needs gcc): True,
+            False, or "auto": where it pays (a library already cached is used; otherwise
+            the functions are compiled now when the NLP has enough nodes that compiled
+            evaluations are estimated to save more than the compilation, else the solve runs
+            them as built while a detached compiler fills the cache for the next run).
         threads: threads for the map over collocation nodes (default: the process's share,
             `collocnode.tools.threads.available_threads`: every core unless it runs as one of
             several tasks).
@@ -81,15 +86,14 @@ class RadauIIA(Transcription):
     intervals: int | str = 100
     stages: int = 3
     mesh: Mesh | None = None
-    jit: bool = False
+    jit: bool | str = False
     threads: int | None = None
     ipopt: IpoptOptions = field(default_factory=IpoptOptions)
     hessian: Hessian = "exact"
 
     def __post_init__(self) -> None:
         check_hessian(self.hessian)
-        if not isinstance(self.jit, bool):
-            raise TypeError(f"jit must be True or False, got {self.jit!r}")
+        check_jit(self.jit)
         if not (isinstance(self.intervals, str) and self.intervals == "auto"):
             v.positive_int("intervals", self.intervals)
         if v.positive_int("stages", self.stages) > MAX_STAGES:

@@ -160,3 +160,87 @@ def test_a_cache_on_a_full_disk_is_a_jit_error_that_keeps_the_errno(cache, monke
     from collocnode.tools.io import storage_error
 
     assert storage_error(error) is error
+
+
+# ---- jit="auto": compiled only where it pays ------------------------------------------------
+
+
+def is_compiled(f: ca.Function) -> bool:
+    """A Function loaded from a shared library (``casadi.external``), not the SX one."""
+    return f.class_name() != "SXFunction"
+
+
+def wait_for_library(cache: Path, name: str, seconds: float = 60.0) -> Path:
+    import time
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        found = list(cache.glob(f"{name}_*.so"))
+        if found:
+            return found[0]
+        time.sleep(0.1)
+    raise AssertionError(f"no {name} library in the cache after {seconds} s")
+
+
+@needs_compiler
+def test_auto_uncompiled_now_and_from_the_cache_once_the_background_compiler_is_done(cache):
+    (f,) = jit.jit_functions([square()], "bg", "auto", pays=False)
+    assert not is_compiled(f) and float(f(3.0)) == 9.0
+    lib = wait_for_library(cache, "bg")
+    assert not lib.stat().st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    # the compiler's private folder is gone once it renamed the library into place
+    import time
+
+    end = time.monotonic() + 30
+    while list(cache.glob(".bg_*")) and time.monotonic() < end:
+        time.sleep(0.1)
+    assert not list(cache.glob(".bg_*"))
+    (g,) = jit.jit_functions([square()], "bg", "auto", pays=False)
+    assert is_compiled(g) and float(g(-2.0)) == 4.0
+
+
+@needs_compiler
+def test_auto_compiles_now_where_it_pays(cache):
+    (f,) = jit.jit_functions([square()], "now", "auto", pays=True)
+    assert is_compiled(f) and float(f(3.0)) == 9.0
+    assert len(list(cache.glob("now_*.so"))) == 1
+
+
+def test_auto_without_a_compiler_leaves_the_functions_as_built(cache, monkeypatch):
+    monkeypatch.setenv("CC", str(cache / "no-such-compiler"))
+    monkeypatch.setattr(jit.shutil, "which", lambda name: None)
+    (f,) = jit.jit_functions([square()], "none", "auto", pays=True)
+    assert not is_compiled(f) and float(f(3.0)) == 9.0
+
+
+def test_auto_with_an_unsafe_cache_loads_nothing_from_it(cache):
+    cache.mkdir(mode=0o777)
+    os.chmod(cache, 0o777)
+    (f,) = jit.jit_functions([square()], "unsafe", "auto", pays=True)
+    assert not is_compiled(f)
+    assert not list(cache.glob("unsafe_*"))
+
+
+def test_a_fresh_background_compilation_of_another_run_is_not_started_again(cache, monkeypatch):
+    jit.safe_cache_dir()
+    started = []
+    monkeypatch.setattr(jit.subprocess, "Popen", lambda *a, **k: started.append(a))
+    cc, source, lib = jit._source([square()], "twice")
+    (cache / f".{lib.stem}-other").mkdir()  # another run's compilation, just begun
+    jit.jit_functions([square()], "twice", "auto", pays=False)
+    assert started == []
+
+
+def test_the_estimate_compiles_a_large_nlp_and_not_a_small_one():
+    # the Van der Pol default's 2,500 nodes do not pay back a 2 s compilation in 20 iterations
+    assert not jit.pays(2_500, 3.0e-5, 2.0)
+    # the quarter vehicle's 12,500 do
+    assert jit.pays(12_500, 3.0e-5, 2.0)
+
+
+@pytest.mark.parametrize("value", ["yes", 1, None, "Auto"])
+def test_a_jit_that_is_no_choice_is_refused_naming_it(value):
+    from collocnode import RadauIIA
+
+    with pytest.raises(TypeError, match="jit must be True, False or 'auto'"):
+        RadauIIA(jit=value)

@@ -11,20 +11,29 @@ only if the library file itself belongs to the user and is not writable by group
 Anything else, a failed compilation, a missing compiler or an unwritable cache raises
 `JITError`. A cached library that cannot be loaded (truncated or overwritten on disk) is
 compiled again, with one `JITCacheWarning` line.
+
+``jit="auto"`` compiles only where it pays (`jit_functions`): a library already in the cache is
+loaded; otherwise the functions are compiled now when the evaluations they will serve are
+estimated to save more than the compilation costs, and else they are used as CasADi builds them
+while a compiler process of its own, detached from this one, writes the library into the cache
+for the next run. No compiler, or a cache that is not safe, leaves the functions uncompiled.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import shutil
 import stat
 import subprocess
 import tempfile
+import time
 import warnings
 from dataclasses import replace
 from pathlib import Path
+from typing import Literal
 
 import casadi as ca
 
@@ -34,6 +43,18 @@ from .node_functions import BoundaryFunctions, NodeFunctions, SampleFunctions
 # (42k instructions per node) -O1 compiled in 10 s and ran fastest, -O3 took 50 s and ran 1.7x
 # slower (benchmarked with gcc 12).
 CFLAGS = ("-O1", "-march=native", "-fPIC", "-shared")
+
+#: what ``jit`` may be: compile (True), never (False), or only where it pays ("auto")
+Jit = bool | Literal["auto"]
+AUTO = "auto"
+#: the iterations a solve that uses the functions is expected to take (a warm-started one: the
+#: Van der Pol default takes 8, the quarter vehicle's 16); the cost estimate's multiplier
+EXPECTED_ITERATIONS = 20
+#: a background compilation younger than this [s] is taken to be still running
+BACKGROUND_FRESH = 600.0
+
+_log = logging.getLogger(__name__)
+_started: set[Path] = set()  # the libraries this process has begun compiling in the background
 
 _FIX = "set COLLOCNODE_CACHE to a directory only you can write to, or compile with jit=False"
 
@@ -120,6 +141,50 @@ def _check_library(lib: Path) -> None:
         raise JITError(f"refusing to load {str(lib)!r}: it {why}; delete it or {_FIX}")
 
 
+def check_jit(value: object) -> Jit:
+    """``value`` if it is a ``jit`` choice (True, False, "auto"), else TypeError naming it."""
+    if isinstance(value, bool) or value == AUTO:
+        return value  # type: ignore[return-value]
+    raise TypeError(f"jit must be True, False or 'auto', got {value!r}")
+
+
+def jit_functions(
+    functions: list[ca.Function], name: str, jit: Jit, pays: bool
+) -> list[ca.Function]:
+    """``functions`` as ``jit`` says: compiled (True), as they are (False), or with "auto"
+    compiled where it pays: from the cache when the library is there, compiled now when
+    ``pays`` (the caller's estimate that the evaluations save more than the compilation
+    costs), else as they are while a detached compiler process fills the cache.
+
+    Raises:
+        JITError: with ``jit=True`` only, as `compile_functions`.
+    """
+    if jit is True:
+        return compile_functions(functions, name)
+    if jit is False:
+        return functions
+    try:
+        cc, source, lib = _source(functions, name)
+        if os.path.lexists(lib) or pays:
+            return _compiled(functions, name, cc, source, lib)
+        _compile_in_background(cc, source, name, lib)
+    except JITError as exc:  # auto: no compiler, or no safe cache, is no error
+        _log.info("jit='auto' leaves %s uncompiled: %s", name, str(exc).splitlines()[0])
+    return functions
+
+
+def pays(
+    points: int,
+    seconds_per_point: float,
+    compile_seconds: float,
+    iterations: int = EXPECTED_ITERATIONS,
+) -> bool:
+    """Whether compiling pays: ``points`` evaluation points (collocation nodes, samples) each
+    saving ``seconds_per_point`` per iteration over ``iterations``, against
+    ``compile_seconds``."""
+    return points * iterations * seconds_per_point > compile_seconds
+
+
 def compile_functions(
     functions: list[ca.Function], name: str = "collocnode_nodes"
 ) -> list[ca.Function]:
@@ -128,6 +193,13 @@ def compile_functions(
     Raises:
         JITError: no compiler, a failed compilation, or an unwritable or unsafe cache.
     """
+    cc, source, lib = _source(functions, name)
+    return _compiled(functions, name, cc, source, lib)
+
+
+def _source(functions: list[ca.Function], name: str) -> tuple[str, str, Path]:
+    """The compiler, the generated C source and the library's path in the cache (its name
+    carries the hash of the source, the compiler, the flags and CasADi's version)."""
     gen = ca.CodeGenerator(f"{name}.c", {"with_header": False, "casadi_real": "double"})
     for f in functions:
         gen.add(f)
@@ -136,8 +208,14 @@ def compile_functions(
     key = hashlib.sha256(
         "\n".join([source, cc, " ".join(CFLAGS), ca.__version__]).encode()
     ).hexdigest()[:24]
-    directory = safe_cache_dir()
-    lib = directory / f"{name}_{key}.so"
+    return cc, source, safe_cache_dir() / f"{name}_{key}.so"
+
+
+def _compiled(
+    functions: list[ca.Function], name: str, cc: str, source: str, lib: Path
+) -> list[ca.Function]:
+    """The functions loaded from ``lib``, compiled first where it is not in the cache."""
+    directory = lib.parent
     if not os.path.lexists(lib):
         _compile(cc, source, name, directory, lib)
     _check_library(lib)
@@ -179,19 +257,27 @@ def _load_error(exc: BaseException, lib: Path) -> str:
 
 
 def compile_derivatives(
-    node: NodeFunctions, bnd: BoundaryFunctions, samples: list[SampleFunctions]
+    node: NodeFunctions,
+    bnd: BoundaryFunctions,
+    samples: list[SampleFunctions],
+    jit: Jit = True,
+    pays: bool = True,
 ) -> tuple[NodeFunctions, BoundaryFunctions, list[SampleFunctions]]:
     """The same functions with their derivative Functions compiled (one shared library): the
     first and second derivatives, the Lagrangian's gradient and the fused values-and-first
     derivatives (which only the callbacks evaluate, never nlpsol's own graph).
 
     Only these functions are compiled: nlpsol differentiates the f/g graph (for its
-    internal ``nlp_grad``), which needs symbolic value functions."""
+    internal ``nlp_grad``), which needs symbolic value functions. ``jit`` and ``pays`` as for
+    `jit_functions`."""
     names = [k for k in ("first", "second", "lag_grad", "fused") if getattr(node, k) is not None]
     sample_names = ("first", "second", "fused")
     sample_fns = [getattr(s, k) for s in samples for k in sample_names if getattr(s, k) is not None]
-    *compiled, bf, bs = compile_functions(
-        [*(getattr(node, k) for k in names), *sample_fns, bnd.first, bnd.second]
+    *compiled, bf, bs = jit_functions(
+        [*(getattr(node, k) for k in names), *sample_fns, bnd.first, bnd.second],
+        "collocnode_nodes",
+        jit,
+        pays,
     )
     node = replace(node, **dict(zip(names, compiled[: len(names)], strict=True)))
     compiled_samples = iter(compiled[len(names) :])
@@ -203,6 +289,49 @@ def compile_derivatives(
         for s in samples
     ]
     return node, replace(bnd, first=bf, second=bs), samples
+
+
+def _compile_in_background(cc: str, source: str, name: str, lib: Path) -> None:
+    """Start compiling ``source`` into ``lib`` in a process of its own session, which outlives
+    this one: it writes into a private folder of the cache and renames the library into place
+    (atomic: a run sees the whole library or none), then removes the folder. Once per library
+    and process, and not while another run's compilation of it is fresh."""
+    if lib in _started:
+        return
+    prefix = f".{lib.stem}-"
+    now = time.time()
+    for other in lib.parent.glob(prefix + "*"):
+        with contextlib.suppress(OSError):
+            if now - other.stat().st_mtime < BACKGROUND_FRESH:
+                return
+    _started.add(lib)
+    try:
+        folder = Path(tempfile.mkdtemp(prefix=prefix, dir=lib.parent))
+        src = folder / f"{name}.c"
+        src.write_text(source)
+    except OSError as exc:
+        raise JITError(
+            f"cannot write to the JIT cache directory {str(lib.parent)!r} ({exc.strerror or exc})"
+        ) from None
+    out = folder / "lib.so"
+    script = (
+        f'if "$0" {" ".join(CFLAGS)} "$1" -o "$2" -lm; then chmod 755 "$2" && mv -f "$2" "$3"; '
+        'fi; rm -rf "$4"'
+    )
+    # at a lower priority: on a machine without a free core the run itself goes first
+    nice = [found, "-n", "10"] if (found := shutil.which("nice")) else []
+    try:
+        subprocess.Popen(
+            [*nice, "sh", "-c", script, cc, str(src), str(out), str(lib), str(folder)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise JITError(f"cannot start the C compiler {cc!r} ({exc.strerror or exc})") from None
+    _log.info("compiling %s in the background for later runs: %s", name, lib)
 
 
 def _compile(cc: str, source: str, name: str, directory: Path, lib: Path) -> None:

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 import casadi as ca
 import numpy as np
@@ -61,6 +62,9 @@ from .node_functions import (
 from .quadratic import proximal_indices, rate_penalty_terms
 from .samples import place_samples
 
+if TYPE_CHECKING:
+    from .jit import Jit
+
 __all__ = ["NLPSize", "StructuredNLP"]
 
 
@@ -76,6 +80,11 @@ _FUNCTION_NAMES = {
 }
 
 
+#: `StructuredNLP`'s estimate of what compiling its node functions costs and saves (``jit="auto"``)
+NODE_SECONDS_SAVED = 3.0e-5
+NODE_COMPILE_SECONDS = 2.0
+
+
 class StructuredNLP:
     """The transcribed NLP: bounds, initial guess, and CasADi Functions for every IPOPT callback.
 
@@ -86,7 +95,9 @@ class StructuredNLP:
         dop: the problem.
         mesh: the collocation mesh, or one mesh per segment of a multi-trajectory problem.
         jit: compile the node functions to C (cached on disk, see
-            `collocnode.transcription.nlp.jit`).
+            `collocnode.transcription.nlp.jit`): True, False, or "auto" (where it pays: the
+            cached library, else compiled now for a large NLP, else compiled in the background
+            for later runs).
         threads: worker threads for the map over nodes (default:
             `collocnode.tools.threads.available_threads`).
         hessian: which Hessian blocks are computed exactly: a Hessian choice of
@@ -119,7 +130,7 @@ class StructuredNLP:
         self,
         dop: DynamicOptimizationProblem,
         mesh: Mesh | list[Mesh],
-        jit: bool = False,
+        jit: Jit = False,
         threads: int | None = None,
         hessian: object = "exact",
         checkpoint: Callable[[str], None] | None = None,
@@ -139,8 +150,9 @@ class StructuredNLP:
         self.proximal = proximal_indices(proximal, n_z)
         self.quadratic = rate_penalty_terms(dop, meshes, node_start)
         self.sample_groups = place_samples(dop, meshes, node_start)
+        nodes = sum(int(np.size(m.collocation_index)) for m in meshes)
         self.node, self.bnd, sample_fns = self._functions(
-            dop, self.hessian_mode, jit, step, [(g.m, g.fixed) for g in self.sample_groups]
+            dop, self.hessian_mode, jit, step, [(g.m, g.fixed) for g in self.sample_groups], nodes
         )
         for g, fn in zip(self.sample_groups, sample_fns, strict=True):
             g.fn = fn
@@ -167,9 +179,10 @@ class StructuredNLP:
     def _functions(
         dop: DynamicOptimizationProblem,
         mode: str,
-        jit: bool,
+        jit: Jit,
         step: Callable[[str], None],
         sample_groups: list[tuple[int, dict[int, float]]],
+        nodes: int = 0,
     ) -> tuple[NodeFunctions, BoundaryFunctions, list[SampleFunctions]]:
         node = build_node_functions(dop, mode)
         step("build")
@@ -182,9 +195,13 @@ class StructuredNLP:
         ]
         if jit:
             step("compile")
-            from .jit import compile_derivatives
+            from .jit import compile_derivatives, pays
 
-            node, bnd, samples = compile_derivatives(node, bnd, samples)
+            # the estimate's constants, measured on the Van der Pol default (2,500 nodes, one
+            # core): compiled node derivatives saved 3.0e-5 s per node and iteration, the
+            # compilation took 2.0 s; the code's size scales both alike
+            worth = pays(nodes, NODE_SECONDS_SAVED, NODE_COMPILE_SECONDS)
+            node, bnd, samples = compile_derivatives(node, bnd, samples, jit, worth)
         return node, bnd, samples
 
     def _layout(self, meshes: list[Mesh]) -> NLPLayout:
