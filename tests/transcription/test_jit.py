@@ -225,7 +225,7 @@ def test_a_fresh_background_compilation_of_another_run_is_not_started_again(cach
     jit.safe_cache_dir()
     started = []
     monkeypatch.setattr(jit.subprocess, "Popen", lambda *a, **k: started.append(a))
-    cc, source, lib = jit._source([square()], "twice")
+    *_, lib = jit._source([square()], "twice")
     (cache / f".{lib.stem}-other").mkdir()  # another run's compilation, just begun
     jit.jit_functions([square()], "twice", "auto", pays=False)
     assert started == []
