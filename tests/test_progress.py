@@ -100,7 +100,9 @@ def test_a_jit_build_tells_each_phase_once(monkeypatch):
     from collocnode.transcription.nlp import jit
 
     # the compile's place in the build without gcc's seconds
-    monkeypatch.setattr(jit, "compile_derivatives", lambda node, bnd, samples: (node, bnd, samples))
+    monkeypatch.setattr(
+        jit, "compile_derivatives", lambda node, bnd, samples, *_: (node, bnd, samples)
+    )
     log = io.StringIO()
     with progress.watching(PhaseProgress(file=log, every=5)) as shown:
         sol = solve(decay_problem(), RadauIIA(30, 3, jit=True, ipopt=QUIET), seed=0)
@@ -215,7 +217,7 @@ def test_every_option_of_the_scripts_has_a_description_and_its_default(monkeypat
             assert "\n" not in text, (script, flag)
     helps = _helps(parsers["vdp"])
     assert helps["--stages"] == "Radau IIA stages per interval (order 2·stages − 1) (default: 5)"
-    assert helps["--no-jit"].endswith("(default: on)")
+    assert helps["--no-jit"].endswith("(default: auto)")
     assert helps["--hidden"].endswith("(default: 5,5)")
     # the command line decides IPOPT's output level: --help says so, not the recipe's 5
     assert helps["--print-level"].endswith("(default: 0, or 5 with --verbose)")

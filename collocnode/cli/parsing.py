@@ -96,7 +96,9 @@ def add_dataclass_options(
         shown = (shown_defaults or {}).get(f.name, _shown(default))
         doc = f"{_one_line(docs.get(f.name, ''))} (default: {shown})".lstrip()
         doc = doc.replace("%", "%%")  # argparse formats help strings with %
-        if isinstance(default, bool):
+        # a switch also where a field may be a word besides True and False (jit: "auto"): the
+        # word is the default, the switch sets either boolean
+        if isinstance(default, bool) or str(f.type).startswith("bool |"):
             parser.add_argument(
                 flag,
                 dest=f.name,
