@@ -278,9 +278,12 @@ def markdown_table(imported: dict[str, Any], fitted: dict[str, Any] | None = Non
     for r in imported["models"]:
         if r.get("status") != "imported":
             reason = r.get("reason", r.get("status", "")).replace("|", "/")
-            lines.append(
-                f"| {r['id']} | | | | not imported: {reason[:100]} | | | | | {_peer(r['id'])} |"
+            what = (
+                "no record: the model's import, score and fits took more than"
+                if r.get("status") == "timeout"
+                else "not imported:"
             )
+            lines.append(f"| {r['id']} | | | | {what} {reason[:100]} | | | | | {_peer(r['id'])} |")
             continue
         ref = r.get("amici_reference_llh")
         ref_text = (
