@@ -102,11 +102,6 @@ def test_typed_fields_refuse_other_types(kwargs, match):
         IpoptOptions(**kwargs)
 
 
-def test_jit_must_be_a_bool():
-    with pytest.raises(TypeError, match="jit must be True or False, got 'yes'"):
-        RadauIIA(jit="yes")
-
-
 def test_parse_documentation():
     text = (
         "\\anchor OPT_tol\n<strong>tol</strong>: x\n<blockquote>\n The valid range for this real "
