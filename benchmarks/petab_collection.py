@@ -49,15 +49,16 @@ def best_known(entry: dict[str, Any], nominal_objective: float) -> float:
     return float(np.nanmin(values))
 
 
-def _fit_record(
-    problem: Any, start: Any, options: dict[str, Any], fit: Any = None
-) -> dict[str, Any]:
-    """A fit's record: ``fit`` when given, else a fit from ``start`` with ``options``."""
-    if fit is None:
-        try:
-            fit = problem.fit(start=start, **options)
-        except Exception as exc:  # a start CVODES cannot simulate: a failed start
-            return {"status": "error", "reason": str(exc)[:200]}
+def _fit_record(problem: Any, start: Any, options: dict[str, Any]) -> dict[str, Any]:
+    try:
+        fit = problem.fit(start=start, **options)
+    except Exception as exc:  # a start CVODES cannot simulate: a failed start
+        return {"status": "error", "reason": str(exc)[:200]}
+    return _fit_fields(fit)
+
+
+def _fit_fields(fit: Any) -> dict[str, Any]:
+    """What the report keeps of a fit."""
     return {
         "status": fit.status.name,
         "objective": fit.objective,
@@ -119,7 +120,7 @@ def run_one(
             if result.fit is None:
                 fits.append({"start": k, "status": "error", "reason": result.error[:200]})
             else:
-                fits.append({"start": k, **_fit_record(problem, None, {}, fit=result.fit)})
+                fits.append({"start": k, **_fit_fields(result.fit)})
 
         done = multistart(
             problem,
@@ -267,10 +268,11 @@ def markdown_table(imported: dict[str, Any], fitted: dict[str, Any] | None = Non
     """
     fits = {r["id"]: r for r in (fitted or {}).get("models", [])}
     starts = (fitted or {}).get("starts", 0)
+    budgeted = bool((fitted or {}).get("budget"))
+    up_to, ran = ("up to ", ", starts run") if budgeted else ("", "")
     lines = [
         "| model | states | θ | import [s] | nominal llh | AMICI's llh | fit from nominal "
-        f"(gap, status, s) | best of {_runs_note(fitted)}{starts} random starts (gap"
-        f"{', starts run' if (fitted or {}).get('budget') else ''}) "
+        f"(gap, status, s) | best of {up_to}{starts} random starts (gap{ran}) "
         "| starts within 0.1 % "
         "| peer, GPU (status, build s, solve s) |",
         "|---|---|---|---|---|---|---|---|---|---|",
@@ -345,11 +347,6 @@ def summary(run: dict[str, Any]) -> str:
         f"{np.median(builds):.2f} s); {starts}, {reach_random} models reach it; "
         f"{either} models by either."
     )
-
-
-def _runs_note(fitted: dict[str, Any] | None) -> str:
-    """The random-start column's note on a budgeted run: how many starts each model ran."""
-    return "up to " if (fitted or {}).get("budget") else ""
 
 
 def import_summary(run: dict[str, Any]) -> str:
