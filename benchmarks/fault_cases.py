@@ -875,7 +875,7 @@ def _corrupt_jit(lab: Lab) -> Verdict:
         import json, warnings
         from pathlib import Path
         from collocnode import DynamicOptimizationProblem, RadauIIA, solve
-        from collocnode.transcription.nlp.jit import cache_dir
+        from collocnode.tools.cache import cache_dir
 
         def problem():
             return DynamicOptimizationProblem(

@@ -34,9 +34,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from collocnode.tools.cache import cache_dir
 from collocnode.tools.io import write_json
 from collocnode.tools.machine import load_average, run_record
-from collocnode.transcription.nlp.jit import cache_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -57,22 +57,29 @@ So the calibrated road gives σ about 11-14 % below the paper's (ratio σ(Δv_s)
 against 24.1), with deterministic-amplitude synthesis the figures hardly depend on the seed, and the
 model stays bounded with Δz_s well inside the region of positive stiffness. The ground truth is
 accurate to ~1e-7 of each state's range (checked against rtol 1e-13; the friction's tanh(Δv/2 mm/s)
-limits it) and a 42 s trajectory takes about 7 s on one core.
+limits it) and a 42 s trajectory takes about 7 s on one core. The true model's trajectories are
+kept in memory (the last four) and, where one took more than a second, in the on-disk cache
+(`collocnode.tools.cache`), so a later run on the same road reads them instead.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy
 from scipy.integrate import solve_ivp
 
 from .. import _validation as v
 from ..data import Trajectory
+from ..tools import cache
+from . import road as road_module
 from .base import Split, System
 from .road import ISO8608Road
 
@@ -365,7 +372,14 @@ class QuarterVehicle(System):
             if key in _TRUTHS:
                 _TRUTHS.move_to_end(key)
                 return _copy(_TRUTHS[key])
-        x = self._integrate(t, x0, road_velocity, friction, spring, rtol, atol, method)
+        if key is None:
+            x = self._integrate(t, x0, road_velocity, friction, spring, rtol, atol, method)
+        else:
+            x = _stored_truth(
+                key,
+                t.size,
+                lambda: self._integrate(t, x0, road_velocity, None, None, rtol, atol, method),
+            )
         u = road_velocity.evaluate(t)[:, None]
         y = self.physics_rhs_np(x, u, *self._forces(x, friction, spring))[1]
         traj = Trajectory(
@@ -564,6 +578,29 @@ class QuarterVehicle(System):
 #: the true model's last simulations on a road, by everything that decides them
 _TRUTHS: OrderedDict[tuple, Trajectory] = OrderedDict()
 _TRUTHS_KEPT = 4
+
+
+#: a truth whose integration takes longer than this [s] is kept in the on-disk cache, under
+_TRUTH_STORED_AFTER_S = 1.0
+_TRUTHS_KIND = "qvm-truths"
+
+
+def _stored_truth(key: tuple, n: int, integrate: Callable[[], np.ndarray]) -> np.ndarray:
+    """The ``(n, 5)`` states of the true model's simulation decided by ``key``: from the
+    on-disk cache (`collocnode.tools.cache`) when an earlier run kept them, else
+    ``integrate()``, kept there when it took longer than `_TRUTH_STORED_AFTER_S`. The file's
+    key also carries the source of this module and of the road's and the versions of scipy and
+    numpy, so that a change to any of them integrates anew."""
+    sources = [Path(__file__).read_bytes(), Path(road_module.__file__).read_bytes()]
+    disk_key = cache.key_of(*key, *sources, scipy.__version__, np.__version__)
+    stored = cache.load_arrays(_TRUTHS_KIND, disk_key)
+    if stored is not None and stored.get("x", np.empty(0)).shape == (n, 5):
+        return stored["x"]
+    started = time.perf_counter()
+    x = integrate()
+    if time.perf_counter() - started > _TRUTH_STORED_AFTER_S:
+        cache.store_arrays(_TRUTHS_KIND, disk_key, {"x": x})
+    return x
 
 
 def _copy(traj: Trajectory) -> Trajectory:

@@ -340,3 +340,26 @@ def test_default_data_reproduces_the_paper_input_statistics():
     split = qvm.generate()
     assert split.train.x.shape == (42_001, 5) and split.test.y.shape == (42_001, 2)
     assert np.all(np.isfinite(split.test.x))
+
+
+def test_a_long_truth_is_kept_on_disk_for_the_next_run(tmp_path, monkeypatch):
+    from collocnode.problems import qvm as module
+
+    monkeypatch.setenv("COLLOCNODE_CACHE", str(tmp_path))
+    monkeypatch.setattr(module, "_TRUTH_STORED_AFTER_S", 0.0)
+    qvm = problems.get("qvm")
+    t = qvm.time_grid(301)
+    module._TRUTHS.clear()
+    first = qvm.simulate(t, rtol=1e-9)
+    assert len(list((tmp_path / "qvm-truths").glob("*.npz"))) == 1
+    module._TRUTHS.clear()  # a new process: only the disk remembers
+
+    def no_integration(*args, **kwargs):
+        raise AssertionError("integrated again")
+
+    monkeypatch.setattr(QuarterVehicle, "_integrate", no_integration)
+    again = qvm.simulate(t, rtol=1e-9)
+    np.testing.assert_array_equal(again.x, first.x)
+    np.testing.assert_array_equal(again.y, first.y)
+    with pytest.raises(AssertionError, match="integrated again"):  # another key: no file
+        qvm.simulate(t, rtol=1e-8)

@@ -2,8 +2,8 @@
 
 The cache key is a hash of the generated C source, the compiler command and the CasADi version, so a
 model is compiled once and every later run with the same expressions loads the library directly.
-The cache lives in ``$COLLOCNODE_CACHE`` or ``$XDG_CACHE_HOME/collocnode`` (default
-``~/.cache/collocnode``).
+The cache is the project's on-disk cache (`collocnode.tools.cache`): ``$COLLOCNODE_CACHE`` or
+``$XDG_CACHE_HOME/collocnode`` (default ``~/.cache/collocnode``).
 
 Loading a shared library runs its code, so a library is loaded only from a cache directory that
 belongs to the current user and that no one else can write to (it is created with mode 0700), and
@@ -37,6 +37,7 @@ from typing import Literal
 
 import casadi as ca
 
+from ...tools.cache import cache_dir, unsafe
 from .node_functions import BoundaryFunctions, NodeFunctions, SampleFunctions
 
 # -O1: the generated node derivatives are long straight-line code; on the quarter-vehicle Hessian
@@ -77,31 +78,12 @@ class JITCacheWarning(UserWarning):
     """A cached JIT library could not be loaded and was compiled again."""
 
 
-def cache_dir() -> Path:
-    """Where compiled libraries are kept: ``$COLLOCNODE_CACHE``, else
-    ``$XDG_CACHE_HOME/collocnode``, else ``~/.cache/collocnode``."""
-    root = os.environ.get("COLLOCNODE_CACHE")
-    if root:
-        return Path(root)
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg) / "collocnode"
-
-
 def compiler() -> str:
     """The C compiler: ``$CC``, else gcc or cc on PATH."""
     cc = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
     if not cc:
         raise JITError("jit=True needs a C compiler (gcc or cc on PATH, or $CC)")
     return cc
-
-
-def _unsafe(st: os.stat_result) -> str | None:
-    """Why a file with status ``st`` may not be trusted, or None if it may."""
-    if st.st_uid != os.geteuid():
-        return f"is owned by uid {st.st_uid}, not by the current user (uid {os.geteuid()})"
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"is writable by group or others (mode {stat.S_IMODE(st.st_mode):o})"
-    return None
 
 
 def safe_cache_dir() -> Path:
@@ -123,7 +105,7 @@ def safe_cache_dir() -> Path:
         ) from None
     if not stat.S_ISDIR(st.st_mode):
         raise JITError(f"the JIT cache {str(directory)!r} is not a directory; {_FIX}")
-    why = _unsafe(st)
+    why = unsafe(st)
     if why:
         raise JITError(
             f"refusing to load compiled code from the JIT cache directory {str(directory)!r}: it "
@@ -136,7 +118,7 @@ def _check_library(lib: Path) -> None:
     st = lib.lstat()  # a link is refused: what it points to was not checked
     if not stat.S_ISREG(st.st_mode):
         raise JITError(f"refusing to load {str(lib)!r}: not a regular file; delete it or {_FIX}")
-    why = _unsafe(st)
+    why = unsafe(st)
     if why:
         raise JITError(f"refusing to load {str(lib)!r}: it {why}; delete it or {_FIX}")
 
