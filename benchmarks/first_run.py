@@ -7,8 +7,9 @@ clock (warm start, build, IPOPT, callbacks) and the run's quality. Each case run
 experiment's default (the warm start for Van der Pol; strategy W, four states and the settled
 characteristics for the quarter vehicle) and the paper's setup (``--no-warm-start``;
 ``--strategy II --no-road-as-input --settle-rtol 0``), alternately, so that the load of the
-machine falls on both alike. ``--cold-cache`` gives every Van der Pol run an empty JIT cache
-(``COLLOCNODE_CACHE``): the first run on a fresh machine, compile included. A compilation the
+machine falls on both alike. ``--cold-cache`` gives every run an empty cache
+(``COLLOCNODE_CACHE``: the compiled libraries and the quarter vehicle's kept simulations of its
+true model): the first run on a fresh machine, compile and data included. A compilation the
 run left running in the background (``jit="auto"``) is waited for before the next run starts,
 and the seconds it ran on after the process are reported (``background_s``).
 
@@ -120,7 +121,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", nargs="+", choices=sorted(SETUPS), default=["vdp"])
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--cold-cache", action="store_true", help="an empty JIT cache every run")
+    ap.add_argument(
+        "--cold-cache",
+        action="store_true",
+        help="an empty cache (compiled libraries, kept simulations) every run",
+    )
     ap.add_argument(
         "--setups",
         nargs="+",

@@ -208,6 +208,8 @@ def test_stride_keeps_every_kth_sample_and_the_whole_horizon():
         fit_initial_guess(problem, hessian="bfgs")
     with pytest.raises(ValueError, match=r"ipopt.mumps_ordering of the regression.*OrderingTrial"):
         fit_initial_guess(problem, ipopt=IpoptOptions(mumps_ordering="trial"))
+    with pytest.raises(TypeError, match="jit must be True, False or 'auto', got 0"):
+        fit_initial_guess(problem, jit=0)
 
 
 def test_warm_start_sets_smoothed_states_and_regressed_weights():

@@ -56,6 +56,7 @@ from ..data import Trajectory
 from ..status import SolverStatus, from_ipopt
 from ..tools.smoothing import smoothing_spline
 from ..transcription.ipopt.backends import IpoptOptions
+from ..transcription.nlp.jit import check_jit
 from . import TrainingProblem
 
 METHODS = ("spline", "kernel", "fft")
@@ -317,6 +318,7 @@ def fit_initial_guess(
         says so); a non-finite one falls back to the starting weights.
     """
     stride, ipopt = _check_arguments(problem, method, stride, ipopt, hessian, stop_rtol)
+    check_jit(jit)
     t_start = time.perf_counter()
     # the fitted columns as TrainingProblem resolved them: ("x", state) or ("y", output)
     observed = sorted({i for kind, i in problem.columns if kind == "x"})

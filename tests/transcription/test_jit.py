@@ -244,3 +244,5 @@ def test_a_jit_that_is_no_choice_is_refused_naming_it(value):
 
     with pytest.raises(TypeError, match="jit must be True, False or 'auto'"):
         RadauIIA(jit=value)
+    with pytest.raises(TypeError, match="jit must be True, False or 'auto'"):
+        jit.jit_functions([], "collocnode_nodes", value, pays=False)

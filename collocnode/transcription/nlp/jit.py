@@ -140,7 +140,9 @@ def jit_functions(
 
     Raises:
         JITError: with ``jit=True`` only, as `compile_functions`.
+        TypeError: ``jit`` is none of True, False, "auto".
     """
+    jit = check_jit(jit)
     if jit is True:
         return compile_functions(functions, name)
     if jit is False:
