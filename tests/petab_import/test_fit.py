@@ -56,3 +56,24 @@ def test_fit_reaches_the_least_squares_optimum_of_a_conversion_reaction():
     reference = least_squares(residuals, problem.nominal, bounds=(problem.lb, problem.ub))
     best = problem.objective(reference.x)
     assert fit.objective == pytest.approx(best, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("extra", "push"), [({}, 1e-8), ({"bound_push": 1e-2}, 1e-2), ({"mu_init": 0.5}, 1e-8)]
+)
+def test_the_start_is_not_pushed_off_its_bounds_unless_asked(monkeypatch, extra, push):
+    """A fit's start (θ and the states of its simulation) goes to IPOPT as it is: bound_push
+    and bound_frac 1e-8 (START_AS_GIVEN) unless the caller's IPOPT options set them."""
+    from collocnode.transcription import IpoptOptions, collocation
+
+    seen = []
+
+    def capture(dop, alg, meshes):
+        seen.append(alg.ipopt.extra)
+        raise RuntimeError("captured")
+
+    monkeypatch.setattr(collocation, "solve_collocation", capture)
+    with pytest.raises(RuntimeError, match="captured"):
+        load("0001").fit(ipopt=IpoptOptions(print_level=0, extra=extra))
+    assert seen[0]["bound_push"] == push and seen[0]["bound_frac"] == 1e-8
+    assert all(seen[0][k] == value for k, value in extra.items())
