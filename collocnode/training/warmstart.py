@@ -57,6 +57,7 @@ from ..status import SolverStatus, from_ipopt
 from ..tools.smoothing import smoothing_spline
 from ..transcription.ipopt.backends import IpoptOptions
 from ..transcription.nlp.jit import check_jit
+from ..transcription.nlp.node_map import NodeMap
 from . import TrainingProblem
 
 METHODS = ("spline", "kernel", "fft")
@@ -586,16 +587,23 @@ def _summed_objective(
     summed by a reducing map over the samples, plus the weights' regularization λ ‖w‖²."""
     npar, nw = problem.model.n_params, problem.model.n_weights
     n = samples.t.size
-    data = (
-        ca.DM(samples.x.T),
-        p,
-        ca.DM(samples.u.T),
-        ca.DM(samples.t[None, :]),
-        ca.DM(samples.targets.T),
-        ca.DM(samples.w),
-        ca.DM(samples.c.T),
+    # nested maps (NodeMap): one flat summing map of a compiled Hessian over 4,201 samples took
+    # 3.7 s to construct on the quarter vehicle
+    sums = NodeMap(n, threads=1, reduced_nnz=max(fn.nnz_out(0) for fn in fns))
+    data = sums.pad_columns(
+        [
+            ca.DM(samples.x.T),
+            p,
+            ca.DM(samples.u.T),
+            ca.DM(samples.t[None, :]),
+            ca.DM(samples.targets.T),
+            ca.DM(np.reshape(samples.w, (1, n))),
+            ca.DM(samples.c.T),
+        ],
+        shared=(1,),
+        zero=(5,),
     )
-    f, g_f, h_f = (fn.map(fn.name() + "_sum", "serial", n, [1], [0])(*data) for fn in fns)
+    f, g_f, h_f = (sums.wrap(fn, [1], [0])(*data)[0] for fn in fns)
     lam = problem.lam
     if lam > 0:
         mask = np.r_[np.ones(nw), np.zeros(npar - nw)]

@@ -1,5 +1,7 @@
 """The structured NLP: every callback against CasADi's own AD and finite differences."""
 
+import math
+
 import casadi as ca
 import numpy as np
 import pytest
@@ -240,9 +242,9 @@ def test_node_map_bounds_the_buffer_of_summed_outputs(monkeypatch, threads):
     X = np.random.default_rng(0).normal(size=(3, n))
     P = np.random.default_rng(1).normal(size=60)
     plain = f.map("plain", "serial", n, [1], [0], {})
-    monkeypatch.setattr(node_map_module, "REDUCE_BUFFER_BYTES", 8 * 3_600 * 40)  # 40 nodes' copies
+    monkeypatch.setattr(node_map_module, "REDUCE_BUFFER_BYTES", 8 * 3_600 * 20)  # 20 nodes' copies
     node_map = node_map_module.NodeMap(n, threads, reduced_nnz=3_600)
-    assert node_map.block == 40 and node_map.pad >= 0
+    assert node_map.block == 20 and node_map.pad >= 0  # fewer than √(n / threads)
     padded = ca.horzcat(X, np.zeros((3, node_map.pad)))  # zero states add zero to the sum
     summed, rows = node_map.wrap(f, [1], [0])(padded, P)
     expected_sum, expected_rows = plain(X, P)
@@ -252,10 +254,26 @@ def test_node_map_bounds_the_buffer_of_summed_outputs(monkeypatch, threads):
     assert node_map.function(f, [1], [0]).sz_w() < 0.2 * plain.sz_w()
 
 
-def test_node_map_without_large_sums_is_one_serial_map_per_thread():
-    """The Van der Pol benchmark's size: unchanged evaluation (and summation) order."""
-    node_map = node_map_module.NodeMap(2_500, threads=2, reduced_nnz=5_000)
-    assert (node_map.block, node_map.chunk, node_map.pad) == (1_250, 1_250, 0)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_summing_map_is_nested_as_blocks_of_blocks(threads):
+    """A map with summed outputs is about √N blocks of √N nodes per thread (a flat summing map
+    of a compiled function takes time per node to construct that grows with N); the sums equal
+    the flat map's, and a map without sums stays one serial map per thread."""
+    x, p = ca.SX.sym("x", 2), ca.SX.sym("p", 4)
+    f = ca.Function("f", [x, p], [ca.sin(p) * ca.sum1(x**2), x * ca.sum1(p)])
+    n = 2_500  # the Van der Pol benchmark's nodes
+    node_map = node_map_module.NodeMap(n, threads, reduced_nnz=4)
+    per_thread = n // threads
+    assert node_map.block == math.isqrt(per_thread - 1) + 1
+    assert node_map.chunk // node_map.block <= node_map.block
+    X = np.random.default_rng(0).normal(size=(2, n))
+    padded = ca.horzcat(X, np.zeros((2, node_map.pad)))
+    summed, rows = node_map.wrap(f, [1], [0])(padded, np.arange(1.0, 5.0))
+    flat_sum, flat_rows = f.map("flat", "serial", n, [1], [0], {})(X, np.arange(1.0, 5.0))
+    np.testing.assert_allclose(np.asarray(summed), np.asarray(flat_sum), rtol=1e-13)
+    np.testing.assert_array_equal(np.asarray(rows), np.asarray(flat_rows))
+    unsummed = node_map_module.NodeMap(n, threads, reduced_nnz=0)
+    assert (unsummed.block, unsummed.chunk, unsummed.pad) == (per_thread, per_thread, 0)
 
 
 @pytest.mark.parametrize("problem_name", ["rich", "controlled"])
