@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..tools.allocator import keep_freed_memory
 from ..tools.io import StorageError, storage_error
 from ..tools.machine import command_line
 from .exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, fail, first_line
@@ -57,6 +58,7 @@ def _train_collocation(argv: Sequence[str] | None) -> int:
         executor = _scheduler(opts)  # a wrong address is refused before --out exists
     except (ValueError, TypeError) as exc:
         return fail(PROG, str(exc), args.debug)
+    keep_freed_memory()  # this process's KKT factorizations reuse their pages
     try:
         out = _output(args, run_id, argv)
         return _run(run, opts, out, run_id, argv, args, executor, started)
