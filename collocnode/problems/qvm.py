@@ -580,8 +580,9 @@ _TRUTHS: OrderedDict[tuple, Trajectory] = OrderedDict()
 _TRUTHS_KEPT = 4
 
 
-#: a truth whose integration takes longer than this [s] is kept in the on-disk cache, under
+#: a truth whose integration takes longer than this [s] is kept in the on-disk cache
 _TRUTH_STORED_AFTER_S = 1.0
+#: its folder there
 _TRUTHS_KIND = "qvm-truths"
 
 
