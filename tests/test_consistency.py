@@ -117,9 +117,10 @@ def test_the_failure_case_is_flagged_inconsistent_and_keeps_ipopt_status(failure
     # the collocation trajectory is within the noise of the truth, the re-simulation is not
     t = np.linspace(0.0, 5.0, 201)
     assert np.sqrt(np.mean((sol(t) - lotka_volterra(t)) ** 2)) < 0.1
-    # far beyond the 0.05 tolerance: 6.4 of the data's spreads with the node maps on one thread,
-    # 12.8 on two (the thread count moves the local optimum IPOPT reaches)
-    assert report.largest > 2.0
+    # far beyond the 0.05 tolerance: 1.9 of the data's spreads with the node maps on one
+    # thread, 2.0 on two (the thread count and the order of the nodes' sums move the local
+    # optimum IPOPT reaches: 6.4 and 12.8 with one flat sum per thread)
+    assert report.largest > 20 * report.tol
     assert report.max_deviation.shape == (1, 2) and report.rms_deviation.shape == (1, 2)
     assert report.worst_state in ("prey", "predator")
     assert 0.0 < report.starts_at < 5.0
