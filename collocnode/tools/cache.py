@@ -63,16 +63,24 @@ def key_of(*parts: object) -> str:
     return digest.hexdigest()[:24]
 
 
+def _trusted(folder: Path) -> bool:
+    """Whether ``folder`` and the cache's root above it may be used (`unsafe`); OSError where
+    either cannot be read."""
+    for item in (folder.parent, folder):
+        why = unsafe(item.stat())
+        if why:
+            _log.info("not using the cache folder %s: it %s", item, why)
+            return False
+    return True
+
+
 def load_arrays(kind: str, key: str) -> dict[str, np.ndarray] | None:
     """The arrays stored under ``kind`` / ``key``, or None where there are none or they cannot
     be trusted or read (a damaged file is removed)."""
     path = cache_dir() / kind / f"{key}.npz"
     try:
-        for item in (path.parent.parent, path.parent):
-            why = unsafe(item.stat())
-            if why:
-                _log.info("not reading the cache folder %s: it %s", item, why)
-                return None
+        if not _trusted(path.parent):
+            return None
         st = path.lstat()  # a link is not followed: what it points to was not checked
     except OSError:
         return None
@@ -98,11 +106,8 @@ def store_arrays(
     folder = cache_dir() / kind
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        for item in (folder.parent, folder):
-            why = unsafe(item.stat())
-            if why:
-                _log.info("not writing to the cache folder %s: it %s", item, why)
-                return
+        if not _trusted(folder):
+            return
         with tempfile.NamedTemporaryFile(dir=folder, suffix=".tmp", delete=False) as tmp:
             np.savez(tmp, **arrays)
         os.replace(tmp.name, folder / f"{key}.npz")

@@ -20,7 +20,7 @@ REDUCE_BUFFER_BYTES = 64 * 2**20
 
 def _square_side(n: int) -> int:
     """The smallest b with b² ≥ n: the block size of a map nested as blocks of blocks."""
-    return max(1, math.isqrt(n - 1) + 1) if n > 1 else 1
+    return math.isqrt(n - 1) + 1 if n > 1 else 1
 
 
 class NodeMap:
