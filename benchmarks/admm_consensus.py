@@ -49,7 +49,7 @@ from collocnode import (
     solve,
 )
 from collocnode.nn import MLP
-from collocnode.tools.machine import peak_memory_mb
+from collocnode.tools._machine import peak_memory_mb
 
 HORIZON = 7.0  # the Van der Pol preset's training window [s]
 

@@ -2,8 +2,8 @@
 """Consensus ADMM on the quarter vehicle (Langenkamp et al. §4.1) against the single NLP.
 
 Both start where strategy W's polish starts: the regression of the blocks on the observed
-accelerations (eq. 15, :func:`collocnode.training.warmstart.fit_initial_guess`), its smoothed states
-as the node states' guess. The model is the paper's four-state formulation, the mesh the
+accelerations (eq. 15, :func:`collocnode.training._warmstart.fit_initial_guess`), its smoothed
+states as the node states' guess. The model is the paper's four-state formulation, the mesh the
 paper's (2500 intervals per 42 s, 5 stages), the data 2 % noise at 1 kHz.
 
 - ``windows``: the preset's 42 s road cut into ``--blocks`` time windows (the states at the
@@ -49,12 +49,12 @@ from typing import Any
 import numpy as np
 
 from collocnode import ConsensusADMM, RadauIIA, problems, solve
-from collocnode.experiments.qvm import QVMOptions, evaluate
-from collocnode.problems.road import ISO8608Road
+from collocnode._experiments.qvm import QVMOptions, evaluate
+from collocnode.problems._road import ISO8608Road
 from collocnode.recipes.qvm import HORIZON_S, hybrid_model
-from collocnode.tools.machine import peak_memory_mb, run_record
-from collocnode.tools.options import replace_flat
-from collocnode.training.warmstart import fit_initial_guess
+from collocnode.tools._machine import peak_memory_mb, run_record
+from collocnode.tools._options import replace_flat
+from collocnode.training._warmstart import fit_initial_guess
 
 
 def road_seeds(n: int) -> list[int]:

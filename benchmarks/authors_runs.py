@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from collocnode.tools import machine
+from collocnode.tools import _machine as machine
 
 
 def require(needs: Mapping[str, str]) -> None:

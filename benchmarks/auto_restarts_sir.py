@@ -22,7 +22,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from collocnode import Auto, HybridModel, Parameter, TrainingProblem, Trajectory, solve
-from collocnode.tools.machine import describe
+from collocnode.tools._machine import describe
 
 #: (β, γ, I(0), horizon, samples, noise, guess of β and γ)
 SETUPS = (

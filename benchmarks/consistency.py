@@ -48,9 +48,9 @@ from collocnode import (
 )
 from collocnode.nn import MLP
 from collocnode.strategies import UntilConsistent
-from collocnode.tools.io import write_json
-from collocnode.tools.options import replace_flat
-from collocnode.training.consistency import InconsistentModelWarning
+from collocnode.tools._io import write_json
+from collocnode.tools._options import replace_flat
+from collocnode.training._consistency import InconsistentModelWarning
 
 # the SciML UDE tutorial's Lotka-Volterra system: x' = αx − βxy, y' = −γy + δxy
 ALPHA, BETA, GAMMA, DELTA = 1.3, 0.9, 0.8, 1.8
@@ -144,8 +144,8 @@ def tolerance_cases(parts: tuple[str, ...] = PARTS) -> list[dict[str, Any]]:
     for the groups of cases in ``parts``."""
     rows = []
     if "vdp" in parts:
-        from collocnode.experiments.vdp import VdPOptions
-        from collocnode.experiments.vdp import train as train_vdp
+        from collocnode._experiments.vdp import VdPOptions
+        from collocnode._experiments.vdp import train as train_vdp
         from collocnode.recipes.vdp import VDP
 
         (sol, _), s = _timed(lambda: train_vdp(VdPOptions(recipe=replace_flat(VDP, print_level=0))))
@@ -157,8 +157,8 @@ def tolerance_cases(parts: tuple[str, ...] = PARTS) -> list[dict[str, Any]]:
         trained, s = _timed(lambda: recipe.train(system, split.train, seed=0))  # noqa: B023
         rows.append(_row(f"{name} (generic recipe)", trained.solution, s))
     if "qvm" in parts:
-        from collocnode.experiments.qvm import QVMOptions
-        from collocnode.experiments.qvm import train as train_qvm
+        from collocnode._experiments.qvm import QVMOptions
+        from collocnode._experiments.qvm import train as train_qvm
         from collocnode.recipes.qvm import QVMRecipe
 
         opts = QVMOptions(duration=2.0, recipe=replace_flat(QVMRecipe(), print_level=0))
@@ -179,8 +179,8 @@ def tolerance_cases(parts: tuple[str, ...] = PARTS) -> list[dict[str, Any]]:
 
 def cost(runs: int) -> dict[str, Any]:
     """The check's wall time against the training time on the Van der Pol benchmark."""
-    from collocnode.experiments.vdp import VdPOptions
-    from collocnode.experiments.vdp import train as train_vdp
+    from collocnode._experiments.vdp import VdPOptions
+    from collocnode._experiments.vdp import train as train_vdp
     from collocnode.recipes.vdp import VDP
 
     opts = VdPOptions(recipe=replace_flat(VDP, print_level=0))

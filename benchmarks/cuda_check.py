@@ -30,7 +30,7 @@ import numpy as np
 
 from collocnode import problems
 from collocnode.compare.methods import make_trainer
-from collocnode.tools.fixed_step import DivergenceError
+from collocnode.tools._fixed_step import DivergenceError
 
 # method -> (problem, preset, options beyond its quick settings): a system it applies to
 CHECKS: dict[str, tuple[str, str | None, dict]] = {

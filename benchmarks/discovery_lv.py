@@ -46,8 +46,8 @@ from collocnode import (
     solve,
 )
 from collocnode.nn import MLP
-from collocnode.tools import machine
-from collocnode.tools.io import write_json
+from collocnode.tools import _machine as machine
+from collocnode.tools._io import write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 

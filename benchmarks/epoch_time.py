@@ -45,7 +45,7 @@ import authors_code_fnode
 import authors_code_mbdnode
 import authors_runs
 
-from collocnode.tools import machine
+from collocnode.tools import _machine as machine
 
 _FNODE_EPOCH = re.compile(r"Epoch\s+\d+/\d+\s*\|")  # all four of their FNODE-release scripts
 _MNODE_EPOCH = re.compile(r"Epoch \[\d+/\d+\]|^\[\d+\] loss:")  # main*.py of MNODE-code
@@ -247,8 +247,8 @@ def time_ours(
     """Trains our method for ``epochs`` epochs on the row's data (with the options ``extra``
     beyond the case's): the (wall, cpu) mark at the end of each epoch (the callback's entry).
     Each epoch's training loss is appended to ``losses`` when given."""
+    from collocnode.compare._run.scenarios import scenario_for
     from collocnode.compare.methods import make_trainer
-    from collocnode.compare.run.scenarios import scenario_for
 
     data = scenario_for(case.problem).load(case.problem, case.preset, False, 0, None)
     options = {**case.options, **(extra or {}), "epochs": epochs, "device": device}

@@ -60,8 +60,8 @@ def graph_against_eager(graphed: dict, eager: dict) -> dict:
 def main(argv: list[str] | None = None) -> int:
     import torch
 
-    from collocnode.tools import machine
-    from collocnode.tools.io import write_json
+    from collocnode.tools import _machine as machine
+    from collocnode.tools._io import write_json
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--devices", default="cuda,cpu")

@@ -730,7 +730,7 @@ def _admm_lost(lab: Lab) -> Verdict:
         import dask
         from distributed import Client, LocalCluster
         from collocnode import ConsensusADMM, IpoptOptions, RadauIIA, solve
-        from collocnode.strategies.admm import blocks as admm_blocks
+        from collocnode.strategies._admm import blocks as admm_blocks
         from tests.helpers import decay_problem
 
         original, rounds = admm_blocks.Actors.solve, []
@@ -855,7 +855,7 @@ def _dataframe(lab: Lab) -> Verdict:
     code = """
         import json
         import numpy as np, pandas as pd
-        from collocnode.data import Trajectory
+        from collocnode._data import Trajectory
         t = np.linspace(0, 1, 5)
         frame = pd.DataFrame({"position": np.sin(t), "velocity": np.cos(t)})
         print(json.dumps({"names": list(Trajectory(t, frame).state_names)}))
@@ -875,7 +875,7 @@ def _corrupt_jit(lab: Lab) -> Verdict:
         import json, warnings
         from pathlib import Path
         from collocnode import DynamicOptimizationProblem, RadauIIA, solve
-        from collocnode.tools.cache import cache_dir
+        from collocnode.tools._cache import cache_dir
 
         def problem():
             return DynamicOptimizationProblem(
@@ -916,7 +916,7 @@ def _million_samples(lab: Lab) -> Verdict:
         import json, resource, time
         import numpy as np
         from collocnode import IpoptOptions, NeuralODE, RadauIIA, TrainingProblem, problems, solve
-        from collocnode.data import Trajectory
+        from collocnode._data import Trajectory
         from collocnode.nn import MLP
 
         size = 0
@@ -990,7 +990,7 @@ def _resume_compare_other(lab: Lab) -> Verdict:
 
 ENOSPC = """
     import errno, os, sys
-    import collocnode.tools.io as io
+    import collocnode.tools._io as io
 
     original = io.atomic_write_bytes
     mode = os.environ["FAULT"]
@@ -1015,7 +1015,7 @@ ENOSPC = """
             return write_text(self, *args, **kwargs)
 
         pathlib.Path.write_text = cache_full
-    from collocnode.cli import train_collocation
+    from collocnode._cli import train_collocation
     sys.exit(train_collocation(sys.argv[1:]))
 """
 

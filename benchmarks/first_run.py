@@ -35,9 +35,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from collocnode.tools.cache import cache_dir
-from collocnode.tools.io import write_json
-from collocnode.tools.machine import load_average, run_record
+from collocnode.tools._cache import cache_dir
+from collocnode.tools._io import write_json
+from collocnode.tools._machine import load_average, run_record
 
 ROOT = Path(__file__).resolve().parent.parent
 

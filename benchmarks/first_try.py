@@ -74,8 +74,8 @@ from collocnode import (
 )
 from collocnode.nn import MLP
 from collocnode.strategies import AutoRecord
-from collocnode.tools.io import write_json
-from collocnode.tools.machine import describe, load_average
+from collocnode.tools._io import write_json
+from collocnode.tools._machine import describe, load_average
 
 QUIET = IpoptOptions(tol=1e-7, max_iter=1000, print_level=0)
 

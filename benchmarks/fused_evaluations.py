@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Evaluations per IPOPT iteration on Van der Pol 500 x 5: separate passes vs one fused pass.
 
-Builds the paper's Van der Pol NLP once (:mod:`collocnode.experiments.vdp`, σ = 0, seed 0, the
+Builds the paper's Van der Pol NLP once (:mod:`collocnode._experiments.vdp`, σ = 0, seed 0, the
 cold start: 2,501 nodes, JIT-compiled node functions) and solves it again and again with each way
 of evaluating the callbacks, the variants interleaved in every repeat so that the machine's load
 affects them alike:
@@ -38,10 +38,10 @@ from typing import Any
 import casadi as ca
 import numpy as np
 
-import collocnode.transcription.collocation as collocation
-import collocnode.transcription.ipopt.backends as backends
-from collocnode.experiments.vdp import VdPOptions, train
-from collocnode.tools.options import build
+import collocnode.transcription._collocation as collocation
+import collocnode.transcription._ipopt.backends as backends
+from collocnode._experiments.vdp import VdPOptions, train
+from collocnode.tools._options import build
 
 VARIANTS = (
     ("casadi", "separate"),

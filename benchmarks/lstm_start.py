@@ -26,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from collocnode.tools.io import write_json
+from collocnode.tools._io import write_json
 
 STARTS = ("padded", "data")
 SCORES = ("train_mse", "test_mse", "full_mse")
@@ -55,8 +55,8 @@ def run_seed(args: argparse.Namespace, seed: int) -> dict[str, Any]:
     "train_time_s", "rollouts": {rollout_start: {"train_mse", "test_mse", "full_mse",
     "diverged"}}}}``."""
     from collocnode.compare import make_trainer
-    from collocnode.compare.run import CompareConfig
-    from collocnode.compare.run.scenarios import StateRollout
+    from collocnode.compare._run import CompareConfig
+    from collocnode.compare._run.scenarios import StateRollout
 
     cfg = CompareConfig(
         args.problem,
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     import torch
 
-    from collocnode.tools.machine import run_record
+    from collocnode.tools._machine import run_record
 
     torch.set_num_threads(args.threads)
     result = {

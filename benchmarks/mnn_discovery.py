@@ -64,9 +64,9 @@ from collocnode import (
 )
 from collocnode.nn import MLP
 from collocnode.problems import get as get_system
-from collocnode.problems.base import System
-from collocnode.tools import machine
-from collocnode.tools.io import write_json
+from collocnode.problems._base import System
+from collocnode.tools import _machine as machine
+from collocnode.tools._io import write_json
 
 NOISE = 0.01  # of each state's standard deviation
 SINDY_THRESHOLD = 0.1  # pysindy's default

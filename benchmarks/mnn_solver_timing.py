@@ -38,7 +38,7 @@ import torch
 
 try:
     from collocnode.compare.methods.mnn_solver import solve_ode
-    from collocnode.tools.machine import run_record
+    from collocnode.tools._machine import run_record
 except ImportError:  # a GPU machine with torch but without collocnode's CasADi core
 
     def _module_at(relative: str) -> Any:
@@ -52,7 +52,7 @@ except ImportError:  # a GPU machine with torch but without collocnode's CasADi 
         return module
 
     solve_ode = _module_at("collocnode/compare/methods/mnn_solver.py").solve_ode
-    run_record = _module_at("collocnode/tools/machine.py").run_record
+    run_record = _module_at("collocnode/tools/_machine.py").run_record
 
 
 H = 0.1

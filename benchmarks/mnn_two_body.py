@@ -55,8 +55,8 @@ from collocnode import (
     solve,
 )
 from collocnode.nn import MLP
-from collocnode.tools import machine
-from collocnode.tools.io import write_json
+from collocnode.tools import _machine as machine
+from collocnode.tools._io import write_json
 
 M1, M2 = 2.0, 1.0
 MU = M1 + M2  # G (m1 + m2) with G = 1
@@ -211,7 +211,7 @@ def _train_torch(kind: str, data: Trajectory, args: argparse.Namespace) -> dict[
     import torch
 
     from collocnode.compare.methods.mnn_solver import solve_ode
-    from collocnode.tools.fixed_step import integrate
+    from collocnode.tools._fixed_step import integrate
 
     torch.manual_seed(0)
     torch.set_num_threads(1)

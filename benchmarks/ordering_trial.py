@@ -28,8 +28,8 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
-from collocnode.tools.machine import run_record
-from collocnode.tools.options import build, replace_flat
+from collocnode.tools._machine import run_record
+from collocnode.tools._options import build, replace_flat
 
 ORDERINGS = ("auto", "metis", "trial")
 CASES = ("vdp", "vdp-global", "qvm-window", "qvm-w")
@@ -50,7 +50,7 @@ def _row(sol: Any, timings: dict[str, float], iterations: int) -> dict[str, Any]
 
 
 def vdp_runner(spectral: int) -> Callable[[str], dict[str, Any]]:
-    from collocnode.experiments.vdp import VdPOptions, train
+    from collocnode._experiments.vdp import VdPOptions, train
 
     def run(ordering: str) -> dict[str, Any]:
         opts = build(
@@ -67,7 +67,7 @@ def vdp_runner(spectral: int) -> Callable[[str], dict[str, Any]]:
 
 
 def qvm_runner(strategy: str, duration: float, four: bool) -> Callable[[str], dict[str, Any]]:
-    from collocnode.experiments.qvm import QVMOptions, generate
+    from collocnode._experiments.qvm import QVMOptions, generate
 
     base = QVMOptions(duration=duration, seed=0)
     system, split = generate(base)

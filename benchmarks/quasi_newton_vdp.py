@@ -25,14 +25,14 @@ import time
 
 import numpy as np
 
-from collocnode.experiments.vdp import VdPOptions, evaluate, seeds, train
+from collocnode._experiments.vdp import VdPOptions, evaluate, seeds, train
 from collocnode.models import NeuralODE
 from collocnode.nn import MLP
-from collocnode.tools.markdown import table
-from collocnode.tools.options import build
+from collocnode.tools._markdown import table
+from collocnode.tools._options import build
 from collocnode.training import TrainingProblem
-from collocnode.transcription.nlp.hessian import HESSIAN_NAMES
-from collocnode.transcription.nlp.node_functions import build_node_functions
+from collocnode.transcription._nlp.hessian import HESSIAN_NAMES
+from collocnode.transcription._nlp.node_functions import build_node_functions
 
 
 def run(width: int, hessian: str, args: argparse.Namespace) -> dict:

@@ -2,14 +2,14 @@
 """Strategy W's regression on the quarter vehicle: subsample and stopping rule against time
 and the quality of the regressed model alone.
 
-The regression (:func:`collocnode.training.warmstart.fit_initial_guess`, Gauss-Newton Hessian,
+The regression (:func:`collocnode.training._warmstart.fit_initial_guess`, Gauss-Newton Hessian,
 the kernel smoother) fits the friction and spring networks to the observed accelerations at
 the smoothed states of every ``stride``-th sample, and stops when its objective changes by less
 than ``rtol`` (relative) per iteration for 5 iterations. For each (stride, rtol) this reports
 the regression's wall time and IPOPT iterations and the quality of the regressed model before
 any collocation: the unseen road's acceleration RMSE over its noise floor and the largest
 error of each characteristic over its range (the experiment's measures,
-:func:`collocnode.experiments.qvm.evaluate`). 42 s of data, the four-state model, seed 0.
+:func:`collocnode._experiments.qvm.evaluate`). 42 s of data, the four-state model, seed 0.
 
     python benchmarks/qvm_regression.py [--strides 10 20 50 100] [--rtols 1e-4 1e-3 1e-2]
         [--repeats 1] [--json out.json]
@@ -25,11 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from collocnode.experiments.qvm import QVMOptions, evaluate, generate
+from collocnode._experiments.qvm import QVMOptions, evaluate, generate
 from collocnode.recipes.qvm import QVMRecipe, hybrid_model
-from collocnode.tools.io import write_json
-from collocnode.tools.machine import load_average, run_record
-from collocnode.training.warmstart import fit_initial_guess
+from collocnode.tools._io import write_json
+from collocnode.tools._machine import load_average, run_record
+from collocnode.training._warmstart import fit_initial_guess
 
 
 @dataclass

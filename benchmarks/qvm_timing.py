@@ -34,9 +34,9 @@ import statistics
 import time
 from typing import Any
 
-from collocnode.experiments.qvm import QVMOptions, evaluate, generate
-from collocnode.tools.machine import run_record
-from collocnode.tools.options import replace_flat
+from collocnode._experiments.qvm import QVMOptions, evaluate, generate
+from collocnode.tools._machine import run_record
+from collocnode.tools._options import replace_flat
 
 PHASES = ("build", "ordering_trial", "ipopt", "callbacks", "warm_start", "simulate", "total")
 

@@ -31,12 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from collocnode.experiments.qvm import QVMOptions, evaluate, generate
+from collocnode._experiments.qvm import QVMOptions, evaluate, generate
 from collocnode.recipes.qvm import QVMRecipe, hybrid_model
 from collocnode.recipes.settings import RegressionSettings
-from collocnode.tools.options import replace_flat
-from collocnode.training.warmstart import fit_initial_guess, smooth_samples
-from collocnode.transcription.ipopt.backends import IpoptOptions
+from collocnode.tools._options import replace_flat
+from collocnode.training._warmstart import fit_initial_guess, smooth_samples
+from collocnode.transcription._ipopt.backends import IpoptOptions
 
 # (label, smoothing, stride, Hessian, iteration limit): the regression runs to its limit
 ROWS = (

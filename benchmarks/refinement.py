@@ -31,12 +31,12 @@ import casadi as ca
 import numpy as np
 
 from collocnode import problems
-from collocnode.experiments.vdp import T_ROBUST, VdPOptions, seeds
+from collocnode._experiments.vdp import T_ROBUST, VdPOptions, seeds
+from collocnode._solve import solve
 from collocnode.models import NeuralODE
-from collocnode.models.simulate import SimulationError
+from collocnode.models._simulate import SimulationError
 from collocnode.nn import MLP
-from collocnode.solve import solve
-from collocnode.tools.options import build
+from collocnode.tools._options import build
 from collocnode.training import TrainingProblem
 from collocnode.transcription import (
     AdaptiveRefinement,
@@ -44,7 +44,7 @@ from collocnode.transcription import (
     IpoptOptions,
     RadauIIA,
 )
-from collocnode.transcription.refine import RefinementRule, interval_errors
+from collocnode.transcription._refine import RefinementRule, interval_errors
 
 MUMPS = {"mumps_pivot_order": 5, "mumps_scaling": 0}
 STEEP = 40.0

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from collocnode.tools.io import write_json
-from collocnode.tools.markdown import table
+from collocnode.tools._io import write_json
+from collocnode.tools._markdown import table
 
 
 def drift(folder: Path, method: str, threshold: float) -> dict[str, Any]:

@@ -43,8 +43,8 @@ import casadi as ca
 import numpy as np
 
 from collocnode import HybridModel, TrainingProblem, Trajectory, problems, solve
-from collocnode.experiments.vdp import T_ROBUST, seeds
-from collocnode.models.simulate import SimulationError, simulate
+from collocnode._experiments.vdp import T_ROBUST, seeds
+from collocnode.models._simulate import SimulationError, simulate
 from collocnode.nn import MLP
 from collocnode.recipes.vdp import VDP
 from collocnode.transcription import IpoptOptions, RadauIIA
@@ -96,7 +96,7 @@ def vdp_case(n_samples: int, sampling: str) -> Case:
 
 
 def _identity_layout(system: Any) -> Any:
-    from collocnode.problems.layout import StateLayout
+    from collocnode.problems._layout import StateLayout
 
     return StateLayout.for_system(system)
 

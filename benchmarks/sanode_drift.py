@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 import snde_stable_time as sst
 
-from collocnode.tools.io import write_json
-from collocnode.tools.machine import run_record
+from collocnode.tools._io import write_json
+from collocnode.tools._machine import run_record
 
 TIMES = (0.0, 5.0, 15.0, 25.0, 50.0, 100.0, 200.0, 400.0)
 

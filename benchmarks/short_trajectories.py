@@ -54,8 +54,8 @@ from collocnode import (
 )
 from collocnode.nn import MLP
 from collocnode.strategies import AutoRecord, ConsensusADMMRecord
-from collocnode.tools.io import write_json
-from collocnode.tools.machine import describe, load_average
+from collocnode.tools._io import write_json
+from collocnode.tools._machine import describe, load_average
 
 G, DAMPING = 9.81, 0.3
 DURATION, STEP, NOISE = 2.0, 0.05, 0.10

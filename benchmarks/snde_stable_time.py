@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 from reproduction.published import SNDE_TABLE3, SNDE_TABLE3_TRIALS
 
-from collocnode.tools import machine
+from collocnode.tools import _machine as machine
 
 SYSTEMS = ("two_body", "rigid_body", "dcdc")
 
@@ -732,10 +732,10 @@ def write(
     units_from: Sequence[Path] = (),
 ) -> None:
     """``stable_time.json`` (strict JSON: a non-finite number is null; ``header`` first, the
-    run's :func:`collocnode.tools.machine.run_record`; ``wall_time_s`` covers this run, not
+    run's :func:`collocnode.tools._machine.run_record`; ``wall_time_s`` covers this run, not
     the units ``units_reused`` from the store, some of them taken from the stored runs
     ``units_from``) and ``stable_time.md``."""
-    from collocnode.tools.io import write_json
+    from collocnode.tools._io import write_json
 
     out.mkdir(parents=True, exist_ok=True)
     meta = {

@@ -53,7 +53,7 @@ from collocnode import (
 )
 from collocnode.algorithm import final
 from collocnode.nn import MLP
-from collocnode.tools.machine import describe
+from collocnode.tools._machine import describe
 
 ALPHA, BETA, GAMMA, DELTA = 1.3, 0.9, 0.8, 1.8
 T_TRAIN = 5.0  # default horizon [s] (--horizon)

@@ -50,7 +50,7 @@ from collocnode import (
     solve,
 )
 from collocnode.nn import MLP
-from collocnode.tools.machine import describe
+from collocnode.tools._machine import describe
 
 K_TRUE = 4.0
 X0 = np.array([1.0, 0.0])
@@ -184,7 +184,7 @@ def pendulum_problem(seed: int, initial_state: str) -> TrainingProblem:
 
 
 def pendulum_study(seeds: int, initial_state: str) -> dict[str, Any]:
-    from collocnode.training.uncertainty import laplace
+    from collocnode.training._uncertainty import laplace
 
     alg = RadauIIA(60, 3, ipopt=IpoptOptions(max_iter=300, print_level=0))
     rows = []

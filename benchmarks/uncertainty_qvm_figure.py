@@ -22,12 +22,12 @@ import time
 import warnings
 from pathlib import Path
 
-from collocnode.experiments.qvm import QVMOptions, characteristic_bands, generate
+from collocnode._experiments.qvm import QVMOptions, characteristic_bands, generate
 from collocnode.recipes.qvm import characteristic_errors, input_spread
-from collocnode.tools import plotting
-from collocnode.tools.io import save_figure
-from collocnode.tools.machine import describe, load_average
-from collocnode.tools.options import replace_flat
+from collocnode.tools import _plotting as plotting
+from collocnode.tools._io import save_figure
+from collocnode.tools._machine import describe, load_average
+from collocnode.tools._options import replace_flat
 
 ROOT = Path(__file__).resolve().parents[1]
 

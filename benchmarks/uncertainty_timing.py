@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from collocnode.tools.machine import describe, load_average
-from collocnode.tools.options import replace_flat
+from collocnode.tools._machine import describe, load_average
+from collocnode.tools._options import replace_flat
 
 HESSIANS = ("gauss-newton", "exact")
 
@@ -63,7 +63,7 @@ def time_uncertainty(sol: Any, repeats: int) -> dict[str, Any]:
 
 
 def vdp(repeats: int) -> dict[str, Any]:
-    from collocnode.experiments.vdp import VdPOptions, train
+    from collocnode._experiments.vdp import VdPOptions, train
 
     opts = VdPOptions(noise=0.1)
     opts = replace_flat(opts, print_level=0, warm_start=False)
@@ -80,7 +80,7 @@ def vdp(repeats: int) -> dict[str, Any]:
 
 
 def qvm(repeats: int, duration: float, max_iter: int) -> dict[str, Any]:
-    from collocnode.experiments.qvm import QVMOptions, generate
+    from collocnode._experiments.qvm import QVMOptions, generate
     from collocnode.recipes.qvm import QVMRecipe, input_spread
 
     recipe = replace_flat(

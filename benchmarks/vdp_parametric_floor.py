@@ -22,7 +22,7 @@ import casadi as ca
 import numpy as np
 
 from collocnode import problems, solve
-from collocnode.experiments.vdp import T_ROBUST, seeds
+from collocnode._experiments.vdp import T_ROBUST, seeds
 from collocnode.models import HybridModel, Parameter
 from collocnode.training import TrainingProblem
 from collocnode.transcription import IpoptOptions, RadauIIA

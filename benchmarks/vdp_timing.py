@@ -24,14 +24,14 @@ import casadi as ca
 import numpy as np
 
 from collocnode import problems
-from collocnode.experiments.vdp import VdPOptions, seeds, train
+from collocnode._experiments.vdp import VdPOptions, seeds, train
 from collocnode.models import NeuralODE
 from collocnode.nn import MLP
-from collocnode.tools.options import build
+from collocnode.tools._options import build
 from collocnode.training import TrainingProblem
 from collocnode.transcription import IpoptOptions, Mesh, StructuredNLP
-from collocnode.transcription.ipopt.backends import solve_ipopt
-from collocnode.transcription.nlp.naive import naive_solver
+from collocnode.transcription._ipopt.backends import solve_ipopt
+from collocnode.transcription._nlp.naive import naive_solver
 
 
 def timed_runs(opts: VdPOptions, repeats: int) -> dict:

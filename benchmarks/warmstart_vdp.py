@@ -6,7 +6,8 @@ twice on the paper's mesh (500 intervals x 5 Radau stages, two 2-5-5-1 sigmoid n
 at most 200 iterations):
 
 * cold: the paper's guess, x(t0) at every node and the random weights;
-* warm: :func:`collocnode.training.warmstart.fit_initial_guess` (GCV smoothing spline, regression of
+* warm: :func:`collocnode.training._warmstart.fit_initial_guess` (GCV smoothing spline, regression
+of
   the networks on the derivative estimates, starting from the same random weights), then the NLP.
 
 A run succeeds when its re-simulation from x(0) stays within an RMSE of 0.1 of the noise-free
@@ -30,14 +31,14 @@ from typing import Any
 import numpy as np
 
 from collocnode import problems
-from collocnode.experiments.vdp import T_ROBUST, VdPOptions, seeds
+from collocnode._experiments.vdp import T_ROBUST, VdPOptions, seeds
+from collocnode._solve import solve
 from collocnode.models import NeuralODE
-from collocnode.models.simulate import SimulationError
+from collocnode.models._simulate import SimulationError
 from collocnode.nn import MLP
-from collocnode.solve import solve
-from collocnode.tools.options import build
+from collocnode.tools._options import build
 from collocnode.training import TrainingProblem
-from collocnode.training.warmstart import METHODS, fit_initial_guess, smooth
+from collocnode.training._warmstart import METHODS, fit_initial_guess, smooth
 
 
 def _problem(opts: VdPOptions) -> tuple[TrainingProblem, int]:

@@ -67,10 +67,10 @@ from quasi_newton_vdp import fmt
 
 from collocnode import ConsensusADMM, IpoptOptions, NeuralODE, RadauIIA, TrainingProblem, solve
 from collocnode.nn import MLP
-from collocnode.tools.io import write_json
-from collocnode.tools.machine import describe, load_average
-from collocnode.tools.markdown import table
-from collocnode.transcription.nlp.hessian import hessian_from_name
+from collocnode.tools._io import write_json
+from collocnode.tools._machine import describe, load_average
+from collocnode.tools._markdown import table
+from collocnode.transcription._nlp.hessian import hessian_from_name
 
 N_STEPS = 58  # 2 s at the preset's 0.035 s
 PATHS = ("exact", "limited-memory", "bfgs", "admm")

@@ -14,14 +14,14 @@ with exact sparse Hessians::
     sol.status, sol(3.5), sol.simulate(data.t)
 """
 
+from ._data import Trajectory
+from ._solve import solve
+from ._status import SolveInterrupted, SolverStatus
 from ._version import __version__
 from .algorithm import Algorithm, SolveContext
-from .data import Trajectory
 from .models import HybridModel, NeuralODE, Parameter
-from .models.control import LearnedDynamics, control_problem
-from .models.simulate import SimulationError, simulate
-from .solve import solve
-from .status import SolveInterrupted, SolverStatus
+from .models._control import LearnedDynamics, control_problem
+from .models._simulate import SimulationError, simulate
 from .strategies import (
     AdaptiveRefinement,
     Auto,
@@ -37,7 +37,7 @@ from .strategies import (
     UntilConsistent,
     WarmStarted,
 )
-from .tools.moved import install as _install_moved
+from .tools._moved import install as _install_moved
 from .training import (
     BlockConstraint,
     ExtrapolationWarning,
@@ -46,16 +46,16 @@ from .training import (
     TrainingSolution,
     UndeterminedStateWarning,
 )
-from .training.callbacks import (
+from .training._callbacks import (
     CallbackList,
     EarlyStopping,
     PhaseProgress,
     ProgressBar,
     StopOnStagnation,
 )
-from .training.consistency import ConsistencyCheck, ConsistencyReport, InconsistentModelWarning
-from .training.discovery import ClosedForm, DiscoveryError, SparseRegression, discover
-from .training.uncertainty import Uncertainty, UncertaintyWarning
+from .training._consistency import ConsistencyCheck, ConsistencyReport, InconsistentModelWarning
+from .training._discovery import ClosedForm, DiscoveryError, SparseRegression, discover
+from .training._uncertainty import Uncertainty, UncertaintyWarning
 from .transcription import (
     AlgebraicStates,
     Constraint,

@@ -12,7 +12,7 @@ method exits with 1, Ctrl-C with 130.
 
 import sys
 
-from collocnode.cli import compare
+from collocnode._cli import compare
 
 if __name__ == "__main__":
     sys.exit(compare())

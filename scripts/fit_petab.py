@@ -8,7 +8,7 @@ python scripts/fit_petab.py Boehm_JProteomeRes2014 --collection PATH/Benchmark-M
 
 import sys
 
-from collocnode.cli.petab_command import petab
+from collocnode._cli.petab_command import petab
 
 if __name__ == "__main__":
     sys.exit(petab())

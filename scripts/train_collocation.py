@@ -7,7 +7,7 @@ python scripts/train_collocation.py vdp --help
 
 import sys
 
-from collocnode.cli import train_collocation
+from collocnode._cli import train_collocation
 
 if __name__ == "__main__":
     sys.exit(train_collocation())

@@ -171,7 +171,7 @@ def test_a_lost_worker_is_rebuilt_as_dask_allows_then_the_rounds_end_failed(monk
     import dask
     from distributed import Client, LocalCluster
 
-    from collocnode.strategies.admm import blocks as admm_blocks
+    from collocnode.strategies._admm import blocks as admm_blocks
 
     original = admm_blocks.Actors.solve
     rounds = []
@@ -217,7 +217,7 @@ def test_a_lost_worker_is_rebuilt_as_dask_allows_then_the_rounds_end_failed(monk
 def test_allowed_failures_is_dasks_own_setting():
     import dask
 
-    from collocnode.strategies.admm.blocks import allowed_failures
+    from collocnode.strategies._admm.blocks import allowed_failures
 
     assert allowed_failures() == dask.config.get("distributed.scheduler.allowed-failures") == 3
     with dask.config.set({"distributed.scheduler.allowed-failures": 7}):
@@ -227,7 +227,7 @@ def test_allowed_failures_is_dasks_own_setting():
 def test_workers_that_cannot_import_collocnode_are_refused_before_any_work(cluster, monkeypatch):
     from distributed import Client
 
-    from collocnode.strategies.admm import blocks as admm_blocks
+    from collocnode.strategies._admm import blocks as admm_blocks
 
     # what a worker without the package answers to find_spec("collocnode")
     monkeypatch.setattr(admm_blocks, "find_spec", lambda name: None)

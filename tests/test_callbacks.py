@@ -1,4 +1,4 @@
-"""The ready-made callbacks of collocnode.training.callbacks on training solves (and, for early
+"""The ready-made callbacks of collocnode.training._callbacks on training solves (and, for early
 stopping, on a PyTorch trainer with the same object): the training state's rollout, early stopping
 that keeps the best parameters, objective stagnation, the progress bar, several callbacks at once,
 and bad input."""
@@ -30,7 +30,7 @@ from collocnode import (
     solve,
 )
 from collocnode.nn import MLP
-from collocnode.training.callbacks import RunInfo, State, TrainingIterationState
+from collocnode.training._callbacks import RunInfo, State, TrainingIterationState
 
 # A model that does not pass the consistency check of a training solve only warns: these tests
 # are about the iterations, not about the final model.

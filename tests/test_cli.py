@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from collocnode import SolverStatus
-from collocnode.cli.run_folder import MARKER
+from collocnode._cli.run_folder import MARKER
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = {
@@ -189,7 +189,7 @@ def test_malformed_arguments_exit_2_with_one_line(key, results):
 
 @pytest.mark.parametrize("key", [_case(k, r) for k, r in IN_PROCESS.items()])
 def test_more_malformed_arguments_in_process(key, tmp_path, capsys, monkeypatch):
-    from collocnode.cli import train_collocation
+    from collocnode._cli import train_collocation
 
     run = IN_PROCESS[key]
     blocker = tmp_path / "a-file"

@@ -35,8 +35,8 @@ from collocnode import (
 )
 from collocnode.nn import MLP
 from collocnode.strategies import UntilConsistent, UntilConsistentRecord
-from collocnode.tools.io import write_json
-from collocnode.training.consistency import (
+from collocnode.tools._io import write_json
+from collocnode.training._consistency import (
     ConsistencyCheck,
     ConsistencyReport,
     InconsistentModelWarning,

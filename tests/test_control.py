@@ -1,4 +1,4 @@
-"""A trained model as the dynamics of a control problem (collocnode.models.control)."""
+"""A trained model as the dynamics of a control problem (collocnode.models._control)."""
 
 import casadi as ca
 import numpy as np
@@ -182,7 +182,7 @@ def test_a_control_problem_under_a_square_root_solves_without_a_state_guess():
     ],
 )
 def test_the_default_state_guess_is_in_the_bounds_and_off_singular_points(fields, inside):
-    from collocnode.models.control import default_state_guess
+    from collocnode.models._control import default_state_guess
 
     dop = control_problem(
         two_tanks(), (0.0, 10.0), Controls(1, lb=0.0, ub=1.0), p=TANKS_P, **fields

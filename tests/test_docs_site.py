@@ -67,7 +67,7 @@ def test_the_api_reference_covers_the_public_surface():
     documented = set()
     for path in re.findall(r"^::: collocnode\.([\w.]+)\s*$", text, flags=re.M):
         *modules, name = path.split(".")
-        if modules:  # collocnode.solve.solve: the function, not the module of that name
+        if modules:  # collocnode.nn.MLP: a name of a public package
             owner = importlib.import_module(".".join(["collocnode", *modules]))
             if getattr(owner, name) is not getattr(collocnode, name, None):
                 continue  # documents something else (collocnode.nn.MLP)

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from collocnode.cli import train_collocation
+from collocnode._cli import train_collocation
 
 
 @pytest.mark.parametrize("problem", ["smsd", "slider_crank"])
@@ -39,7 +39,7 @@ def test_generic_experiment_rejects_bad_preset(tmp_path, capsys):
 
 
 def test_a_model_no_better_than_a_trivial_predictor_gets_a_warning(tmp_path):
-    from collocnode.experiments.record import RunRecord
+    from collocnode._experiments.record import RunRecord
 
     record = RunRecord(tmp_path)
     record.against_trivial("extrapolation_rmse", 0.5, {"mean": 1.4, "last": 2.0})
@@ -88,7 +88,7 @@ def test_a_run_records_why_its_uncertainty_could_not_be_computed(tmp_path):
     import numpy as np
 
     from collocnode import HybridModel, Parameter, RadauIIA, TrainingProblem, Trajectory, solve
-    from collocnode.experiments.record import RunRecord
+    from collocnode._experiments.record import RunRecord
 
     model = HybridModel(
         n_states=1,

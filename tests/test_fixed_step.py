@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from collocnode.tools.fixed_step import (
+from collocnode.tools._fixed_step import (
     INTEGRATORS,
     DivergenceError,
     check_integrator,

@@ -26,10 +26,10 @@ from collocnode import (
     problems,
     solve,
 )
-from collocnode.cli.run_folder import MARKER
+from collocnode._cli.run_folder import MARKER
+from collocnode._status import SolveInterrupted
 from collocnode.nn import MLP
-from collocnode.status import SolveInterrupted
-from collocnode.transcription.ipopt.backends import BACKENDS
+from collocnode.transcription._ipopt.backends import BACKENDS
 
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32" or not hasattr(signal, "pthread_kill"),
@@ -206,7 +206,7 @@ def test_ctrl_c_during_the_build_is_solve_interrupted_with_its_phase():
 
 
 def test_ctrl_c_during_the_jit_compile_is_solve_interrupted_with_its_phase(monkeypatch):
-    from collocnode.transcription.nlp import jit
+    from collocnode.transcription._nlp import jit
 
     def interrupted(functions, name="collocnode_nodes"):
         raise KeyboardInterrupt
@@ -256,7 +256,7 @@ def test_sigterm_keeps_its_default_action_where_sigint_is_ignored():
     """A background job of a non-interactive shell ignores SIGINT: SIGTERM must still end it."""
     code = (
         "import os, signal, time\n"
-        "from collocnode.cli.signals import sigterm_as_interrupt\n"
+        "from collocnode._cli.signals import sigterm_as_interrupt\n"
         "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
         "with sigterm_as_interrupt():\n"
         "    os.kill(os.getpid(), signal.SIGTERM)\n"

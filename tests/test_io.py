@@ -1,4 +1,4 @@
-"""collocnode.tools.io: an atomic write that cannot start names the file asked for; a write
+"""collocnode.tools._io: an atomic write that cannot start names the file asked for; a write
 that finds no space is a StorageError (the end of a run, not a result); a killed write's
 temporary file is recognisable."""
 
@@ -10,7 +10,7 @@ import tempfile
 
 import pytest
 
-from collocnode.tools.io import StorageError, atomic_write_text, stale_temporaries, storage_error
+from collocnode.tools._io import StorageError, atomic_write_text, stale_temporaries, storage_error
 
 
 def test_a_write_that_cannot_create_its_temporary_file_names_the_target(tmp_path, monkeypatch):

@@ -7,7 +7,7 @@ from multiprocessing import get_context
 import numpy as np
 import pytest
 
-from collocnode.tools.machine import describe, peak_memory_mb
+from collocnode.tools._machine import describe, peak_memory_mb
 
 
 def _peak_before_and_after_holding(mib: int) -> tuple[float, float]:

@@ -25,18 +25,31 @@ def fresh(code: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize(
     ("old", "name", "new"),
     [
-        ("collocnode.admm", "ConsensusADMM", "collocnode.strategies.admm"),
-        ("collocnode.consistency", "UntilConsistent", "collocnode.strategies.until_consistent"),
-        ("collocnode.consistency", "check_consistency", "collocnode.training.consistency"),
-        ("collocnode.callbacks", "EarlyStopping", "collocnode.training.callbacks"),
-        ("collocnode.warmstart", "fit_initial_guess", "collocnode.training.warmstart"),
-        ("collocnode.io", "write_json", "collocnode.tools.io"),
+        ("collocnode.admm", "ConsensusADMM", "collocnode.strategies._admm"),
+        ("collocnode.consistency", "UntilConsistent", "collocnode.strategies._until_consistent"),
+        ("collocnode.consistency", "check_consistency", "collocnode.training._consistency"),
+        ("collocnode.callbacks", "EarlyStopping", "collocnode.training._callbacks"),
+        ("collocnode.warmstart", "fit_initial_guess", "collocnode.training._warmstart"),
+        ("collocnode.io", "write_json", "collocnode.tools._io"),
         ("collocnode.tasks", "run_tasks", "collocnode.tools.tasks"),
         ("collocnode.transcription.ipopt_options", "IpoptOptions", "collocnode.transcription"),
         ("collocnode.transcription.algorithm", "RadauIIA", "collocnode.transcription"),
-        ("collocnode.cli.main", "train_collocation", "collocnode.cli"),
-        ("collocnode.cli.main", "sigterm_as_interrupt", "collocnode.cli.signals"),
-        ("collocnode.cli.main", "OutputDirectory", "collocnode.cli.output"),
+        ("collocnode.cli.main", "train_collocation", "collocnode._cli"),
+        ("collocnode.cli.main", "sigterm_as_interrupt", "collocnode._cli.signals"),
+        ("collocnode.cli.main", "OutputDirectory", "collocnode._cli.output"),
+        (
+            "collocnode.transcription.nlp",
+            "StructuredNLP",
+            "collocnode.transcription._nlp.structured",
+        ),
+        (
+            "collocnode.transcription.ipopt",
+            "solve_ipopt",
+            "collocnode.transcription._ipopt.backends",
+        ),
+        ("collocnode.problems.vdp", "VanDerPol", "collocnode.problems._vdp"),
+        ("collocnode.experiments.qvm", "train", "collocnode._experiments.qvm"),
+        ("collocnode.solve", "solve", "collocnode._solve"),
     ],
 )
 def test_an_old_module_path_gives_the_new_object_and_warns(old, name, new):
@@ -52,8 +65,6 @@ def test_an_old_module_path_gives_the_new_object_and_warns(old, name, new):
 def test_names_that_left_a_package_warn_on_use():
     for package, name in [
         ("collocnode.transcription", "AdaptiveRefinement"),
-        ("collocnode.transcription.nlp", "StructuredNLP"),
-        ("collocnode.transcription.ipopt", "solve_ipopt"),
     ]:
         with pytest.warns(DeprecationWarning, match=f"{package}.{name} moved to"):
             getattr(importlib.import_module(package), name)

@@ -12,7 +12,7 @@ import pytest
 from helpers import decay_problem
 
 from collocnode import IpoptOptions, PhaseProgress, RadauIIA, SolverStatus, solve
-from collocnode.tools import progress
+from collocnode.tools import _progress as progress
 
 QUIET = IpoptOptions(print_level=0, max_iter=50)
 # the paper's cold start: one solve, whose 12 iterations all run
@@ -97,7 +97,7 @@ def test_a_jit_build_tells_each_phase_once(monkeypatch):
     """The build goes on after the JIT compile (the NLP is assembled around the compiled node
     functions): the watcher was told "build" a second time, and train_collocation.py printed
     "full problem: build" twice."""
-    from collocnode.transcription.nlp import jit
+    from collocnode.transcription._nlp import jit
 
     # the compile's place in the build without gcc's seconds
     monkeypatch.setattr(
@@ -114,7 +114,7 @@ def test_a_jit_build_tells_each_phase_once(monkeypatch):
 
 def test_a_progress_bar_counts_epochs_to_their_number_and_iterations_without_a_total():
     from collocnode import ProgressBar
-    from collocnode.transcription.ipopt.iteration import RunInfo
+    from collocnode.transcription._ipopt.iteration import RunInfo
 
     for unit, total in (("epoch", 40), ("iteration", None)):
         screen = io.StringIO()
@@ -164,7 +164,7 @@ def test_a_failing_watcher_neither_stops_nor_fails_the_solve():
 
 
 def _train(argv, capfd, tmp_path):
-    from collocnode.cli import train_collocation
+    from collocnode._cli import train_collocation
 
     code = train_collocation([*argv, "--out", str(tmp_path / "run")])
     out, err = capfd.readouterr()
@@ -195,9 +195,9 @@ def _helps(parser):
 
 
 def test_every_option_of_the_scripts_has_a_description_and_its_default(monkeypatch):
-    from collocnode import experiments
-    from collocnode.cli.compare_command import _parser as compare_parser
-    from collocnode.cli.train_command import _parser as train_parser
+    from collocnode import _experiments as experiments
+    from collocnode._cli.compare_command import _parser as compare_parser
+    from collocnode._cli.train_command import _parser as train_parser
 
     # the reproduction report's command is repository bookkeeping in benchmarks/, not the package
     monkeypatch.syspath_prepend(Path(__file__).resolve().parents[1] / "benchmarks")

@@ -7,7 +7,7 @@ import pytest
 
 from collocnode import IpoptOptions, NeuralODE, RadauIIA, TrainingProblem, problems, solve
 from collocnode.nn import MLP
-from collocnode.transcription.ipopt.backends import BACKENDS
+from collocnode.transcription._ipopt.backends import BACKENDS
 
 
 def vdp_problem(noise_seed: int = 0) -> TrainingProblem:

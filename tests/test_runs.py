@@ -12,8 +12,8 @@ import json
 import pytest
 from PIL import Image
 
-from collocnode.cli import compare, train_collocation
-from collocnode.experiments import vdp
+from collocnode._cli import compare, train_collocation
+from collocnode._experiments import vdp
 from collocnode.recipes.generic import SystemRecipe
 
 TINY_VDP = ("vdp", "--intervals", "8", "--stages", "2", "--max-iter", "5", "--no-jit", "--quiet")

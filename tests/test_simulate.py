@@ -9,7 +9,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from collocnode import NeuralODE, SimulationError, simulate
-from collocnode.models.simulate import MAX_STEPS
+from collocnode.models._simulate import MAX_STEPS
 from collocnode.nn import MLP
 
 # x' = y, y' = -x: the weights of one identity layer
@@ -176,7 +176,7 @@ def test_implicit_methods_get_the_jacobian_unchanged(monkeypatch):
     converge, only slower, so it is checked directly)."""
     import importlib
 
-    sim = importlib.import_module("collocnode.models.simulate")  # the package exports the function
+    sim = importlib.import_module("collocnode.models._simulate")  # the package exports the function
     seen = {}
     real = sim.solve_bounded
 

@@ -188,7 +188,7 @@ def test_seed_must_be_a_non_negative_integer(seed, error, match):
 def two_trajectories(x_guess_second: float) -> DynamicOptimizationProblem:
     """x' = -sqrt(x) on [0, 1] and on [5, 6]: a negative state guess of the second trajectory
     makes its dynamics NaN at the initial point."""
-    from collocnode.transcription.problem import Segment
+    from collocnode.transcription._problem import Segment
 
     return DynamicOptimizationProblem(
         dynamics=lambda x, p, u, t: -ca.sqrt(x),
@@ -218,7 +218,7 @@ def test_an_evaluation_error_in_the_second_trajectory_names_it_and_its_time(back
 def test_a_non_finite_state_of_the_second_trajectory_is_located_in_its_mesh():
     """A global node index past the first trajectory's nodes was looked up in its mesh."""
     from collocnode.transcription import Mesh, StructuredNLP
-    from collocnode.transcription.collocation import locate_non_finite
+    from collocnode.transcription._collocation import locate_non_finite
 
     meshes = [Mesh.equidistant(0.0, 1.0, 4, 2), Mesh.equidistant(5.0, 6.0, 4, 2)]
     nlp = StructuredNLP(two_trajectories(1.0), meshes, threads=1)

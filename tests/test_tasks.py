@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from collocnode.tools.io import StorageError
+from collocnode.tools._io import StorageError
+from collocnode.tools._threads import available_threads, cores, limit_threads
 from collocnode.tools.tasks import ExecutorLost, Task, TaskStore, dask_executor, run_tasks
-from collocnode.tools.threads import available_threads, cores, limit_threads
 
 
 # ---- task functions (module level: workers import them by name) ----------------------------
@@ -130,7 +130,7 @@ def test_a_task_that_finds_the_disk_full_stops_the_run_and_is_no_failure(tmp_pat
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_store_that_cannot_be_written_stops_the_run(tmp_path, workers, monkeypatch):
-    from collocnode.tools import io
+    from collocnode.tools import _io as io
 
     real = io.atomic_write_bytes
 
@@ -188,7 +188,7 @@ def nap(arg):
 
 PARENT = """
 import sys, time
-from collocnode.cli.signals import sigterm_as_interrupt
+from collocnode._cli.signals import sigterm_as_interrupt
 from collocnode.tools.tasks import Task, run_tasks
 from naps import nap
 

@@ -431,7 +431,7 @@ def test_samples_see_the_known_inputs_at_the_sample_times(exact_inputs):
 
 
 def test_warm_start_refuses_a_mask():
-    from collocnode.training.warmstart import fit_initial_guess
+    from collocnode.training._warmstart import fit_initial_guess
 
     mask = np.ones((11, 2), bool)
     mask[3, 1] = False

@@ -19,7 +19,7 @@ from collocnode import (
     solve,
 )
 from collocnode.nn import MLP
-from collocnode.training.warmstart import (
+from collocnode.training._warmstart import (
     METHODS,
     fit_initial_guess,
     smooth,
@@ -72,7 +72,7 @@ def test_smoothing_removes_most_of_the_noise(method):
 def test_kernel_bandwidth_scan_stops_at_the_same_choice_as_the_whole_scan(monkeypatch):
     """The early stop only skips bandwidths past the GCV minimum: the full scan (patience larger
     than the number of candidates) picks the same fit."""
-    import collocnode.training.warmstart as ws
+    import collocnode.training._warmstart as ws
 
     t = np.linspace(0.0, 5.0, 401)
     noisy = signal(t) + 0.05 * np.random.default_rng(2).standard_normal((t.size, 2))
@@ -86,7 +86,7 @@ def test_kernel_bandwidth_scan_stops_at_the_same_choice_as_the_whole_scan(monkey
 @pytest.mark.parametrize("h", [0.0128, 0.05, 0.3])
 def test_uniform_sampling_fast_path_equals_the_general_smoother(h):
     """One interior row and mirrored end rows give the per-sample rows' fit and rate."""
-    from collocnode.training.warmstart import _UniformWindows, _Windows
+    from collocnode.training._warmstart import _UniformWindows, _Windows
 
     t = np.linspace(0.0, 5.0, 801)
     y = np.sin(3 * t) + 0.05 * np.random.default_rng(0).standard_normal(t.size)

@@ -1,5 +1,5 @@
 """``scripts/reproduction_report.py``: rewrite the generated tables of the reproduction report
-from the stored runs. Exit codes (:mod:`collocnode.cli.exits`): 0 when written (or, with
+from the stored runs. Exit codes (:mod:`collocnode._cli.exits`): 0 when written (or, with
 ``--check``, when current), 1 when ``--check`` finds it stale, 2 on bad input."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from collocnode.cli.exits import EXIT_FAILED, fail
-from collocnode.cli.parsing import OneLineParser
+from collocnode._cli.exits import EXIT_FAILED, fail
+from collocnode._cli.parsing import OneLineParser
 
 from .published import TABLES
 from .report import regenerate, stale_tables

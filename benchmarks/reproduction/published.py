@@ -628,7 +628,7 @@ FNODE_VEHICLE = Table(
             {},
             note="the paper trains on 4⁹ = 262,144 parameter instances with the parameters as "
             "network inputs and a control signal it does not give; this run trains on one "
-            "instance and one input signal (collocnode.problems.vehicle), at the paper's "
+            "instance and one input signal (collocnode.problems._vehicle), at the paper's "
             "settings (6 × 256, AdamW 1e-4, 300 epochs)",
             train_time_s=_frozen(fnode=3304.32),
         ),

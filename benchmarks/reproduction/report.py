@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from collocnode.tools.io import atomic_write_text
+from collocnode.tools._io import atomic_write_text
 
 from .published import TABLES, Row, Table
 

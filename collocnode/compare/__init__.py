@@ -1,7 +1,7 @@
 """The comparison: FNODE, MBD-NODE, SNDE, MNN, the baselines and collocation, head to head.
 
 Two packages, the second over the first: `collocnode.compare.methods` (every method behind
-one trainer interface, and its registry; the PyTorch side) and `collocnode.compare.run` (one
+one trainer interface, and its registry; the PyTorch side) and `collocnode.compare._run` (one
 comparison: data, scoring, rows, ``compare.json`` and ``compare.md``). This package re-exports
 what a user of the methods imports.
 
@@ -16,7 +16,7 @@ what a user of the methods imports.
 Importing this package loads no torch; the method modules load on first use.
 """
 
-from ..tools.fixed_step import DivergenceError
+from ..tools._fixed_step import DivergenceError
 from .methods.base import FitResult, NotApplicableError, Progress, Trainer, TrainerOptions
 from .methods.gradient import GradientOptions, GradientTrainer
 from .methods.registry import available, make_trainer, method_class

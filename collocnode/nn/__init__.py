@@ -1,9 +1,9 @@
 """Network and surrogate specs, built for CasADi and for torch with one flat weight layout."""
 
-from .activations import ACTIVATIONS, Activation, get_activation, require_c2
-from .base import Block
-from .mlp import MLP
-from .rational import RationalChebyshev
+from ._activations import ACTIVATIONS, Activation, get_activation, require_c2
+from ._base import Block
+from ._mlp import MLP
+from ._rational import RationalChebyshev
 
 __all__ = [
     "ACTIVATIONS",

@@ -32,8 +32,14 @@ import casadi as ca
 import numpy as np
 import sympy as sp
 
-from ..transcription.mesh import Mesh
-from ..transcription.problem import Constraint, DynamicOptimizationProblem, Inputs, Samples, Segment
+from ..transcription._mesh import Mesh
+from ..transcription._problem import (
+    Constraint,
+    DynamicOptimizationProblem,
+    Inputs,
+    Samples,
+    Segment,
+)
 from ._numeric import NumericModel
 from ._simulate import SETTLED_TIME, Simulation
 from ._symbolic import to_casadi

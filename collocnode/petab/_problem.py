@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..status import SolverStatus
+from .._status import SolverStatus
 from ..transcription import IpoptOptions
 from ._numeric import NumericModel
 from ._sbml import SbmlError, ode_from_document
@@ -360,7 +360,7 @@ class PetabProblem:
         by it; or, with a ``previous`` solution, on its meshes with every interval halved,
         warm-started from it. Its times are added to ``seconds``."""
         from ..transcription import RadauIIA
-        from ..transcription.collocation import solve_collocation
+        from ..transcription._collocation import solve_collocation
         from ._collocation import build_dop, halved, meshes, warm_started
 
         t0 = time.perf_counter()

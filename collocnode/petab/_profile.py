@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ..status import SolverStatus
+from .._status import SolverStatus
 from ..transcription import IpoptOptions, RadauIIA
-from ..transcription.collocation import solve_collocation
+from ..transcription._collocation import solve_collocation
 from ._collocation import warm_started
 from ._problem import PetabFit, PetabProblem
 

@@ -9,29 +9,29 @@
 from __future__ import annotations
 
 from .. import _validation as v
-from ..tools.registry import Registry
-from .base import Split, System
-from .layout import StateLayout
+from ..tools._registry import Registry
+from ._base import Split, System
+from ._layout import StateLayout
 
 #: name -> the system's class, imported on first use (importing the package does no work)
 SYSTEMS: Registry[type[System]] = Registry(
     "problem",
     {
-        "vdp": "collocnode.problems.vdp:VanDerPol",
-        "qvm": "collocnode.problems.qvm:QuarterVehicle",
-        "sms": "collocnode.problems.mass_spring:SingleMassSpring",
-        "smsd": "collocnode.problems.mass_spring:SingleMassSpringDamper",
-        "tmsd": "collocnode.problems.mass_spring:TripleMassSpringDamper",
-        "pendulum": "collocnode.problems.pendulum:Pendulum",
-        "double_pendulum": "collocnode.problems.pendulum:DoublePendulum",
-        "cart_pole": "collocnode.problems.cart_pole:CartPole",
-        "slider_crank": "collocnode.problems.slider_crank:SliderCrank",
-        "vehicle4dof": "collocnode.problems.vehicle:Vehicle4DOF",
-        "two_body": "collocnode.problems.two_body:TwoBody",
-        "rigid_body": "collocnode.problems.rigid_body:RigidBody",
-        "dcdc": "collocnode.problems.dcdc:DCDCConverter",
-        "robot_arm": "collocnode.problems.robot_arm:RobotArm",
-        "lorenz": "collocnode.problems.lorenz:Lorenz",
+        "vdp": "collocnode.problems._vdp:VanDerPol",
+        "qvm": "collocnode.problems._qvm:QuarterVehicle",
+        "sms": "collocnode.problems._mass_spring:SingleMassSpring",
+        "smsd": "collocnode.problems._mass_spring:SingleMassSpringDamper",
+        "tmsd": "collocnode.problems._mass_spring:TripleMassSpringDamper",
+        "pendulum": "collocnode.problems._pendulum:Pendulum",
+        "double_pendulum": "collocnode.problems._pendulum:DoublePendulum",
+        "cart_pole": "collocnode.problems._cart_pole:CartPole",
+        "slider_crank": "collocnode.problems._slider_crank:SliderCrank",
+        "vehicle4dof": "collocnode.problems._vehicle:Vehicle4DOF",
+        "two_body": "collocnode.problems._two_body:TwoBody",
+        "rigid_body": "collocnode.problems._rigid_body:RigidBody",
+        "dcdc": "collocnode.problems._dcdc:DCDCConverter",
+        "robot_arm": "collocnode.problems._robot_arm:RobotArm",
+        "lorenz": "collocnode.problems._lorenz:Lorenz",
     },
 )
 

@@ -1,5 +1,5 @@
 """How each system is trained by collocation: one recipe per system, shared by the experiments
-(`collocnode.experiments`) and the comparison (`collocnode.compare`), neither of which
+(`collocnode._experiments`) and the comparison (`collocnode.compare`), neither of which
 imports the other.
 
 A recipe is a frozen dataclass whose fields are its model and training choices, with an embedded
@@ -13,7 +13,7 @@ from typing import Any
 
 from .. import _validation as v
 from .. import problems
-from ..tools.registry import Registry
+from ..tools._registry import Registry
 from .base import TrainedModel, widths
 from .generic import SystemRecipe
 from .settings import CollocationSettings

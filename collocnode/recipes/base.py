@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as v
+from .._data import Trajectory
 from ..algorithm import final
-from ..data import Trajectory
-from ..models.simulate import simulate
-from ..problems.layout import StateLayout
-from ..strategies.phases import PhasedRecord
+from ..models._simulate import simulate
+from ..problems._layout import StateLayout
+from ..strategies._phases import PhasedRecord
 from ..training import TrainingSolution
 
 

@@ -16,14 +16,14 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import _validation as v
-from ..data import Trajectory
-from ..models.hybrid import NeuralODE
+from .._data import Trajectory
+from .._solve import solve
+from ..models._hybrid import NeuralODE
 from ..nn import MLP
-from ..nn.activations import require_c2
-from ..nn.mlp import INITS
+from ..nn._activations import require_c2
+from ..nn._mlp import INITS
 from ..problems import System
-from ..problems.layout import StateLayout
-from ..solve import solve
+from ..problems._layout import StateLayout
 from ..strategies import RegularizationPath, WarmStarted
 from ..training import TrainingProblem
 from .base import TrainedModel, widths
@@ -105,7 +105,7 @@ class SystemRecipe:
         state_guess: "data" (the interpolated samples) or "constant" (x(t0) at every node, the
             paper's trivial guess).
         warm_start: start from the smoothed data and weights regressed on its derivative
-            estimates (`collocnode.training.warmstart`) instead of ``state_guess`` and random
+            estimates (`collocnode.training._warmstart`) instead of ``state_guess`` and random
             weights; its time is counted in `TrainedModel.total_s`.
         collocation: mesh and solver settings; ``intervals=None`` puts one mesh interval on
             each sample interval, at most `MAX_DEFAULT_INTERVALS` (longer data sets are
@@ -175,7 +175,7 @@ class SystemRecipe:
     ) -> TrainedModel:
         """Train on ``data`` (system coordinates; several trajectories share the weights).
         ``callback`` is the IPOPT iteration callback of
-        [`collocnode.solve`][collocnode.solve.solve]."""
+        [`collocnode.solve`][collocnode.solve]."""
         layout = StateLayout.for_system(system_checked(system))
         trajs = [
             Trajectory(tr.t, layout.reduce(tr.x), tr.u if system.n_inputs else None)

@@ -15,7 +15,7 @@ replaced by two surrogate blocks inside the known linear physics; the loss is th
        ``rational_form="paper"`` as eq. 19 writes it (θ_0 free, 32 parameters).
 * W:   warm-started (ours, not the paper's): smooth the noisy observed states, regress the blocks
        on the observed accelerations at them through the known physics (eq. 15, with the
-       F(0) = 0 constraints of eq. 17; `collocnode.training.warmstart.fit_initial_guess`),
+       F(0) = 0 constraints of eq. 17; `collocnode.training._warmstart.fit_initial_guess`),
        then polish weights and states with the full problem, started from the smoothed states.
 * III-W: strategy III's rational surrogates (eq. 19, in ``rational_form``) started as W starts
        its networks: a least-squares fit of the rational functions to the observed accelerations
@@ -44,15 +44,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import _validation as v
+from .._data import Trajectory
+from .._solve import solve
 from ..algorithm import Algorithm
-from ..data import Trajectory
-from ..models.hybrid import HybridModel
+from ..models._hybrid import HybridModel
 from ..nn import MLP, Block, RationalChebyshev, require_c2
-from ..problems.layout import StateLayout
-from ..solve import solve
+from ..problems._layout import StateLayout
 from ..strategies import Pretrained, StopWhenSettled
 from ..training import BlockConstraint, TrainingProblem, TrainingSolution
-from ..training.callbacks import BlockOutputs
+from ..training._callbacks import BlockOutputs
 from .base import TrainedModel, widths
 from .settings import CollocationSettings, RegressionSettings
 
@@ -201,7 +201,7 @@ class QVMRecipe:
         """Train with the chosen strategy on one trajectory sampled from x(0) = 0 on
         ``system.road``; the mesh is scaled to its horizon. ``max_wall_time`` [s] caps the
         whole strategy (default: the settings' own). ``callback`` is the IPOPT iteration
-        callback of [`collocnode.solve`][collocnode.solve.solve], passed to every phase (each phase
+        callback of [`collocnode.solve`][collocnode.solve], passed to every phase (each phase
         is a solve of its own: ``on_start`` and ``on_end`` run once per phase); the settings'
         stagnation rule, when on, runs beside it in every phase, and a pre-training it stops goes on
         to the full problem (a stop by ``callback`` ends the strategy)."""

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from .. import _validation as v
 from ..algorithm import Algorithm
 from ..strategies import StopWhenStagnant, TimeLimit, WarmStarted
-from ..training.warmstart import HESSIANS, METHODS
+from ..training._warmstart import HESSIANS, METHODS
 from ..transcription import IpoptOptions, RadauIIA
-from ..transcription.nlp.hessian import HESSIAN_NAMES, hessian_from_name
-from ..transcription.radau import MAX_STAGES
+from ..transcription._nlp.hessian import HESSIAN_NAMES, hessian_from_name
+from ..transcription._radau import MAX_STAGES
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ class CollocationSettings:
 @dataclass(frozen=True)
 class RegressionSettings:
     """The first phase of a warm-started strategy: the regression of
-    `collocnode.training.warmstart.fit_initial_guess` (its arguments, with defaults measured
+    `collocnode.training._warmstart.fit_initial_guess` (its arguments, with defaults measured
     on the quarter vehicle; docs/collocation_extensions.md).
 
     Attributes:

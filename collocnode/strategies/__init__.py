@@ -4,21 +4,21 @@ stopping rules and time limits, a regularization path, multistart, consensus ADM
 of the data, discovery of a block's closed form with its re-fit, and the defaults of a first
 solve ([`Auto`][collocnode.Auto])."""
 
-from .adaptive import AdaptiveRefinement, AdaptiveRefinementRecord, RoundRecord
-from .admm import ConsensusADMM, ConsensusADMMRecord, ConsensusRound
-from .auto import Auto, AutoRecord
-from .discovery import Discovered, DiscoveredRecord, DiscoveryWarning
-from .limits import StopWhenSettled, StopWhenStagnant, TimeLimit
-from .multistart import Multistart, MultistartRecord, StartRecord
-from .phases import PhasedRecord, Pretrained, WarmStarted
-from .regularization import (
+from ._adaptive import AdaptiveRefinement, AdaptiveRefinementRecord, RoundRecord
+from ._admm import ConsensusADMM, ConsensusADMMRecord, ConsensusRound
+from ._auto import Auto, AutoRecord
+from ._discovery import Discovered, DiscoveredRecord, DiscoveryWarning
+from ._limits import StopWhenSettled, StopWhenStagnant, TimeLimit
+from ._multistart import Multistart, MultistartRecord, StartRecord
+from ._phases import PhasedRecord, Pretrained, WarmStarted
+from ._regularization import (
     NaivePredictorWarning,
     PathPoint,
     RegularizationPath,
     RegularizationPathRecord,
     UnverifiedChoiceWarning,
 )
-from .until_consistent import ConsistencyRound, UntilConsistent, UntilConsistentRecord
+from ._until_consistent import ConsistencyRound, UntilConsistent, UntilConsistentRecord
 
 __all__ = [
     "AdaptiveRefinement",

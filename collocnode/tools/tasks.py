@@ -7,7 +7,7 @@ as it completes. A task that raises is recorded as failed and the others go on; 
 worker died (a killed process, a lost Dask worker) is submitted once more and then recorded as
 failed (the policy is `TaskPool`'s); a rerun with the same store skips the tasks it
 already holds. Each task runs with its share of its worker's cores
-(`collocnode.tools.threads.limit_threads`). A failure of the store itself (a full disk)
+(`collocnode.tools._threads.limit_threads`). A failure of the store itself (a full disk)
 or of the executor (a lost Dask scheduler) is not a task's outcome: it stops the run
 (`StorageError`, `ExecutorLost`), and what finished before
 stays stored.
@@ -40,9 +40,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import _validation as v
-from .cluster import dask_executor
-from .io import StorageError, jsonable, storage_error, write_json, write_npz
-from .threads import cores, limit_threads
+from ._cluster import dask_executor
+from ._io import StorageError, jsonable, storage_error, write_json, write_npz
+from ._threads import cores, limit_threads
 
 _KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.=-]{0,127}")
 FINISHED, FAILED = "finished", "failed"

@@ -24,20 +24,20 @@ where q_c are the fitted columns (states or model outputs), q̂_c the data and s
   irregular and differ between trajectories; a ``mask`` marks missing values per column
   (``mask="finite"``: where the data hold NaN).
 
-The observation model (`collocnode.training.observation`) says what each trajectory measures: states
-a trajectory never measures are hidden, guessed by the model (`collocnode.training.guess`) and
-scaled by their own trajectory; state bounds and path constraints
+The observation model (`collocnode.training._observation`) says what each trajectory measures:
+states a trajectory never measures are hidden, guessed by the model (`collocnode.training._guess`)
+and scaled by their own trajectory; state bounds and path constraints
 ([`PathConstraint`][collocnode.PathConstraint]) are hard constraints; per-trajectory parameters (the
-conditions of each experiment) sit in the NLP as `collocnode.training.layout` says.
+conditions of each experiment) sit in the NLP as `collocnode.training._layout` says.
 """
 
-from .constraints import BlockConstraint, PathConstraint
-from .observation import UndeterminedStateWarning
-from .problem import TrainingProblem
-from .ranges import ExtrapolationWarning
-from .samples import cell_weights
-from .solution import TrainingSolution
-from .warmstart import fit_initial_guess, warm_start
+from ._constraints import BlockConstraint, PathConstraint
+from ._observation import UndeterminedStateWarning
+from ._problem import TrainingProblem
+from ._ranges import ExtrapolationWarning
+from ._samples import cell_weights
+from ._solution import TrainingSolution
+from ._warmstart import fit_initial_guess, warm_start
 
 __all__ = [
     "BlockConstraint",

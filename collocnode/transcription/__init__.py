@@ -1,17 +1,17 @@
 """Direct collocation: Radau IIA / fLGR tables, meshes, the dynamic optimization problem, the
 collocation algorithm and its transcription to a structured NLP solved by IPOPT."""
 
-from .collocation import RadauIIA
-from .ipopt.options import IpoptOptions, OrderingTrial
-from .mesh import Mesh
-from .nlp.build import FactorizationCostWarning
-from .nlp.hessian import PartialQuasiNewton
-from .nlp.structured import StructuredNLP
-from .problem import Constraint, DynamicOptimizationProblem, Inputs, Proximal
-from .radau import RadauTable, lagrange_basis, lagrange_derivative, radau_table
-from .refine import RefinementRule, interval_errors
-from .solution import Solution
-from .variables import AlgebraicStates, Controls
+from ._collocation import RadauIIA
+from ._ipopt.options import IpoptOptions, OrderingTrial
+from ._mesh import Mesh
+from ._nlp.build import FactorizationCostWarning
+from ._nlp.hessian import PartialQuasiNewton
+from ._nlp.structured import StructuredNLP
+from ._problem import Constraint, DynamicOptimizationProblem, Inputs, Proximal
+from ._radau import RadauTable, lagrange_basis, lagrange_derivative, radau_table
+from ._refine import RefinementRule, interval_errors
+from ._solution import Solution
+from ._variables import AlgebraicStates, Controls
 
 __all__ = [
     "AlgebraicStates",
@@ -39,14 +39,14 @@ __all__ = [
 
 def __getattr__(name: str) -> object:
     # names of 0.2 that moved up to the solve strategies; one release with a warning
-    from ..tools.moved import moved_name
+    from ..tools._moved import moved_name
 
     return moved_name(
         __name__,
         name,
         {
-            "AdaptiveRefinement": "collocnode.strategies.adaptive",
-            "AdaptiveRefinementRecord": "collocnode.strategies.adaptive",
-            "solve_dop": "collocnode.transcription.collocation",
+            "AdaptiveRefinement": "collocnode.strategies._adaptive",
+            "AdaptiveRefinementRecord": "collocnode.strategies._adaptive",
+            "solve_dop": "collocnode.transcription._collocation",
         },
     )

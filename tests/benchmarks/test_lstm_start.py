@@ -12,8 +12,8 @@ lstm_start = load_benchmark("lstm_start")
 
 
 def test_the_diagonal_is_the_comparisons_row():
-    from collocnode.compare.run.config import CompareConfig
-    from collocnode.compare.run.harness import run
+    from collocnode.compare._run.config import CompareConfig
+    from collocnode.compare._run.harness import run
 
     args = lstm_start.parse_args(["--epochs", "1", "--layers", "1"])
     cells = lstm_start.run_seed(args, seed=1)

@@ -7,9 +7,9 @@ import pytest
 from load_benchmark import load_benchmark
 
 from collocnode import SparseRegression
-from collocnode.training.discovery.library import fit_terms
-from collocnode.training.discovery.regression import regress
-from collocnode.training.discovery.samples import BlockSamples
+from collocnode.training._discovery.library import fit_terms
+from collocnode.training._discovery.regression import regress
+from collocnode.training._discovery.samples import BlockSamples
 
 pytest.importorskip("pysindy")
 two_body = load_benchmark("mnn_two_body")

@@ -7,8 +7,8 @@ import math
 
 from load_benchmark import load_benchmark as _load
 
-from collocnode.experiments.qvm import QVMOptions
-from collocnode.tools.options import replace_flat
+from collocnode._experiments.qvm import QVMOptions
+from collocnode.tools._options import replace_flat
 
 
 def test_a_tiny_run_gives_every_column_and_the_table_shows_it():

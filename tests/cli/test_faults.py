@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from collocnode.cli import compare, train_collocation
-from collocnode.cli.run_folder import MARKER
+from collocnode._cli import compare, train_collocation
+from collocnode._cli.run_folder import MARKER
 from collocnode.recipes.generic import SystemRecipe
 from tests.helpers import http_server
 
@@ -46,8 +46,8 @@ def _one_line(capsys) -> str:
 # ---- kill -9 -----------------------------------------------------------------------------------
 SLOW_AFTER_TWO = """
 import sys, time
-import collocnode.experiments.vdp as vdp
-from collocnode.cli import train_collocation
+import collocnode._experiments.vdp as vdp
+from collocnode._cli import train_collocation
 
 real = vdp.robustness_run
 
@@ -92,7 +92,7 @@ def test_resume_after_kill_9_reruns_exactly_the_missing_seeds(tmp_path):
 # ---- full disks ---------------------------------------------------------------------------------
 def no_space(monkeypatch, when) -> None:
     """Every write of the library whose path ``when`` accepts fails with ENOSPC."""
-    from collocnode.tools import io
+    from collocnode.tools import _io as io
 
     real = io.atomic_write_bytes
 

@@ -1,4 +1,4 @@
-"""collocnode.cli.output: where a run writes. Units go straight into the marked, locked run
+"""collocnode._cli.output: where a run writes. Units go straight into the marked, locked run
 folder; only the summary is staged; --overwrite replaces only a run folder, and only with a run
 that succeeded; folders of killed runs are adopted or moved into view, never left silently;
 nothing is deleted that the program did not write."""
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from collocnode.cli.output import OutputDirectory, resume_command
-from collocnode.cli.run_folder import MARKER, FolderInUse, RunFolder, is_run_folder
+from collocnode._cli.output import OutputDirectory, resume_command
+from collocnode._cli.run_folder import MARKER, FolderInUse, RunFolder, is_run_folder
 
 
 def files(root: Path) -> dict[str, bytes]:

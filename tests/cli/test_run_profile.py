@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from collocnode.cli.summary import profile_rows
-from collocnode.cli.train_command import train_collocation
-from collocnode.experiments.record import RunRecord
-from collocnode.tools.machine import process_age
+from collocnode._cli.summary import profile_rows
+from collocnode._cli.train_command import train_collocation
+from collocnode._experiments.record import RunRecord
+from collocnode.tools._machine import process_age
 
 TINY_SMSD = ("smsd", "--intervals", "10", "--hidden", "3", "--max-iter", "5", "--quiet")
 

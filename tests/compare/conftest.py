@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from collocnode.problems.base import System
+from collocnode.problems._base import System
 
 torch = pytest.importorskip("torch")
 

@@ -5,7 +5,7 @@ import pytest
 
 from collocnode import problems
 from collocnode.compare import make_trainer
-from collocnode.compare.run import add_time_to_target
+from collocnode.compare._run import add_time_to_target
 
 
 @pytest.mark.parametrize("name", ["vdp", "slider_crank"])

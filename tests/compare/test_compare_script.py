@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from collocnode.cli.run_folder import MARKER
-from collocnode.compare.run import CompareConfig, markdown, run
-from collocnode.compare.run.scenarios import COLUMNS
+from collocnode._cli.run_folder import MARKER
+from collocnode.compare._run import CompareConfig, markdown, run
+from collocnode.compare._run.scenarios import COLUMNS
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "compare.py"
@@ -142,7 +142,7 @@ def test_a_failing_method_is_recorded_while_the_others_continue(tmp_path, monkey
 
 def test_diverged_rollout_is_reported_with_its_step(tmp_path, monkeypatch):
     from collocnode.compare.methods import mbdnode
-    from collocnode.tools.fixed_step import DivergenceError
+    from collocnode.tools._fixed_step import DivergenceError
 
     def diverge(self, t, x0, u=None, *, params=None):
         raise DivergenceError(17, float(t[17]), np.zeros((17, 2)), "blow-up")
@@ -211,7 +211,7 @@ def test_config_validation_names_the_field():
 
 
 def test_set_reads_true_and_false_as_booleans():
-    from collocnode.cli.compare_command import method_overrides
+    from collocnode._cli.compare_command import method_overrides
 
     found = method_overrides(["lstm.partition=true", "lstm.cuda_graph=false", "fnode.lr=1e-3"])
     assert found == {"lstm": {"partition": True, "cuda_graph": False}, "fnode": {"lr": 1e-3}}

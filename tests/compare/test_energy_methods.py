@@ -12,8 +12,8 @@ from collocnode.compare.methods.base import NotApplicableError
 from collocnode.compare.methods.lnn import LagrangianField
 from collocnode.compare.methods.registry import make_trainer
 from collocnode.nn import MLP
-from collocnode.problems.layout import StateLayout
-from collocnode.tools.fixed_step import DivergenceError
+from collocnode.problems._layout import StateLayout
+from collocnode.tools._fixed_step import DivergenceError
 
 # float64 (the methods default to float32, as the authors' code): the tests compare the field
 # with finite differences and the conserved quantity along a rollout to 1e-6

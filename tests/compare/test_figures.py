@@ -8,8 +8,8 @@ import sys
 import numpy as np
 from helpers import labels_fit
 
-from collocnode.tools import plotting
-from collocnode.tools.io import save_figure
+from collocnode.tools import _plotting as plotting
+from collocnode.tools._io import save_figure
 
 T = np.linspace(0.0, 10.0, 101)
 
@@ -97,7 +97,7 @@ def test_error_figures_and_saving(tmp_path):
 
 def test_the_plotting_module_loads_neither_torch_nor_the_comparison_nor_pyplot():
     code = (
-        "import sys, collocnode.tools.plotting; "
+        "import sys, collocnode.tools._plotting; "
         "print(sorted(m for m in ('torch', 'collocnode.compare', 'matplotlib.pyplot') "
         "if m in sys.modules))"
     )
@@ -152,7 +152,7 @@ def test_comparison_figures_have_no_clipped_or_overlapping_labels():
 
 
 def test_the_reports_figures_name_the_states_and_mark_the_end_of_training(tmp_path, monkeypatch):
-    from collocnode.compare.run import report as report_module
+    from collocnode.compare._run import report as report_module
 
     drawn = {}
     monkeypatch.setattr(

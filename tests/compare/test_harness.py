@@ -8,11 +8,11 @@ import json
 import numpy as np
 import pytest
 
-from collocnode.compare.run import CompareConfig, default_methods, run
-from collocnode.compare.run.results import BASE_COLUMNS, CompareReport, MethodRow, Score
-from collocnode.compare.run.scenarios import StateRollout, StateRolloutScenario
-from collocnode.tools.fixed_step import DivergenceError
-from collocnode.tools.io import jsonable
+from collocnode.compare._run import CompareConfig, default_methods, run
+from collocnode.compare._run.results import BASE_COLUMNS, CompareReport, MethodRow, Score
+from collocnode.compare._run.scenarios import StateRollout, StateRolloutScenario
+from collocnode.tools._fixed_step import DivergenceError
+from collocnode.tools._io import jsonable
 
 
 def _cfg(*methods: str) -> CompareConfig:
@@ -115,7 +115,7 @@ def test_a_diverged_rollout_is_a_typed_divergence():
 
 @pytest.mark.parametrize("problem", ["vdp", "qvm"])
 def test_scenarios_give_defaults_and_columns(problem):
-    from collocnode.compare.run.scenarios import scenario_for
+    from collocnode.compare._run.scenarios import scenario_for
 
     scenario = scenario_for(problem)
     assert default_methods(problem) == scenario.methods
@@ -126,7 +126,7 @@ def test_scenarios_give_defaults_and_columns(problem):
 def test_compare_runs_collocation_unless_told_otherwise():
     """``compare.py vdp --quick`` ran FNODE and MBD-NODE only: the library's own method was left
     out of its own comparison."""
-    from collocnode.cli.compare_command import _config, _parser
+    from collocnode._cli.compare_command import _config, _parser
 
     argv = ["vdp", "--quick", "--device", "cpu"]
     config = _config(_parser().parse_args(argv), argv)
@@ -148,7 +148,7 @@ def _fit(method, status, epochs, unit, limit):
 
 
 def test_the_table_states_each_methods_budget_and_how_its_training_ended():
-    from collocnode.compare.run.report import markdown, summary_line
+    from collocnode.compare._run.report import markdown, summary_line
 
     rows = [
         _fit("collocation", "success", 57, "iteration", 3000),
@@ -189,7 +189,7 @@ def test_a_methods_bar_counts_its_own_unit_and_only_on_a_terminal(monkeypatch):
     import io
     import sys
 
-    from collocnode.compare.run import one_method
+    from collocnode.compare._run import one_method
 
     class Terminal(io.StringIO):
         def isatty(self):

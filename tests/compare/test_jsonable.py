@@ -1,4 +1,4 @@
-"""The one JSON sanitiser (``collocnode.tools.io.jsonable``) that every JSON file goes through."""
+"""The one JSON sanitiser (``collocnode.tools._io.jsonable``) that every JSON file goes through."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from types import MappingProxyType
 
 import numpy as np
 
-from collocnode.status import SolverStatus
-from collocnode.tools.io import jsonable, write_json
+from collocnode._status import SolverStatus
+from collocnode.tools._io import jsonable, write_json
 
 
 class Row(Mapping):

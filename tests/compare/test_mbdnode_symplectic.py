@@ -14,7 +14,7 @@ from collocnode import problems
 from collocnode.compare.methods.base import NotApplicableError
 from collocnode.compare.methods.mbdnode_symplectic import SEPARABLE_VERLET, SYMPLECTIC_SCHEMES
 from collocnode.compare.methods.registry import make_trainer
-from collocnode.tools.fixed_step import integrate
+from collocnode.tools._fixed_step import integrate
 
 OMEGA2 = 5.0  # the single mass-spring: k / m = 50 / 10
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from collocnode._status import SolverStatus
+from collocnode.compare._run.results import MethodRow
 from collocnode.compare.methods.base import FitResult
 from collocnode.compare.methods.status import MethodStatus
-from collocnode.compare.run.results import MethodRow
-from collocnode.status import SolverStatus
 
 WORDS = [
     "success",

@@ -12,7 +12,7 @@ from collocnode.compare.methods import registry
 from collocnode.compare.methods.base import FitResult, NotApplicableError
 from collocnode.compare.methods.registry import make_trainer
 from collocnode.compare.methods.snde import _Stabilize, constraint_functions, stabilization
-from collocnode.tools.fixed_step import DivergenceError
+from collocnode.tools._fixed_step import DivergenceError
 
 # collocation is tested in test_collocation_method, sindy (no epochs) in test_sindy_method,
 # numerical (nothing to train) in test_mbdnode_symplectic
@@ -373,7 +373,7 @@ def test_test_systems_are_sane(circle, oscillator):
 
 
 def test_only_holonomic_mechanisms_are_partitioned():
-    from collocnode.problems.layout import StateLayout
+    from collocnode.problems._layout import StateLayout
 
     crank = StateLayout.for_system(problems.get("slider_crank"))
     assert crank.partitioned and crank.independent == (2,) and crank.n_model == 2

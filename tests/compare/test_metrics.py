@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from collocnode import problems
-from collocnode.compare.run.metrics import evaluate, window_errors
-from collocnode.tools.fixed_step import DivergenceError
+from collocnode.compare._run.metrics import evaluate, window_errors
+from collocnode.tools._fixed_step import DivergenceError
 
 
 class _Exact:

@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 
 from collocnode.compare import make_trainer
-from collocnode.compare.run import (
+from collocnode.compare._run import (
     CompareConfig,
     add_time_to_target,
     default_methods,
     markdown,
     run_method,
 )
-from collocnode.compare.run import qvm as cq
+from collocnode.compare._run import qvm as cq
 
 ROOT = Path(__file__).resolve().parents[2]
 APPLICABLE = ("collocation", "node", "fnode", "mbdnode", "mnn")
@@ -102,7 +102,7 @@ def test_a_callback_stop_in_pretraining_ends_strategy_two(road_data):
 def test_collocation_row_is_the_qvm_experiment(road_data):
     """The comparison's hybrid model and scores agree with the experiment's own evaluation
     (up to the sampled road velocity, linearly interpolated for every method alike)."""
-    from collocnode.experiments import qvm as experiment
+    from collocnode._experiments import qvm as experiment
 
     trainer = make_trainer("collocation", "qvm", quick=True, epochs=8)
     assert trainer.options.recipe.strategy == "II" and trainer.derivative_source == "output"

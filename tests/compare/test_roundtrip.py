@@ -9,7 +9,7 @@ import torch
 
 from collocnode import problems
 from collocnode.compare.methods.registry import make_trainer
-from collocnode.tools.fixed_step import integrate
+from collocnode.tools._fixed_step import integrate
 
 # float64: the torch network must equal its CasADi function to 1e-12
 TINY = {"epochs": 3, "hidden": (16, 16), "batch_size": 8, "device": "cpu", "dtype": "float64"}

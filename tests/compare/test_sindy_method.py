@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from collocnode import problems
+from collocnode.compare._run.config import CompareConfig
+from collocnode.compare._run.one_method import run_method
 from collocnode.compare.methods.registry import make_trainer, method_class
 from collocnode.compare.methods.sindy import SINDy, SINDyOptions
-from collocnode.compare.run.config import CompareConfig
-from collocnode.compare.run.one_method import run_method
-from collocnode.tools.fixed_step import DivergenceError
+from collocnode.tools._fixed_step import DivergenceError
 
 pytest.importorskip("pysindy")
 

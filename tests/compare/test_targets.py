@@ -7,8 +7,8 @@ import pytest
 
 from collocnode import problems
 from collocnode.compare.methods.fnode import FNODEOptions, fnode_targets
-from collocnode.problems.layout import StateLayout
-from collocnode.tools import derivatives as tg
+from collocnode.problems._layout import StateLayout
+from collocnode.tools import _derivatives as tg
 
 # damped oscillator q'' = -5 q - 0.2 q' (the SMSD of FNODE §3.2), exact solution
 W0, ZETA = np.sqrt(5.0), 0.2 / (2 * np.sqrt(5.0))

@@ -17,7 +17,7 @@ from collocnode.compare.methods.base import FitResult, Trainer, TrainerOptions
 from collocnode.compare.methods.gradient import GradientOptions, GradientTrainer
 from collocnode.compare.methods.options import gradient_settings, replace_options
 from collocnode.compare.methods.status import MethodStatus
-from collocnode.problems.base import System
+from collocnode.problems._base import System
 
 GRADIENT_ONLY = {"lr", "lr_decay", "weight_decay", "grad_clip", "batch_size", "optimizer"}
 GRADIENT_ONLY |= {"device", "dtype", "cuda_graph"}
@@ -154,15 +154,15 @@ def test_every_method_accepts_the_comparison_wide_settings():
 
 def test_importing_the_comparison_loads_no_torch():
     code = (
-        "import sys; import collocnode.compare, collocnode.compare.run.harness, "
-        "collocnode.compare.methods.gradient, collocnode.tools.plotting; "
+        "import sys; import collocnode.compare, collocnode.compare._run.harness, "
+        "collocnode.compare.methods.gradient, collocnode.tools._plotting; "
         "print('torch' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
 
-# ---- the callback protocol shared with collocation (collocnode.training.callbacks) ---------
+# ---- the callback protocol shared with collocation (collocnode.training._callbacks) ---------
 def _decay_fit(callback, epochs=60, noise=0.0, batch_size=8):
     system = Decay()
     trainer = LinearDecay(epochs=epochs, lr=0.05, lr_decay=1.0, batch_size=batch_size)
@@ -210,7 +210,7 @@ class StopAtEpoch:
 
 
 def test_a_callback_stop_is_its_own_status_with_its_reason():
-    from collocnode.training.callbacks import RunInfo
+    from collocnode.training._callbacks import RunInfo
 
     stop = StopAtEpoch(4)
     _, result = _decay_fit(stop)
@@ -232,7 +232,7 @@ def test_a_raising_callback_fails_the_fit_with_its_error_and_keeps_the_best_weig
 
 
 def test_stagnation_stops_the_epoch_loop_and_a_window_beyond_the_epochs_is_refused():
-    from collocnode.training.callbacks import StopOnStagnation
+    from collocnode.training._callbacks import StopOnStagnation
 
     # full batches on noisy data: the loss settles on its noise floor within ~120 epochs
     stagnation = StopOnStagnation(rtol=1e-4, window=10)
@@ -246,8 +246,8 @@ def test_stagnation_stops_the_epoch_loop_and_a_window_beyond_the_epochs_is_refus
 
 
 def test_the_report_shows_why_a_method_was_stopped():
-    from collocnode.compare.run.report import markdown, summary_line
-    from collocnode.compare.run.results import CompareReport, MethodRow
+    from collocnode.compare._run.report import markdown, summary_line
+    from collocnode.compare._run.results import CompareReport, MethodRow
 
     row = MethodRow("fnode", "stopped", 1.0, 12, 10, message="early stopping: validation MSE")
     assert not row.unfinished

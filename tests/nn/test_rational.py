@@ -7,7 +7,7 @@ torch = pytest.importorskip("torch")
 
 
 def test_chebyshev_recurrence_matches_cosines(rng):
-    from collocnode.nn.rational import chebyshev_basis
+    from collocnode.nn._rational import chebyshev_basis
 
     s = rng.uniform(-1, 1, 50)
     T = chebyshev_basis(s, 7)

@@ -35,7 +35,7 @@ def test_torch_rational_set_flat_checks_the_shape():
 
 @pytest.mark.parametrize("name", sorted(ACTIVATIONS))
 def test_every_activation_has_a_torch_form_that_agrees_with_numpy(name):
-    from collocnode.nn.torch import torch_activation
+    from collocnode.nn._torch import torch_activation
 
     x = np.linspace(-30.0, 30.0, 121)
     got = torch_activation(name)(torch.tensor(x, dtype=torch.float64)).numpy()

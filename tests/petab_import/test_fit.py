@@ -64,7 +64,8 @@ def test_fit_reaches_the_least_squares_optimum_of_a_conversion_reaction():
 def test_the_start_is_not_pushed_off_its_bounds_unless_asked(monkeypatch, extra, push):
     """A fit's start (θ and the states of its simulation) goes to IPOPT as it is: bound_push
     and bound_frac 1e-8 (START_AS_GIVEN) unless the caller's IPOPT options set them."""
-    from collocnode.transcription import IpoptOptions, collocation
+    from collocnode.transcription import IpoptOptions
+    from collocnode.transcription import _collocation as collocation
 
     seen = []
 

@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("petab")
 pytest.importorskip("libsbml")
 
-from collocnode.cli.petab_command import petab
+from collocnode._cli.petab_command import petab
 from collocnode.petab import import_petab, multistart, waterfall
 
 CASE = Path(__file__).parent / "data" / "petab_test_suite" / "0004"

@@ -8,7 +8,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from collocnode import problems
-from collocnode.problems.lorenz import LIBRARY_TERMS
+from collocnode.problems._lorenz import LIBRARY_TERMS
 
 
 @pytest.fixture

@@ -125,7 +125,7 @@ def test_the_mass_spring_dampers_arrays_are_the_code_rk4s_solution(problem, extr
 
 
 def test_a_generator_that_blows_up_is_a_simulation_error():
-    from collocnode.tools.ivp import SimulationError
+    from collocnode.tools._ivp import SimulationError
 
     stiff = problems.get("smsd", "mbdnode_arrays", k=1e8)  # far beyond the scheme's stability
     with pytest.raises(SimulationError, match="rk4_mbdnode_code"):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from collocnode import problems
-from collocnode.problems.vehicle import PARAM_RANGES, Vehicle4DOF
+from collocnode.problems._vehicle import PARAM_RANGES, Vehicle4DOF
 
 
 def _fd_jacobian(f, x, h=1e-6):
@@ -304,7 +304,7 @@ def test_slider_crank_accelerations(preset, params, rng):
     p = system.params
     z = np.stack([rng.uniform(0, 2 * np.pi, 20), rng.normal(0, 2, 20)], axis=-1)
     x = system.recover(z)
-    from collocnode.problems.partition import check_partition
+    from collocnode.problems._partition import check_partition
 
     assert np.all(check_partition(system.phi_q, system.positions(x), system.independent) < 1e3)
     u = rng.normal(size=(20, 2))

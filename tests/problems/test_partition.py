@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from collocnode.problems import partition as pt
+from collocnode.problems import _partition as pt
 
 L = 1.5
 

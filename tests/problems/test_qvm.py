@@ -9,8 +9,8 @@ from scipy.integrate import solve_ivp
 from scipy.linalg import expm
 
 from collocnode import problems
-from collocnode.problems.qvm import NOISE_ROBUST, QuarterVehicle
-from collocnode.problems.road import ISO8608Road
+from collocnode.problems._qvm import NOISE_ROBUST, QuarterVehicle
+from collocnode.problems._road import ISO8608Road
 
 PRESETS = ["kamp2023", "efmi2025"]
 MODELS = ["nonlinear", "linear"]
@@ -343,7 +343,7 @@ def test_default_data_reproduces_the_paper_input_statistics():
 
 
 def test_a_long_truth_is_kept_on_disk_for_the_next_run(tmp_path, monkeypatch):
-    from collocnode.problems import qvm as module
+    from collocnode.problems import _qvm as module
 
     monkeypatch.setenv("COLLOCNODE_CACHE", str(tmp_path))
     monkeypatch.setattr(module, "_TRUTH_STORED_AFTER_S", 0.0)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.signal import welch
 
-from collocnode.problems.road import (
+from collocnode.problems._road import (
     ISO8608Road,
     angular_to_cycles,
     class_gd,

@@ -36,8 +36,8 @@ def test_default_mesh_has_one_interval_per_sample_up_to_the_cap(monkeypatch, n_s
 def test_the_generic_recipe_applies_the_settings_stagnation_rule():
     """``stagnation_window`` is a field of every recipe's settings, so the generic recipe
     (Van der Pol's too) stops by it as the quarter vehicle's does."""
-    from collocnode.status import SolverStatus
-    from collocnode.tools.options import replace_flat
+    from collocnode._status import SolverStatus
+    from collocnode.tools._options import replace_flat
 
     system = problems.get("smsd")
     data = system.generate(n_steps=41, n_train=41).train

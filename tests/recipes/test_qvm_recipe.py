@@ -8,11 +8,11 @@ import pickle
 import numpy as np
 import pytest
 
-from collocnode.experiments.qvm import QVMOptions, evaluate, generate
+from collocnode._experiments.qvm import QVMOptions, evaluate, generate
+from collocnode._status import SolverStatus
 from collocnode.recipes.qvm import Characteristics, QVMRecipe, input_spread
 from collocnode.recipes.settings import CollocationSettings, RegressionSettings
-from collocnode.status import SolverStatus
-from collocnode.tools.options import replace_flat
+from collocnode.tools._options import replace_flat
 
 
 @pytest.fixture(scope="module")
@@ -200,7 +200,7 @@ def test_road_inputs_one_time_at_a_time_equal_the_exact_sums(one_second, road_as
 
 
 def test_a_fleet_of_drives_is_one_problem_with_each_trajectory_on_its_own_road(one_second):
-    from collocnode.problems.road import ISO8608Road
+    from collocnode.problems._road import ISO8608Road
     from collocnode.recipes.qvm import hybrid_model
 
     system, split = one_second

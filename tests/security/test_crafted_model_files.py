@@ -180,12 +180,12 @@ CASES: dict[str, tuple[str, Callable[[dict[str, Any]], None], str]] = {
     ),
     "library_file_writer": (
         "neural_ode",
-        with_recipe("collocnode.tools.io:atomic_write_text", WRITE_PTH),
+        with_recipe("collocnode.tools._io:atomic_write_text", WRITE_PTH),
         NOT_BUILDER,
     ),
     "library_json_writer_in_legacy_module": (
         "neural_ode",
-        with_recipe("collocnode.experiments.qvm:write_json", {"path": "x.json", "obj": 1}),
+        with_recipe("collocnode._experiments.qvm:write_json", {"path": "x.json", "obj": 1}),
         NOT_BUILDER,
     ),
     "planted_module": ("neural_ode", with_recipe(f"{PLANTED}:f", {}), NOT_BUILDER),
@@ -196,7 +196,7 @@ CASES: dict[str, tuple[str, Callable[[dict[str, Any]], None], str]] = {
     ),
     "module_attribute": (
         "neural_ode",
-        with_recipe("collocnode.transcription.nlp.jit:subprocess", {}),
+        with_recipe("collocnode.transcription._nlp.jit:subprocess", {}),
         NOT_BUILDER,
     ),
     "near_miss_space": (

@@ -225,7 +225,7 @@ def test_a_given_lambda_is_kept_and_a_dop_gets_the_collocation_alone():
 
 def test_a_solve_settles_when_the_learned_field_stops_changing():
     from collocnode import StopWhenSettled
-    from collocnode.training.callbacks import block_outputs
+    from collocnode.training._callbacks import block_outputs
 
     grid = np.linspace(-1.0, 1.0, 5)
     grid = np.column_stack([grid, grid[::-1]])

@@ -34,7 +34,7 @@ from collocnode import (
 from collocnode.algorithm import Wrapper
 from collocnode.nn import MLP
 from collocnode.strategies import PhasedRecord, RegularizationPathRecord, UntilConsistentRecord
-from collocnode.training.callbacks import block_outputs
+from collocnode.training._callbacks import block_outputs
 
 LEAF = RadauIIA(8, 2, ipopt=IpoptOptions(print_level=0, max_iter=60))
 GRID = np.column_stack([np.linspace(-1.0, 1.0, 4), np.linspace(1.0, -1.0, 4)])

@@ -12,7 +12,7 @@ import pytest
 SCRIPT = """
 import sys
 import numpy as np
-from collocnode.tools.allocator import keep_freed_memory
+from collocnode.tools._allocator import keep_freed_memory
 
 def resident_mb():
     with open("/proc/self/statm") as f:

@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from collocnode.tools import cache
+from collocnode.tools import _cache as cache
 
 
 @pytest.fixture

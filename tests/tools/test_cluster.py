@@ -1,4 +1,4 @@
-"""collocnode.tools.cluster: a wrong scheduler address is one clear error, within the time
+"""collocnode.tools._cluster: a wrong scheduler address is one clear error, within the time
 allowed, that says what answers there (nothing, an HTTP server, a Dask dashboard)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from collocnode.tools.cluster import dask_executor, what_answers
+from collocnode.tools._cluster import dask_executor, what_answers
 from tests.helpers import http_server, silent_server
 
 pytest.importorskip("distributed")

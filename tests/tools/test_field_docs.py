@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from collocnode.tools.options import field_docs
+from collocnode.tools._options import field_docs
 
 
 @dataclass(frozen=True)

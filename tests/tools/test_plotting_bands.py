@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from collocnode.tools import plotting
+from collocnode.tools import _plotting as plotting
 
 
 def _shaded(ax):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from helpers import labels_fit
 
-from collocnode.tools import plotting
+from collocnode.tools import _plotting as plotting
 
 T = np.linspace(0.0, 10.0, 101)
 X = np.column_stack([np.sin(T), np.cos(T)])

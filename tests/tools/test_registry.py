@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from collocnode.tools.registry import Registry
+from collocnode.tools._registry import Registry
 
 
 def test_a_reference_loads_on_first_use_with_its_metadata():
@@ -44,11 +44,11 @@ def test_objects_registered_at_run_time_may_replace_themselves():
 
 def test_importing_the_registries_imports_no_entry():
     code = (
-        "import sys, collocnode, collocnode.problems, collocnode.recipes, collocnode.experiments\n"
+        "import sys, collocnode, collocnode.problems, collocnode.recipes, collocnode._experiments\n"
         "from collocnode.serialize import builders\n"
         "assert collocnode.problems.available()[0] == 'cart_pole'\n"
-        "loaded = [m for m in ('collocnode.problems.qvm', 'collocnode.recipes.qvm', "
-        "'collocnode.experiments.vdp', 'collocnode.problems.slider_crank') if m in sys.modules]\n"
+        "loaded = [m for m in ('collocnode.problems._qvm', 'collocnode.recipes.qvm', "
+        "'collocnode._experiments.vdp', 'collocnode.problems._slider_crank') if m in sys.modules]\n"
         "print(loaded)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -26,7 +26,7 @@ from collocnode import (
     solve,
 )
 from collocnode.nn import MLP
-from collocnode.training.discovery import (
+from collocnode.training._discovery import (
     BlockSamples,
     DiscoveryError,
     SparseRegression,
@@ -455,7 +455,7 @@ def test_a_block_the_library_cannot_express_is_warned_of():
     polynomials: the closed form misses part of the network's shape (|ω| is no polynomial),
     and discovery says so instead of returning a confident law."""
     from collocnode import BlockConstraint
-    from collocnode.training.discovery import DiscoveryWarning
+    from collocnode.training._discovery import DiscoveryWarning
 
     data, model = pendulum_swings(0), pendulum_model()
     problem = TrainingProblem(

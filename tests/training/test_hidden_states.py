@@ -17,7 +17,7 @@ from collocnode import (
     simulate,
     solve,
 )
-from collocnode.training.warmstart import fit_initial_guess
+from collocnode.training._warmstart import fit_initial_guess
 
 TIGHT = IpoptOptions(print_level=0, tol=1e-12, max_iter=200)
 ACCEL, V0, P0 = -0.8, 1.5, 0.3

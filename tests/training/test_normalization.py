@@ -7,7 +7,7 @@ import pytest
 
 from collocnode import HybridModel, TrainingProblem, Trajectory, simulate
 from collocnode.nn import MLP
-from collocnode.training.normalization import input_normalization
+from collocnode.training._normalization import input_normalization
 
 
 def test_an_input_of_order_one_is_left_and_others_are_standardised():

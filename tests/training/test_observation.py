@@ -304,7 +304,7 @@ def test_trajectories_whose_names_disagree_leave_the_model_unnamed_with_an_error
 
 
 def test_the_dependency_structure_comes_from_the_casadi_expressions():
-    from collocnode.training.observation import dependencies
+    from collocnode.training._observation import dependencies
 
     model = HybridModel(
         3,

@@ -18,7 +18,7 @@ from collocnode import (
     simulate,
     solve,
 )
-from collocnode.training.warmstart import fit_initial_guess
+from collocnode.training._warmstart import fit_initial_guess
 
 TIGHT = IpoptOptions(print_level=0, tol=1e-12, max_iter=300)
 RATE, FEEDS = 1.3, (0.5, 1.0, 2.0)
@@ -153,7 +153,7 @@ def test_the_warm_start_regresses_at_each_trajectorys_values():
 
 
 def test_a_model_file_keeps_per_trajectory_parameters(tmp_path):
-    from collocnode.serialize.codec import decode, encode
+    from collocnode.serialize._codec import decode, encode
 
     par = Parameter(1.0, fit=True, lb=0.0, per_trajectory=True)
     assert decode(encode(par, "p", 0), "p", 0) == par

@@ -20,7 +20,7 @@ from collocnode import (
     solve,
 )
 from collocnode.nn import MLP
-from collocnode.training.uncertainty import UncertaintyWarning
+from collocnode.training._uncertainty import UncertaintyWarning
 
 ALG = RadauIIA(20, 3, ipopt=IpoptOptions(tol=1e-10, print_level=0))
 SIGMA = 0.02

@@ -17,7 +17,7 @@ from collocnode import (
     Trajectory,
     solve,
 )
-from collocnode.training.uncertainty import UncertaintyWarning
+from collocnode.training._uncertainty import UncertaintyWarning
 
 ALG = RadauIIA(20, 3, ipopt=IpoptOptions(tol=1e-10, print_level=0))
 

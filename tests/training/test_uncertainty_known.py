@@ -23,7 +23,7 @@ from collocnode import (
 )
 from collocnode.nn import MLP
 from collocnode.training import ExtrapolationWarning
-from collocnode.training.uncertainty.linearization import iterate, linearize
+from collocnode.training._uncertainty.linearization import iterate, linearize
 
 SIGMA = 0.05
 HORIZON = 2.0

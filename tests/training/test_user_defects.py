@@ -20,7 +20,7 @@ from collocnode import (
     discover,
     solve,
 )
-from collocnode.models.hybrid import Blocks
+from collocnode.models._hybrid import Blocks
 from collocnode.nn import MLP
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from collocnode import RadauIIA
-from collocnode.transcription import data_mesh as dm
+from collocnode.transcription import _data_mesh as dm
 
 
 def test_a_uniform_record_of_a_slow_signal_gets_one_interval_per_two_samples():

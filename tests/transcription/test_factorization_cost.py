@@ -21,8 +21,8 @@ from collocnode import (
     solve,
 )
 from collocnode.nn import MLP
-from collocnode.transcription.nlp import build
-from collocnode.transcription.nlp.build import check_factorization, factorization_work
+from collocnode.transcription._nlp import build
+from collocnode.transcription._nlp.build import check_factorization, factorization_work
 from tests.helpers import too_large_for_memory
 
 

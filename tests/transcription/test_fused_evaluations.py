@@ -8,9 +8,9 @@ import pytest
 
 from collocnode import Constraint, DynamicOptimizationProblem, Inputs, IpoptOptions, Mesh
 from collocnode.transcription import StructuredNLP
-from collocnode.transcription.ipopt import backends
-from collocnode.transcription.ipopt.backends import EVALUATIONS, solve_ipopt
-from collocnode.transcription.problem import Samples
+from collocnode.transcription._ipopt import backends
+from collocnode.transcription._ipopt.backends import EVALUATIONS, solve_ipopt
+from collocnode.transcription._problem import Samples
 
 MESH = Mesh.from_grid([0.0, 0.3, 0.5, 1.2, 2.0], [1, 3, 2, 4])
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from collocnode import DynamicOptimizationProblem, IpoptOptions, RadauIIA, SolverStatus, solve
-from collocnode.transcription.ipopt import options as ipopt_options
-from collocnode.transcription.ipopt.backends import BACKENDS
-from collocnode.transcription.ipopt.options import OptionSpec, option_catalog, parse_documentation
+from collocnode.transcription._ipopt import options as ipopt_options
+from collocnode.transcription._ipopt.backends import BACKENDS
+from collocnode.transcription._ipopt.options import OptionSpec, option_catalog, parse_documentation
 
 
 def _loads(library: str) -> bool:

@@ -20,8 +20,8 @@ from collocnode import (
     solve,
 )
 from collocnode.strategies import AdaptiveRefinement
-from collocnode.transcription.ipopt.backends import BACKENDS
-from collocnode.transcription.ipopt.iteration import RunInfo
+from collocnode.transcription._ipopt.backends import BACKENDS
+from collocnode.transcription._ipopt.iteration import RunInfo
 
 T = np.linspace(0.0, 6.0, 61)
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import casadi as ca
 import pytest
 
-from collocnode.transcription.nlp import jit
-from collocnode.transcription.nlp.jit import JITError, compile_functions
+from collocnode.transcription._nlp import jit
+from collocnode.transcription._nlp.jit import JITError, compile_functions
 
 needs_compiler = pytest.mark.skipif(
     not (os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")),
@@ -157,7 +157,7 @@ def test_a_cache_on_a_full_disk_is_a_jit_error_that_keeps_the_errno(cache, monke
     monkeypatch.setattr(Path, "write_text", full)
     error = refused("cannot write to the JIT cache directory")
     assert error.errno == errno.ENOSPC  # a run stops on it rather than counting a failed seed
-    from collocnode.tools.io import storage_error
+    from collocnode.tools._io import storage_error
 
     assert storage_error(error) is error
 

@@ -15,7 +15,7 @@ from collocnode import (
     Mesh,
 )
 from collocnode.transcription import StructuredNLP
-from collocnode.transcription.nlp import node_map as node_map_module
+from collocnode.transcription._nlp import node_map as node_map_module
 
 
 def rich_problem() -> DynamicOptimizationProblem:
@@ -217,7 +217,7 @@ def test_constraint_values_are_collocation_equations(rng):
 @pytest.mark.parametrize("mesh", sorted(MESHES))
 def test_structured_equals_naive_transcription(mesh, rng):
     """An independent loop-over-nodes transcription gives the same objective and constraints."""
-    from collocnode.transcription.nlp.naive import naive_nlp
+    from collocnode.transcription._nlp.naive import naive_nlp
 
     dop, m = rich_problem(), MESHES[mesh]
     nlp = StructuredNLP(dop, m)
@@ -284,7 +284,7 @@ def test_proximal_term_is_exact_and_its_parameters_change_without_rebuild(
     """The proximal term ½ Σ rho_i (z_{S_i} - c_i)²: objective, gradient and Hessian equal the
     plain NLP's plus the term's own (by formula and by finite differences), new values take
     effect without a rebuild, and a large rho pins the unknowns to c in a solve."""
-    from collocnode.transcription.ipopt.backends import IpoptOptions, solve_ipopt
+    from collocnode.transcription._ipopt.backends import IpoptOptions, solve_ipopt
 
     dop = PROBLEMS[problem_name]()
     mesh = scaled(MESHES["mixed"], *dop.tspan)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from collocnode import Constraint
-from collocnode.transcription.nlp.node_functions import build_node_functions
+from collocnode.transcription._nlp.node_functions import build_node_functions
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from collocnode import (
     SolverStatus,
     solve,
 )
-from collocnode.transcription.ipopt.backends import BACKENDS
+from collocnode.transcription._ipopt.backends import BACKENDS
 
 
 def estimation() -> DynamicOptimizationProblem:
@@ -96,7 +96,7 @@ def test_extra_options_do_not_lift_the_trials_iteration_limit(monkeypatch):
     runs at the trial's own."""
     import importlib
 
-    ipopt_module = importlib.import_module("collocnode.transcription.ipopt.backends")
+    ipopt_module = importlib.import_module("collocnode.transcription._ipopt.backends")
     limits = []
     real = ipopt_module.solve_ipopt
 
@@ -112,6 +112,6 @@ def test_extra_options_do_not_lift_the_trials_iteration_limit(monkeypatch):
 
 
 def _nlp_and_guess():
-    from collocnode.transcription.collocation import build_nlp
+    from collocnode.transcription._collocation import build_nlp
 
     return build_nlp(estimation(), RadauIIA(40, 3))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from collocnode import DynamicOptimizationProblem, IpoptOptions, RadauIIA, solve
-from collocnode.transcription.proximal import ProximalBlock
+from collocnode.transcription._proximal import ProximalBlock
 
 ALG = RadauIIA(6, 3, ipopt=IpoptOptions(tol=1e-10, print_level=0))
 

@@ -17,7 +17,7 @@ from collocnode import (
 )
 from collocnode.nn import MLP
 from collocnode.transcription import StructuredNLP
-from collocnode.transcription.nlp.quasi_newton import PartialQuasiNewtonHessian
+from collocnode.transcription._nlp.quasi_newton import PartialQuasiNewtonHessian
 
 MODES = {"pp": "partial-pp", "xp+pp": "partial-xp-pp"}
 

@@ -17,7 +17,7 @@ from collocnode import (
 )
 from collocnode.nn import MLP
 from collocnode.strategies import AdaptiveRefinement
-from collocnode.transcription.refine import RefinementRule, interval_errors
+from collocnode.transcription._refine import RefinementRule, interval_errors
 
 QUIET = IpoptOptions(tol=1e-12, print_level=0)
 STEEP = 40.0  # slope parameter of the front
@@ -258,7 +258,7 @@ def test_adaptive_refinement_rejects_other_problems_and_algorithms():
 def test_each_trajectory_mesh_is_refined_by_its_own_estimates():
     """Two trajectories of the front problem: on [0, 1] through the front, on [2, 3] after it
     (where the solution is smooth); only the first needs fine intervals."""
-    from collocnode.transcription.problem import Segment
+    from collocnode.transcription._problem import Segment
 
     g0 = np.tanh(-STEEP / 2)
     dop = front().remake(

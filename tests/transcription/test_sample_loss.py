@@ -19,7 +19,7 @@ from collocnode import (
 )
 from collocnode.nn import MLP
 from collocnode.transcription import StructuredNLP
-from collocnode.transcription.problem import Samples, Segment
+from collocnode.transcription._problem import Samples, Segment
 
 MESHES = {
     "mixed": Mesh.from_grid([0.0, 0.3, 0.5, 1.2, 2.0], [1, 3, 2, 4]),
@@ -417,7 +417,7 @@ def test_backends_take_the_same_iterates_at_the_samples():
 # ---- the size of the data terms, estimated before anything is built -------------------------
 @pytest.mark.parametrize("mesh", sorted(MESHES))
 def test_the_estimate_counts_every_nonzero_of_the_data_terms(mesh, rng):
-    from collocnode.transcription.nlp.build import sample_nonzeros
+    from collocnode.transcription._nlp.build import sample_nonzeros
 
     dop = rich_problem(sample_times(MESHES[mesh], rng), rng)
     nlp = StructuredNLP(dop, MESHES[mesh], threads=2)

@@ -12,7 +12,7 @@
   ``readouts.py`` what it reads off each recipe's models).
 * ``registry.py``: the one registry of the methods, `make_trainer`.
 
-Nothing here knows of a comparison run (`collocnode.compare.run`; ``lint-imports`` checks
+Nothing here knows of a comparison run (`collocnode.compare._run`; ``lint-imports`` checks
 it), and importing this package loads no torch: the method modules load on first use.
 """
 

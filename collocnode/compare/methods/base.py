@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ... import _validation as v
-from ...data import Trajectory
+from ..._data import Trajectory
 from .options import TrainerOptions, replace_options
 from .status import MethodStatus
 
@@ -65,7 +65,7 @@ class EpochAccess:
 class Progress:
     """What the training callback receives after every epoch (times exclude callback time).
 
-    It follows the callback protocol of `collocnode.training.callbacks` (``iteration``,
+    It follows the callback protocol of `collocnode.training._callbacks` (``iteration``,
     ``objective``, ``elapsed_s``, ``params()``, ``predict(t, x0, u)``), so one callback object
     (e.g. [`collocnode.EarlyStopping`][collocnode.EarlyStopping]) serves a collocation solve and a
     trainer alike. ``params`` and ``predict`` read the trainer while the callback runs.
@@ -246,7 +246,7 @@ class Trainer(ABC):
         ``budget_s`` limits the training wall time [s]; ``callback(Progress)``, where the method
         has epochs, runs after every epoch (its own time is not counted) and may return True to
         stop training (status ``STOPPED``); it follows the protocol of
-        `collocnode.training.callbacks` (``on_start``, ``on_end``, ``reason``). Ctrl-C keeps
+        `collocnode.training._callbacks` (``on_start``, ``on_end``, ``reason``). Ctrl-C keeps
         the best model so far and returns status ``INTERRUPTED``.
         Raises `NotApplicableError` if the method does not apply to ``system``.
         """

@@ -27,10 +27,10 @@ import torch
 from torch import nn
 
 from ... import _validation as v
-from ...data import Trajectory
+from ..._data import Trajectory
 from ...nn import MLP
-from ...problems.layout import StateLayout
-from ...tools.fixed_step import DivergenceError
+from ...problems._layout import StateLayout
+from ...tools._fixed_step import DivergenceError
 from .gradient import GradientOptions, GradientTrainer
 from .inputs import InputSignal, param_vector
 

@@ -27,13 +27,13 @@ import numpy as np
 
 from ... import _validation as v
 from ... import problems, recipes
-from ...data import Trajectory
-from ...models.simulate import SimulationError
+from ..._data import Trajectory
+from ...models._simulate import SimulationError
 from ...recipes.base import TrainedModel
 from ...recipes.generic import SystemRecipe
 from ...recipes.settings import CollocationSettings
-from ...tools.fixed_step import DivergenceError
-from ...tools.options import replace_flat
+from ...tools._fixed_step import DivergenceError
+from ...tools._options import replace_flat
 from .base import FitResult, Trainer
 from .options import GradientOptions, gradient_settings
 from .readouts import Readout, readout_for

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from ...data import Trajectory
+from ..._data import Trajectory
 from ...nn import MLP
 from .base import NotApplicableError
 from .field import FieldTrainer, NeuralField, data_stats

@@ -19,10 +19,10 @@ import torch
 from torch import nn
 
 from ... import _validation as v
-from ...data import Trajectory
+from ..._data import Trajectory
 from ...nn import MLP
-from ...problems.layout import StateLayout
-from ...tools.fixed_step import check_integrator, integrate
+from ...problems._layout import StateLayout
+from ...tools._fixed_step import check_integrator, integrate
 from .gradient import GradientOptions, GradientTrainer
 from .inputs import InputSignal, StackedInputSignals, param_vector
 
@@ -61,7 +61,7 @@ class RolloutOptions(FieldOptions):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        from ...tools.fixed_step import INTEGRATORS
+        from ...tools._fixed_step import INTEGRATORS
 
         v.choice("integrator", self.integrator, INTEGRATORS)
         v.positive_int("substeps", self.substeps)

@@ -3,7 +3,7 @@
 Wang, Wang & Negrut, "FNODE: Flow-Matching for Data-Driven Simulation of Constrained Multibody
 Systems". The network ``f_Θ(z, ż, u, μ)`` predicts ``z̈`` (FNODE eqs. 4, 8) and is fitted by plain
 MSE to acceleration labels (eq. 28) obtained by differentiating the sampled velocities of the
-training window (§2.3, eqs. 16–22; `collocnode.tools.derivatives`). Inference integrates
+training window (§2.3, eqs. 16–22; `collocnode.tools._derivatives`). Inference integrates
 ``[ż, f_Θ]`` with a fixed-step scheme (eq. 9; RK4, or leapfrog for FNODE_LF). Constrained
 mechanisms learn the independent coordinates only (§3.5, coordinate partitioning). First-order
 systems regress ``x'`` the same way (the paper's vehicle model maps (q, u, Θ) to q̇).
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ...data import Trajectory
+from ..._data import Trajectory
 from .field import FieldTrainer
 from .labels import LabelOptions, fnode_targets
 

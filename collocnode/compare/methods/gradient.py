@@ -7,7 +7,7 @@ trains with Adam (or AdamW) and an exponential learning-rate decay stepped once 
 schedule all four seed papers use, and keeps the weights of the epoch with the lowest training
 loss (as the FNODE and MBD-NODE reference code does; there is no validation split).
 
-The callback follows the protocol of `collocnode.training.callbacks`: ``on_start(RunInfo)``
+The callback follows the protocol of `collocnode.training._callbacks`: ``on_start(RunInfo)``
 before the first epoch (its errors propagate from ``fit``), ``callback(Progress)`` after every epoch
 (True stops with status ``STOPPED`` and the callback's ``reason`` as the message; an exception
 stops with status ``FAILED`` and the exception in the message; the best weights are kept either
@@ -29,8 +29,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ...data import Trajectory
-from ...training.callbacks import RunInfo, stop_requested
+from ..._data import Trajectory
+from ...training._callbacks import RunInfo, stop_requested
 from .base import Callback, EpochAccess, FitResult, Progress, Trainer
 from .graphed_step import GraphedStep, capturable_optimizer
 from .options import GradientOptions, TrainerOptions

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ...tools.fixed_step import INTEGRATORS
+from ...tools._fixed_step import INTEGRATORS
 from .energy import EnergyOptions, ScalarField, ScalarTrainer
 from .field import data_stats
 

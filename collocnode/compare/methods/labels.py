@@ -1,11 +1,11 @@
 """Derivative labels of sampled trajectories, for the methods that regress on them.
 
 FNODE (Wang, Wang & Negrut, §2.3) fits its acceleration network to labels obtained by
-differentiating the sampled velocities of the training window once; the Hamiltonian and
-Lagrangian networks (`collocnode.compare.methods.hnn`, `collocnode.compare.methods.lnn`) are given
-the same labels, so all three see the same data. The differentiation itself is
-`collocnode.tools.derivatives`; this module picks the signal (``q'`` of a second-order system, ``x``
-of a first-order one) and the options.
+differentiating the sampled velocities of the training window once; the Hamiltonian and Lagrangian
+networks (`collocnode.compare.methods.hnn`, `collocnode.compare.methods.lnn`) are given the same
+labels, so all three see the same data. The differentiation itself is
+`collocnode.tools._derivatives`; this module picks the signal (``q'`` of a second-order system,
+``x`` of a first-order one) and the options.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from ... import _validation as v
-from ...data import Trajectory
-from ...tools import derivatives as tg
+from ..._data import Trajectory
+from ...tools import _derivatives as tg
 from .field import RolloutOptions
 
 TARGETS = ("hybrid", "fft", "fd", "exact")

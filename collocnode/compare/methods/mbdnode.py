@@ -6,7 +6,7 @@ simulation of constrained multibody systems" (Multibody Syst. Dyn. 2024). The st
 the accelerations, as in its Fig. 2 and code). Training minimises the one-step loss
 ``Σ_i ‖Φ(Z_i, f, Δt_i) − Z_{i+1}‖²`` (eq. 17: sub-trajectories of length one) by back-propagation
 through the integrator Φ (forward Euler, midpoint, RK4 or leapfrog, with the textbook stages of
-`collocnode.tools.fixed_step`). Constrained mechanisms are learned in their independent
+`collocnode.tools._fixed_step`). Constrained mechanisms are learned in their independent
 coordinates and the dependent ones are recovered at inference (eq. 23, the paper's Algorithm 3).
 """
 
@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ...data import Trajectory
-from ...tools.fixed_step import get_integrator
+from ..._data import Trajectory
+from ...tools._fixed_step import get_integrator
 from .field import FieldTrainer, RolloutOptions
 
 

@@ -37,9 +37,9 @@ import numpy as np
 import torch
 
 from ... import _validation as v
-from ...data import Trajectory
+from ..._data import Trajectory
 from ...nn import MLP
-from ...tools.fixed_step import Field, Integrator, integrate
+from ...tools._fixed_step import Field, Integrator, integrate
 from .field import FieldOptions, FieldTrainer, NeuralField, data_stats
 from .inputs import InputSignal
 

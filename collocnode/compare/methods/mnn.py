@@ -26,9 +26,9 @@ import numpy as np
 import torch
 
 from ... import _validation as v
-from ...data import Trajectory
+from ..._data import Trajectory
 from ...nn import MLP
-from ...tools.fixed_step import DivergenceError
+from ...tools._fixed_step import DivergenceError
 from .field import FieldOptions, FieldTrainer, data_stats
 from .mnn_solver import solve_ode
 

@@ -33,11 +33,11 @@ from typing import Any
 import numpy as np
 
 from ... import _validation as v
-from ...data import Trajectory
+from ..._data import Trajectory
 from ...nn import MLP
-from ...tools.fixed_step import DivergenceError
-from ...tools.ivp import SimulationError, solve_bounded
-from ...training.discovery.library import pysindy
+from ...tools._fixed_step import DivergenceError
+from ...tools._ivp import SimulationError, solve_bounded
+from ...training._discovery.library import pysindy
 from .base import Callback, FitResult, Trainer
 from .options import GradientOptions
 
@@ -316,7 +316,7 @@ class MNNDiscovery(Trainer):
         return out
 
     def equations(self) -> list[str]:
-        from ...training.discovery.closed_form import linear_combination
+        from ...training._discovery.closed_form import linear_combination
 
         xi, eta = self.coefficient_arrays()
         lines = []

@@ -33,8 +33,8 @@ import torch
 from torch import nn
 
 from ... import _validation as v
-from ...data import Trajectory
-from ...tools.fixed_step import DivergenceError
+from ..._data import Trajectory
+from ...tools._fixed_step import DivergenceError
 from .energy import build_scalar_field
 from .field import FieldOptions, FieldTrainer, data_stats
 from .hnn import HamiltonianField, SquaredInputHamiltonianField, hamiltonian_output_scale

@@ -4,7 +4,7 @@ MBD-NODE Table 5 puts plain RK4 on the true equations of motion beside the learn
 single mass-spring (2.0e-3 over 30 s, "Numerical, Cartesian, RK4"), to show what the integrator
 alone costs. This method learns nothing: `fit` only checks its arguments, and
 `predict` steps the system's own right-hand side (`System.rhs`) over the requested
-times with the fixed-step scheme of ``integrator`` (`collocnode.tools.fixed_step`; the
+times with the fixed-step scheme of ``integrator`` (`collocnode.tools._fixed_step`; the
 MBD-NODE code's first-order "RK4" is ``"rk4_mbdnode_code"``). Its error is the integrator's.
 """
 
@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from ... import _validation as v
-from ...data import Trajectory
-from ...tools.fixed_step import INTEGRATORS, check_integrator, integrate
+from ..._data import Trajectory
+from ...tools._fixed_step import INTEGRATORS, check_integrator, integrate
 from .base import FitResult, Trainer, TrainerOptions
 from .status import MethodStatus
 
@@ -29,7 +29,7 @@ class NumericalOptions(TrainerOptions):
     """Options of the numerical baseline (the network options are accepted and unused).
 
     Attributes:
-        integrator: the fixed-step scheme (``collocnode.tools.fixed_step.INTEGRATORS``).
+        integrator: the fixed-step scheme (``collocnode.tools._fixed_step.INTEGRATORS``).
         substeps: steps per sample interval.
     """
 

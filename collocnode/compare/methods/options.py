@@ -30,7 +30,7 @@ class TrainerOptions:
             epochs).
         hidden: widths of the hidden layers of the network(s).
         activation: hidden-layer activation (see ``collocnode.nn.ACTIVATIONS``).
-        init: weight initialisation of the MLP spec (``collocnode.nn.mlp.INITS``);
+        init: weight initialisation of the MLP spec (``collocnode.nn._mlp.INITS``);
             ``"xavier_normal"`` starts the biases at zero, ``"xavier_normal_torch_bias"`` keeps
             ``torch.nn.Linear``'s uniform biases as the FNODE and MBD-NODE authors' code does.
         normalize: put the training data's input mean/std and output std into the MLP spec
@@ -50,8 +50,8 @@ class TrainerOptions:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        from ...nn.activations import ACTIVATIONS
-        from ...nn.mlp import INITS
+        from ...nn._activations import ACTIVATIONS
+        from ...nn._mlp import INITS
 
         v.positive_int("epochs", self.epochs)
         if isinstance(self.hidden, (str, bytes)) or not isinstance(self.hidden, int | Sequence):

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from ... import _validation as v
-from ...data import Trajectory
-from ...models.simulate import simulate
+from ..._data import Trajectory
+from ...models._simulate import simulate
 from ...recipes.base import TrainedModel
 from ...recipes.generic import SystemRecipe
 from ...recipes.qvm import QVMRecipe, characteristic_errors

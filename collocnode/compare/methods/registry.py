@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import _validation as v
-from ...tools.registry import Registry
+from ...tools._registry import Registry
 from .base import Trainer
 
 _HERE = "collocnode.compare.methods"

@@ -27,10 +27,10 @@ import casadi as ca
 import numpy as np
 
 from ... import _validation as v
-from ...data import Trajectory
-from ...tools.fixed_step import DivergenceError
-from ...tools.ivp import SimulationError, solve_bounded
-from ...training.discovery.library import pysindy, symbolic_terms
+from ..._data import Trajectory
+from ...tools._fixed_step import DivergenceError
+from ...tools._ivp import SimulationError, solve_bounded
+from ...training._discovery.library import pysindy, symbolic_terms
 from .base import Callback, FitResult, Trainer
 from .options import TrainerOptions
 
@@ -137,7 +137,7 @@ class SINDy(Trainer):
         start = time.perf_counter()
         self.system = system
         if callback is not None and callable(getattr(callback, "on_start", None)):
-            from ...training.callbacks import RunInfo
+            from ...training._callbacks import RunInfo
 
             callback.on_start(RunInfo(max_iterations=1, n_states=system.n_states, n_params=0))
         try:

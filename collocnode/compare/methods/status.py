@@ -15,7 +15,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
-from ...status import SolverStatus
+from ..._status import SolverStatus
 
 
 class MethodStatus(str, Enum):
