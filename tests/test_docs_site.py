@@ -122,6 +122,14 @@ def rendered(page: str) -> str:
     return md.convert((DOCS / page).read_text())
 
 
+def test_the_method_page_shows_its_equations_as_mathml():
+    html = rendered("explanations/method.md")
+    assert html.count('<math xmlns="http://www.w3.org/1998/Math/MathML" display="block"') >= 5
+    assert 'display="inline"' in html
+    assert "$$" not in html and "\\[" not in html and "\\(" not in html
+    assert "<script" not in html  # no MathJax or KaTeX: the browser renders MathML
+
+
 def test_the_math_hook_refuses_what_latex2mathml_cannot_convert():
     pytest.importorskip("latex2mathml")
     mathml = load_script("mkdocs_mathml").mathml
