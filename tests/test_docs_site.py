@@ -141,3 +141,19 @@ def test_the_math_hook_refuses_what_latex2mathml_cannot_convert():
     assert "<mi>c</mi>" in mathml(r"\begin{array}{ll} a & b \\ c & {} \end{array}", True)
     with pytest.raises(ValueError, match="displaystyle"):
         mathml(r"\begin{array}{l} \displaystyle \int f \end{array}", display=True)
+
+
+def test_the_site_and_the_citation_name_the_version_of_pyproject():
+    version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)[1]
+    assert collocnode.__version__ == version
+    assert f"collocnode {version}" in config()["copyright"]  # every page's footer
+    assert f"collocnode {version}" in (DOCS / "index.md").read_text()
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert str(citation["version"]) == version
+    assert citation["title"] == "collocnode"
+    assert "Langenkamp" in str(citation["references"])
+
+
+def test_the_changelog_is_on_the_site():
+    assert "changelog.md" in nav_pages(config()["nav"])
+    assert '--8<-- "CHANGELOG.md"' in (DOCS / "changelog.md").read_text()
