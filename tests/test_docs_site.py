@@ -1,6 +1,7 @@
 """The documentation site's configuration: every page of the navigation exists, the API reference
-covers the public surface, and the built site fetches nothing from other hosts. CI builds the
-site with ``mkdocs build --strict`` (.ci/run); these checks need no build."""
+covers the public surface, the pages' LaTeX becomes MathML, and the built site fetches nothing from
+other hosts. CI builds the site with ``mkdocs build --strict`` (.ci/run); these checks need no
+build (a page's Markdown is rendered with the site's extensions and hooks)."""
 
 from __future__ import annotations
 
@@ -107,3 +108,52 @@ def test_the_ci_sized_notebooks_set_what_they_shrink():
         for key, value in settings.items():
             assert re.search(rf"^{key} = {re.escape(value)}\b", source, flags=re.M), key
         assert "reduced size" in smaller.cells[1].source
+
+
+def rendered(page: str) -> str:
+    """``docs/page`` as the site's build renders its Markdown: mkdocs.yml's extensions, with
+    those its hooks add (the math hook: MathML)."""
+    pytest.importorskip("latex2mathml")
+    markdown = pytest.importorskip("markdown")
+    mkdocs_config = pytest.importorskip("mkdocs.config")
+    cfg = mkdocs_config.load_config(str(ROOT / "mkdocs.yml"))
+    cfg = load_script("mkdocs_mathml").on_config(cfg)
+    md = markdown.Markdown(extensions=cfg.markdown_extensions, extension_configs=cfg.mdx_configs)
+    return md.convert((DOCS / page).read_text())
+
+
+def test_the_method_page_shows_its_equations_as_mathml():
+    html = rendered("explanations/method.md")
+    assert html.count('<math xmlns="http://www.w3.org/1998/Math/MathML" display="block"') >= 5
+    assert 'display="inline"' in html
+    assert "$$" not in html and "\\[" not in html and "\\(" not in html
+    assert "<script" not in html  # no MathJax or KaTeX: the browser renders MathML
+
+
+def test_the_math_hook_refuses_what_latex2mathml_cannot_convert():
+    pytest.importorskip("latex2mathml")
+    mathml = load_script("mkdocs_mathml").mathml
+    assert mathml(r"\dot x = f(x)", display=True).startswith("<math")
+    with pytest.raises(ValueError, match="environment"):
+        mathml(r"\begin{aligned} a &= b \end{aligned}", display=True)
+    with pytest.raises(ValueError, match="empty"):
+        mathml(r"\begin{array}{ll} a & b \\ c & \end{array}", display=True)
+    assert "<mi>c</mi>" in mathml(r"\begin{array}{ll} a & b \\ c & {} \end{array}", True)
+    with pytest.raises(ValueError, match="displaystyle"):
+        mathml(r"\begin{array}{l} \displaystyle \int f \end{array}", display=True)
+
+
+def test_the_site_and_the_citation_name_the_version_of_pyproject():
+    version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)[1]
+    assert collocnode.__version__ == version
+    assert f"collocnode {version}" in config()["copyright"]  # every page's footer
+    assert f"collocnode {version}" in (DOCS / "index.md").read_text()
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert str(citation["version"]) == version
+    assert citation["title"] == "collocnode"
+    assert "Langenkamp" in str(citation["references"])
+
+
+def test_the_changelog_is_on_the_site():
+    assert "changelog.md" in nav_pages(config()["nav"])
+    assert '--8<-- "CHANGELOG.md"' in (DOCS / "changelog.md").read_text()
