@@ -57,7 +57,7 @@ def qvm_model(rational: bool = False) -> tuple[HybridModel, Any]:
         model = dataclasses.replace(
             model,
             recipe=(
-                "collocnode._experiments.qvm:hybrid_model",
+                "collocnode.experiments.qvm:hybrid_model",
                 {"system": system, "friction": friction, "spring": spring},
             ),
         )
@@ -379,7 +379,7 @@ LEGACY = Path(__file__).parent / "data" / "legacy"
     "name, sizes, builder",
     [
         ("neural_ode", (2, 0, 0, 102), "collocnode.models:NeuralODE"),
-        # written as collocnode._experiments.qvm:hybrid_model, the builder's name in 0.1.0
+        # written as collocnode.experiments.qvm:hybrid_model, the builder's name in 0.1.0
         ("qvm_hybrid", (5, 1, 2, 92), "collocnode.recipes.qvm:hybrid_model"),
     ],
 )
@@ -400,7 +400,7 @@ def no_registered_builders(monkeypatch):
     """Registrations made by a test stay in that test."""
     from collocnode import serialize
 
-    monkeypatch.setattr(serialize.builders, "BUILDERS", serialize.builders.new_registry())
+    monkeypatch.setattr(serialize._builders, "BUILDERS", serialize._builders.new_registry())
 
 
 def test_registered_builder_round_trips_by_its_name(tmp_path, no_registered_builders):
@@ -470,7 +470,7 @@ def test_trusted_modules_is_gone_with_a_pointer_to_builders(tmp_path):
 
 
 def test_library_builder_names_cannot_be_taken(no_registered_builders):
-    for name in ("collocnode.models:NeuralODE", "collocnode._experiments.qvm:hybrid_model"):
+    for name in ("collocnode.models:NeuralODE", "collocnode.experiments.qvm:hybrid_model"):
         with pytest.raises(ValueError, match="reserved for the library"):
             register_builder(name, damped_oscillator)
         with pytest.raises(ValueError, match="reserved for the library"):

@@ -33,7 +33,7 @@ A model file is data; loading one never imports or calls anything the file names
 
 * the recipe names a model builder, matched by exact name against the library's own builders
   (``collocnode.models:NeuralODE``, ``collocnode.recipes.qvm:hybrid_model``; files of 0.1.0 that
-  name ``collocnode._experiments.qvm:hybrid_model`` load with the latter) and the builders the user
+  name ``collocnode.experiments.qvm:hybrid_model`` load with the latter) and the builders the user
   registered with [`register_builder`][collocnode.serialize.register_builder] or passed as
   ``load_model(..., builders=...)``;
 * the builder's keyword arguments are checked against its signature and type annotations before
