@@ -37,6 +37,25 @@ class Trajectory:
     where its mask or its observation model (the fitted columns) allows it and names the index
     otherwise; code that needs every value calls
     [`require_complete`][collocnode.Trajectory.require_complete].
+
+    Examples:
+        One experiment of two named states, one sample missing:
+
+        ```python
+        import numpy as np
+
+        from collocnode import Trajectory
+
+        t = np.linspace(0.0, 2.0, 5)
+        x = np.column_stack([np.cos(t), -np.sin(t)])
+        x[2, 1] = np.nan  # a missing sample: a training problem leaves it out of the fit
+        data = Trajectory(t, x, state_names=("q", "v"), params={"k": 1.0})
+        print(data.x.shape, data.u.shape, data.state_names, data.params)
+        try:
+            data.require_complete()  # for code that needs every value
+        except ValueError as err:
+            print(err)
+        ```
     """
 
     t: np.ndarray

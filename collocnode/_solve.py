@@ -100,6 +100,23 @@ def solve(problem, alg=None, *, seed=None, callback=None, check=True, progress=F
             solve the problem or a bad argument.
         SolveInterrupted: Ctrl-C before IPOPT started (``phase``: "build" or "compile"); Ctrl-C
             inside IPOPT returns the last iterate with status ``interrupted`` instead.
+
+    Examples:
+        Train a neural ODE on Van der Pol data with one collocation solve (a few seconds):
+
+        ```python
+        from collocnode import IpoptOptions, NeuralODE, RadauIIA, TrainingProblem, problems, solve
+        from collocnode.nn import MLP
+
+        system = problems.get("vdp")  # Van der Pol, with its own data generator
+        split = system.generate(noise=0.1, seed=0)  # split.train: 201 noisy samples on [0, 7] s
+        model = NeuralODE([MLP((2, 5, 5, 1), "sigmoid"), MLP((2, 5, 5, 1), "sigmoid")])
+        problem = TrainingProblem(model, split.train, regularization=1e-4, initial_state=system.x0)
+        alg = RadauIIA(intervals=40, stages=3, ipopt=IpoptOptions(print_level=0))
+        sol = solve(problem, alg, seed=0)  # seed: the random initial weights
+        assert sol.status.ok and sol.consistency.consistent
+        print(sol.summary())
+        ```
     """
     context = _lower(problem, alg, seed, callback, check)
     if not isinstance(progress, bool):

@@ -153,6 +153,48 @@ def control_problem(
         ValueError: ``controls.n`` does not match ``control_inputs`` (or the model's inputs),
             the known inputs do not match the model's other inputs, or the trained parameters
             are missing or of the wrong length.
+
+    Examples:
+        Drive a mass with a learned friction law from rest at 0 to rest at 1 in 2 s with the least
+        effort; the weights here stand in for a trained model's (a
+        [`TrainingSolution`][collocnode.TrainingSolution] goes in the same way, without ``p``):
+
+        ```python
+        import numpy as np
+
+        from collocnode import (
+            Constraint,
+            Controls,
+            HybridModel,
+            IpoptOptions,
+            RadauIIA,
+            control_problem,
+            solve,
+        )
+        from collocnode.nn import MLP
+
+
+        def physics(x, u, t, blocks, params):  # a mass driven by the force u[0], learned friction
+            return [x[1], u[0] - blocks["friction"](x[1])]
+
+
+        model = HybridModel(
+            n_states=2, n_inputs=1, blocks={"friction": MLP((1, 4, 1), "tanh")}, rhs=physics
+        )
+        p = model.init_params(0) * 0.1  # small weights, standing in for trained ones
+        dop = control_problem(
+            model,
+            (0.0, 2.0),
+            Controls(1, lb=-5.0, ub=5.0),
+            p=p,
+            x0=[0.0, 0.0],
+            lagrange=lambda x, p, u, t: u[0] ** 2,
+            boundary=Constraint(lambda x0, xf, p: xf, 2, [1.0, 0.0], [1.0, 0.0]),  # rest at q = 1
+        )
+        plan = solve(dop, RadauIIA(intervals=20, ipopt=IpoptOptions(print_level=0)))
+        assert plan.status.ok
+        print(plan(2.0), plan.controls(np.array([0.0, 1.0, 2.0])).ravel())
+        ```
     """
     plant = LearnedDynamics.of(trained, p)
     if not isinstance(controls, Controls):

@@ -155,6 +155,38 @@ class HybridModel:
             (`collocnode.problems.System`). Models with a recipe can be saved to a file and loaded
             back (`collocnode.serialize`); the physics of a hand-written model is Python code,
             so it needs one.
+
+    Examples:
+        A mass on a spring whose friction law is a network (the model of the tutorial *Your own
+        hybrid model*), evaluated with the network's weights at zero:
+
+        ```python
+        import numpy as np
+
+        from collocnode import HybridModel, Parameter
+        from collocnode.nn import MLP
+
+
+        def physics(x, u, t, blocks, params):  # a mass on a spring, friction unknown
+            q, v = x[0], x[1]
+            return [v, (u[0] - params["k"] * q - blocks["friction"](v)) / params["m"]]
+
+
+        model = HybridModel(
+            n_states=2,
+            n_inputs=1,
+            blocks={"friction": MLP((1, 8, 1), "tanh")},
+            rhs=physics,
+            parameters={"m": Parameter(1.0), "k": Parameter(1.0, fit=True, lb=0.0, ub=10.0)},
+            state_names=("q", "v"),
+            input_names=("F",),
+        )
+        print(model.n_params, model.slices)  # the network's 25 weights, then k
+        p = np.zeros(model.n_params)  # zero weights: no friction
+        p[model.slices["k"]] = 2.0
+        xdot, _ = model.function([0.5, 1.0], p, [1.0], 0.0)  # (x, p, u, t) -> (x', y)
+        assert np.allclose(xdot.full().ravel(), [1.0, 1.0 - 2.0 * 0.5])
+        ```
     """
 
     n_states: int
@@ -387,6 +419,22 @@ def NeuralODE(
 
     With ``second_order`` the state is ``[q, q']`` and the networks give only the accelerations
     q'' = NN(q, q', u): x' = [q', NN(...)].
+
+    Examples:
+        A second-order neural ODE, evaluated at one state with its random initial weights:
+
+        ```python
+        from collocnode import NeuralODE
+        from collocnode.nn import MLP
+
+        # second order: the state is [q, q'] and the network gives only q'' = NN(q, q')
+        model = NeuralODE(MLP((2, 8, 1), "tanh"), second_order=True, state_names=("q", "v"))
+        p = model.init_params(0)  # random weights, seeded
+        xdot, _ = model.function([1.0, 0.5], p, [], 0.0)  # (x, p, u, t) -> (x', y)
+        xdot = xdot.full().ravel()
+        assert xdot[0] == 0.5  # q' = v
+        print(model.n_states, model.n_params, xdot)
+        ```
     """
     if isinstance(blocks, Block):
         blocks = {"f": blocks}

@@ -34,6 +34,27 @@ class MLP(Block):
     Flat weight layout (the same on every backend): for each layer, the weight matrix
     ``W`` of shape ``(n_out, n_in)`` in row-major order, then the bias ``b`` of shape ``(n_out,)``.
     This is ``torch.nn.utils.parameters_to_vector`` of a stack of ``torch.nn.Linear`` layers.
+
+    Examples:
+        A 2-8-1 network: its numpy and CasADi forms compute the same function of one flat weight
+        vector:
+
+        ```python
+        import casadi as ca
+        import numpy as np
+
+        from collocnode.nn import MLP
+
+        net = MLP((2, 8, 1), "tanh", input_shift=(0.0, 0.0), input_scale=(1.0, 1.0))
+        w = net.init_weights(0)  # flat: W1 (8x2, row-major), b1, W2 (1x8), b2
+        print(net.n_params, net.layer_shapes)  # 33 [(8, 2), (1, 8)]
+        x = np.array([[0.1, -0.2], [0.3, 0.4]])
+        y = net.numpy(x, w)  # a batch, shape (2, 1)
+        xs = ca.SX.sym("x", 2)
+        f = ca.Function("f", [xs], [net.casadi(xs, w)])  # the same network in CasADi
+        assert np.allclose(float(f(x[0])), y[0, 0])
+        print(y.ravel())
+        ```
     """
 
     sizes: tuple[int, ...]

@@ -32,6 +32,22 @@ def import_petab(path: str | Path) -> PetabProblem:
         PetabError: a missing or malformed file, a failed lint, an unsupported construct;
             the message names the file (and the row and column where there is one). Nothing is
             written.
+
+    Examples:
+        Case 0001 of the PEtab test suite (a conversion reaction), vendored in this repository under
+        `tests/petab_import/data/`: the path is relative to the repository's root, so run it from
+        there. Needs the `petab` extra:
+
+        ```python
+        from collocnode.petab import import_petab
+
+        problem = import_petab("tests/petab_import/data/petab_test_suite/0001/_0001.yaml")
+        print(problem)
+        print(problem.parameter_ids, problem.score())  # the PEtab-way score at the nominal values
+        fit = problem.fit()  # one collocation NLP over θ and the states
+        print(fit.summary())
+        assert fit.objective <= problem.objective()
+        ```
     """
     import petab.v1 as petab
     import yaml

@@ -168,6 +168,26 @@ def save_model(
             recipe that rebuilds a different model, data nested too deeply, or a ``p`` of the
             wrong shape or with NaN/Inf.
         TypeError: a recipe argument or metadata value that cannot be stored (named).
+
+    Examples:
+        Write a model and its parameters with some metadata, and read them back:
+
+        ```python
+        import tempfile
+        from pathlib import Path
+
+        from collocnode import NeuralODE
+        from collocnode.nn import MLP
+        from collocnode.serialize import load_model, save_model
+
+        model = NeuralODE(MLP((2, 8, 2), "tanh"), state_names=("x", "y"))
+        p = model.init_params(0)  # or pass a TrainingSolution: its model and parameters
+        with tempfile.TemporaryDirectory() as folder:
+            path = save_model(Path(folder) / "vdp.json", model, p, metadata={"system": "vdp"})
+            print(path.name, path.stat().st_size, "bytes")
+            loaded = load_model(path)
+        assert (loaded.p == p).all() and loaded.metadata == {"system": "vdp"}
+        ```
     """
     if Path(path).is_dir():
         raise ValueError(
@@ -377,6 +397,31 @@ def load_model(
         TypeError: ``trusted_modules`` (removed: register builders instead) or another unknown
             keyword; ``builders`` that is not a dict of functions.
         OSError: the file cannot be read.
+
+    Examples:
+        The loaded model simulates as the one that was saved:
+
+        ```python
+        import tempfile
+        from pathlib import Path
+
+        import numpy as np
+
+        from collocnode import NeuralODE, simulate
+        from collocnode.nn import MLP
+        from collocnode.serialize import load_model, save_model
+
+        model = NeuralODE(MLP((2, 8, 2), "tanh"), state_names=("x", "y"))
+        p = model.init_params(0)
+        with tempfile.TemporaryDirectory() as folder:
+            path = save_model(Path(folder) / "model.json", model, p)
+            loaded = load_model(path)  # the model rebuilt by its builder, nothing imported
+        t = np.linspace(0.0, 1.0, 11)
+        again = loaded.simulate(t, np.array([1.0, 0.0]))
+        before = simulate(model, p, t, np.array([1.0, 0.0]))
+        assert np.allclose(again.x, before.x)
+        print(loaded.model.state_names, loaded.library_version, again.x[-1])
+        ```
     """
     if removed:
         if "trusted_modules" in removed:

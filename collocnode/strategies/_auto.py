@@ -126,6 +126,22 @@ class Auto(Wrapper):
         restart_spread: the standard deviation of the log of that factor (> 0).
         path: the regularization path used when the problem gives no λ (its refit is off:
             the final solve is the refit).
+
+    Examples:
+        With λ given, ``Auto`` chooses the mesh from the data and the start (a regression warm
+        start), refines until consistent, and says what it chose:
+
+        ```python
+        from collocnode import Auto, NeuralODE, TrainingProblem, problems, solve
+        from collocnode.nn import MLP
+
+        system = problems.get("vdp")
+        split = system.generate(noise=0.1, seed=0, dt=0.1, n_train=51)  # 51 samples on [0, 5] s
+        model = NeuralODE([MLP((2, 5, 5, 1), "sigmoid"), MLP((2, 5, 5, 1), "sigmoid")])
+        problem = TrainingProblem(model, split.train, regularization=1e-4, initial_state=system.x0)
+        sol = solve(problem, Auto(), seed=0)  # λ given: Auto chooses the mesh and the start
+        print(sol.describe())
+        ```
     """
 
     # the regularization path solves parts of the data: meshes per trajectory do not apply

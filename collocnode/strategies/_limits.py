@@ -92,7 +92,35 @@ class StopWhenSettled(Wrapper):
 class TimeLimit(Wrapper):
     """One wall-clock budget of ``seconds`` for every solve of ``inner``, together: each is
     capped at what is left when it starts (an exhausted budget stops IPOPT at its first
-    iterate). An outer limit that ends sooner still applies."""
+    iterate). An outer limit that ends sooner still applies.
+
+    Examples:
+        One minute for every round of a mesh refinement together (a budget that runs out returns the
+        last iterate, with status ``time_limit``):
+
+        ```python
+        from collocnode import (
+            IpoptOptions,
+            NeuralODE,
+            RadauIIA,
+            TimeLimit,
+            TrainingProblem,
+            UntilConsistent,
+            problems,
+            solve,
+        )
+        from collocnode.nn import MLP
+
+        system = problems.get("vdp")
+        split = system.generate(noise=0.1, seed=0)
+        model = NeuralODE([MLP((2, 5, 5, 1), "sigmoid"), MLP((2, 5, 5, 1), "sigmoid")])
+        problem = TrainingProblem(model, split.train, regularization=1e-4, initial_state=system.x0)
+        inner = RadauIIA(intervals=30, stages=3, ipopt=IpoptOptions(print_level=0))
+        alg = TimeLimit(UntilConsistent(inner), seconds=60.0)  # all rounds together
+        sol = solve(problem, alg, seed=0)
+        print(sol.status, sol.describe())
+        ```
+    """
 
     hands_down: ClassVar[frozenset[str]] = frozenset({"deadline"})
 

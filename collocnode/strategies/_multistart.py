@@ -155,6 +155,35 @@ class Multistart(Wrapper):
             ``get_executor()``) that runs the starts.
 
     Returns (from ``solve``) a [`MultistartRecord`][collocnode.strategies.MultistartRecord].
+
+    Examples:
+        Three draws of the initial weights (seeded from ``solve``'s seed); the best converged solve
+        is returned:
+
+        ```python
+        from collocnode import (
+            IpoptOptions,
+            Multistart,
+            NeuralODE,
+            RadauIIA,
+            TrainingProblem,
+            problems,
+            solve,
+        )
+        from collocnode.nn import MLP
+
+        system = problems.get("vdp")
+        split = system.generate(noise=0.1, seed=0)
+        model = NeuralODE([MLP((2, 5, 5, 1), "sigmoid"), MLP((2, 5, 5, 1), "sigmoid")])
+        problem = TrainingProblem(model, split.train, regularization=1e-4, initial_state=system.x0)
+        inner = RadauIIA(intervals=30, stages=3, ipopt=IpoptOptions(max_iter=200, print_level=0))
+        sol = solve(problem, Multistart(inner, starts=3), seed=0)  # three draws of the weights
+        record = sol.record(Multistart)
+        for s in record.starts:
+            print(s.start, s.status, f"{s.objective:.4f}")
+        assert sol.objective == record.starts[record.best].objective  # the best start's solve
+        print(sol.describe())
+        ```
     """
 
     # every start begins at its own draw (a warm start would make them one)

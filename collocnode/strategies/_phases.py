@@ -96,6 +96,32 @@ class WarmStarted(Wrapper):
 
     The regression's starting weights are the problem's ``params_guess``, else the draw of
     ``solve``'s seed. Given a solution to start from it does nothing but the inner solve.
+
+    Examples:
+        Regress the networks on the smoothed derivatives of every 4th sample, then solve the full
+        problem from those weights:
+
+        ```python
+        from collocnode import (
+            IpoptOptions,
+            NeuralODE,
+            RadauIIA,
+            TrainingProblem,
+            WarmStarted,
+            problems,
+            solve,
+        )
+        from collocnode.nn import MLP
+
+        system = problems.get("vdp")
+        split = system.generate(noise=0.1, seed=0)
+        model = NeuralODE([MLP((2, 5, 5, 1), "sigmoid"), MLP((2, 5, 5, 1), "sigmoid")])
+        problem = TrainingProblem(model, split.train, regularization=1e-4, initial_state=system.x0)
+        inner = RadauIIA(intervals=30, stages=3, ipopt=IpoptOptions(print_level=0))
+        sol = solve(problem, WarmStarted(inner, stride=4), seed=0)  # regress on every 4th sample
+        print(sol.describe())
+        print(sol.status, sol.iterations, "iterations of the full problem")
+        ```
     """
 
     # a warm start from the context makes the phases step aside: it goes on to the inner solve

@@ -183,6 +183,34 @@ class UntilConsistent(Wrapper):
     Returns (from ``solve``) a
     [`UntilConsistentRecord`][collocnode.strategies.UntilConsistentRecord]. The loop stops early if
     every solve of a round fails or the next mesh would exceed ``rule.max_nodes``.
+
+    Examples:
+        Start on a mesh too coarse for the trained model to follow its collocation trajectory; the
+        rounds refine it until the model does:
+
+        ```python
+        from collocnode import (
+            IpoptOptions,
+            NeuralODE,
+            RadauIIA,
+            TrainingProblem,
+            UntilConsistent,
+            problems,
+            solve,
+        )
+        from collocnode.nn import MLP
+
+        system = problems.get("vdp")
+        split = system.generate(noise=0.1, seed=0)
+        model = NeuralODE([MLP((2, 5, 5, 1), "sigmoid"), MLP((2, 5, 5, 1), "sigmoid")])
+        problem = TrainingProblem(model, split.train, regularization=1e-4, initial_state=system.x0)
+        coarse = RadauIIA(intervals=15, stages=3, ipopt=IpoptOptions(print_level=0))
+        sol = solve(problem, UntilConsistent(coarse, max_rounds=3), seed=0)
+        for r in sol.record(UntilConsistent).rounds:  # 15 intervals were too few: refined twice
+            print(r.round, r.intervals, r.consistent, f"{r.largest_deviation:.3g}")
+        assert sol.consistency.consistent
+        print(sol.describe())
+        ```
     """
 
     hands_down: ClassVar[frozenset[str]] = frozenset({"meshes", "warm"})

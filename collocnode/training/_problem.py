@@ -137,6 +137,27 @@ class TrainingProblem:
     read); [`subset`][collocnode.TrainingProblem.subset] and
     [`window`][collocnode.TrainingProblem.window] give the parts of the problem that consensus ADMM
     and pre-training solve.
+
+    Examples:
+        Two experiments from different initial states, one set of weights (the initial states fixed
+        to each trajectory's first sample):
+
+        ```python
+        from collocnode import IpoptOptions, NeuralODE, RadauIIA, TrainingProblem, problems, solve
+        from collocnode.nn import MLP
+
+        system = problems.get("vdp")
+        runs = [  # two experiments from different initial states
+            system.generate(noise=0.05, seed=1).train,
+            system.generate(noise=0.05, seed=2, x0=[1.0, 1.0]).train,
+        ]
+        model = NeuralODE([MLP((2, 5, 5, 1), "sigmoid"), MLP((2, 5, 5, 1), "sigmoid")])
+        problem = TrainingProblem(model, runs, regularization=1e-4, initial_state="data")
+        print(problem.columns, problem.lam)  # the fitted columns, λ
+        sol = solve(problem, RadauIIA(intervals=30, ipopt=IpoptOptions(print_level=0)), seed=0)
+        assert sol.n_segments == 2  # one set of node states per trajectory, one set of weights
+        print(sol.status, f"objective {sol.objective:.4f}")
+        ```
     """
 
     problem_kind: ClassVar[str] = "training"

@@ -43,6 +43,30 @@ class TrainingSolution(NestRecords):
             ``check=False``; [`check_consistency`][collocnode.TrainingSolution.check_consistency]
             runs it again), or None if it did not run.
         records: the records of the wrappers of the nest ``solve`` ran, outermost first.
+
+    Examples:
+        Train, then use the trained model: its summary, the collocation states at any time, the
+        model integrated on its own, the weights by name:
+
+        ```python
+        import numpy as np
+
+        from collocnode import IpoptOptions, NeuralODE, RadauIIA, TrainingProblem, problems, solve
+        from collocnode.nn import MLP
+
+        system = problems.get("vdp")
+        split = system.generate(noise=0.1, seed=0)
+        model = NeuralODE([MLP((2, 5, 5, 1), "sigmoid"), MLP((2, 5, 5, 1), "sigmoid")])
+        problem = TrainingProblem(model, split.train, regularization=1e-4, initial_state=system.x0)
+        sol = solve(problem, RadauIIA(intervals=40, ipopt=IpoptOptions(print_level=0)), seed=0)
+        print(sol.summary())
+        print(sol(3.5))  # the collocation states at t = 3.5 s (dense output)
+        t = np.linspace(0.0, 7.0, 141)
+        learned = sol.simulate(t, system.x0)  # the trained ODE integrated on its own
+        rmse = np.sqrt(np.mean((learned.x - system.simulate(t).x) ** 2))
+        print(f"RMSE against the noise-free truth on [0, 7] s: {rmse:.3f}")
+        print(list(sol.params))  # the trained weights by block name
+        ```
     """
 
     solution: Solution

@@ -110,6 +110,35 @@ class DynamicOptimizationProblem:
             trajectory, the first and last node's states) toward a centre, or None.
 
     ``problem_kind`` is "dop" (the trait the algorithms of `collocnode.algorithm` read).
+
+    Examples:
+        Move a unit mass from rest at 0 to rest at 1 in 1 s with the least effort; the optimum is
+        u(t) = 6 - 12 t, of effort 12:
+
+        ```python
+        from collocnode import (
+            Constraint,
+            Controls,
+            DynamicOptimizationProblem,
+            IpoptOptions,
+            RadauIIA,
+            solve,
+        )
+
+        dop = DynamicOptimizationProblem(
+            dynamics=lambda x, p, u, t: [x[1], u[0]],
+            n_states=2,
+            n_params=0,
+            tspan=(0.0, 1.0),
+            x0=[0.0, 0.0],
+            controls=Controls(1),
+            lagrange=lambda x, p, u, t: u[0] ** 2,
+            boundary=Constraint(lambda x0, xf, p: xf, 2, [1.0, 0.0], [1.0, 0.0]),
+        )
+        sol = solve(dop, RadauIIA(intervals=10, stages=3, ipopt=IpoptOptions(print_level=0)))
+        print(sol.status, f"effort {sol.objective:.6f}, u(0) = {sol.controls(0.0)[0]:.6f}")
+        assert abs(sol.objective - 12.0) < 1e-6 and abs(sol.controls(0.0)[0] - 6.0) < 1e-6
+        ```
     """
 
     problem_kind: ClassVar[str] = "dop"
