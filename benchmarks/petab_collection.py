@@ -49,6 +49,27 @@ def best_known(entry: dict[str, Any], nominal_objective: float) -> float:
     return float(np.nanmin(values))
 
 
+def _summarise(out: dict[str, Any], best: float) -> None:
+    """The random starts' figures of ``out`` from its ``fits`` so far."""
+    fits = out["fits"]
+    out["starts_run"] = len(fits)
+    objectives = [f["objective"] for f in fits if "objective" in f]
+    finite = [v for v in objectives if np.isfinite(v)]
+    if finite:
+        out["best_objective"] = min(finite)
+        out["gap"] = (min(finite) - best) / max(abs(best), 1e-12)
+        out["fraction_within_0.1%"] = float(
+            np.mean([(v - best) <= 1e-3 * max(abs(best), 1e-12) for v in objectives])
+        )
+
+
+def _progress(out: dict[str, Any]) -> None:
+    """The record so far, one JSON line: a model stopped at the timeout keeps what it finished
+    (a factorization IPOPT cannot interrupt, MUMPS reallocating its workspace again and again,
+    outlasts a fit's max_wall_time)."""
+    print(json.dumps(out), flush=True)
+
+
 def _fit_record(problem: Any, start: Any, options: dict[str, Any]) -> dict[str, Any]:
     try:
         fit = problem.fit(start=start, **options)
@@ -107,42 +128,38 @@ def run_one(
     if reference is not None:
         out["llh_matches_amici"] = bool(np.isclose(score.llh, reference, rtol=1e-3, atol=1e-3))
     out["status"] = "imported"
-    if starts:
-        cap = seconds if nominal_seconds is None else nominal_seconds
-        # from the nominal parameters (in this collection mostly the published estimate):
-        # does collocation hold the known optimum?
-        out["nominal_fit"] = _fit_record(
-            problem, None, {"ipopt": IpoptOptions(print_level=0, max_wall_time=cap)}
-        )
-        fits: list[dict[str, Any]] = []
+    if not starts:
+        return out
+    _progress(out)
+    cap = seconds if nominal_seconds is None else nominal_seconds
+    # from the nominal parameters (in this collection mostly the published estimate): does
+    # collocation hold the known optimum?
+    out["nominal_fit"] = _fit_record(
+        problem, None, {"ipopt": IpoptOptions(print_level=0, max_wall_time=cap)}
+    )
+    best = best_known(entry, score.objective)
+    out["best_known_objective"] = best
+    out["fits"] = []
+    _progress(out)
 
-        def record(k: int, result: Any) -> None:
-            if result.fit is None:
-                fits.append({"start": k, "status": "error", "reason": result.error[:200]})
-            else:
-                fits.append({"start": k, **_fit_fields(result.fit)})
+    def record(k: int, result: Any) -> None:
+        if result.fit is None:
+            out["fits"].append({"start": k, "status": "error", "reason": result.error[:200]})
+        else:
+            out["fits"].append({"start": k, **_fit_fields(result.fit)})
+        _summarise(out, best)
+        _progress(out)
 
-        done = multistart(
-            problem,
-            starts,
-            seed,
-            callback=record,
-            seconds=budget,
-            ipopt=IpoptOptions(print_level=0, max_wall_time=seconds),
-        )
-        out["fits"] = fits
-        out["starts_run"] = len(fits)
-        out["starts_not_started"] = done.not_started
-        objectives = [f["objective"] for f in fits if "objective" in f]
-        finite = [v for v in objectives if np.isfinite(v)]
-        best = best_known(entry, score.objective)
-        out["best_known_objective"] = best
-        if finite:
-            out["best_objective"] = min(finite)
-            out["gap"] = (min(finite) - best) / max(abs(best), 1e-12)
-            out["fraction_within_0.1%"] = float(
-                np.mean([(v - best) <= 1e-3 * max(abs(best), 1e-12) for v in objectives])
-            )
+    done = multistart(
+        problem,
+        starts,
+        seed,
+        callback=record,
+        seconds=budget,
+        ipopt=IpoptOptions(print_level=0, max_wall_time=seconds),
+    )
+    out["starts_not_started"] = done.not_started
+    _summarise(out, best)
     return out
 
 
@@ -235,8 +252,14 @@ def _run_model(args: argparse.Namespace, model_id: str) -> dict[str, Any]:
             if lines
             else {"id": model_id, "status": "crashed", "reason": done.stderr[-300:]}
         )
-    except subprocess.TimeoutExpired:
-        record = {"id": model_id, "status": "timeout", "reason": f"{args.timeout:.0f} s"}
+    except subprocess.TimeoutExpired as exc:
+        # what the model finished before it was stopped (run() gives the output as bytes)
+        output = (exc.stdout or b"").decode(errors="replace")
+        lines = [line for line in output.splitlines() if line.startswith("{")]
+        record = {"id": model_id, "status": "timeout"}
+        if lines:
+            record = {**json.loads(lines[-1]), "stopped": "timeout"}
+        record["reason"] = f"{args.timeout:.0f} s"
     record["wall_seconds"] = time.perf_counter() - t0
     # the report names files inside the collection, not where this machine keeps it
     local = str(args.collection.resolve().parent) + "/"
@@ -299,6 +322,10 @@ def markdown_table(imported: dict[str, Any], fitted: dict[str, Any] | None = Non
             best = f"{f['best_objective']:.6g} ({f['gap']:.1e}{ran})"
         elif f.get("status") and f.get("status") != "imported":
             best = f["status"]
+        if f.get("stopped"):
+            # a fit outlasted its cap (one factorization IPOPT cannot interrupt) and the model
+            # was stopped at the timeout: what finished before is kept
+            best = f"{best} stopped at the {f['reason']} timeout".strip()
         within = f"{f['fraction_within_0.1%']:.0%}" if "fraction_within_0.1%" in f else ""
         lines.append(
             f"| {r['id']} | {r['n_states']} | {r['n_theta']} | {r['import_seconds']:.1f} | "

@@ -55,3 +55,35 @@ def test_the_sciml_training_table_is_generated_from_the_stored_run():
     bench = load_benchmark("petab_sciml_training")
     run = json.loads((SCIML / "training.json").read_text())
     assert bench.markdown_table(run["results"]) in PAGE.read_text()
+
+
+def test_a_model_stopped_at_the_timeout_keeps_what_it_finished(bench, monkeypatch, tmp_path):
+    import argparse
+    import subprocess
+
+    finished = {"id": "M", "status": "imported", "fits": [{"start": 0, "objective": 3.0}]}
+
+    def killed(command, **kwargs):
+        lines = [json.dumps({"id": "M", "status": "imported"}), json.dumps(finished)]
+        raise subprocess.TimeoutExpired(command, 9.0, output="\n".join(lines).encode())
+
+    monkeypatch.setattr(bench.subprocess, "run", killed)
+    args = argparse.Namespace(
+        collection=tmp_path / "Benchmark-Models",
+        starts=2,
+        seed=0,
+        start_seconds=1.0,
+        budget=None,
+        nominal_seconds=None,
+        timeout=9.0,
+    )
+    record = bench._run_model(args, "M")
+    assert record["fits"] == finished["fits"] and record["stopped"] == "timeout"
+    assert record["reason"] == "9 s"
+
+
+def test_the_random_starts_are_summarised_as_they_finish(bench):
+    out = {"fits": [{"start": 0, "objective": 10.0}, {"start": 1, "status": "error"}]}
+    bench._summarise(out, best=10.0)
+    assert out["starts_run"] == 2 and out["best_objective"] == 10.0 and out["gap"] == 0.0
+    assert out["fraction_within_0.1%"] == 1.0
