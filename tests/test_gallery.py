@@ -49,6 +49,20 @@ def test_example_runs_at_small_size(name):
         assert all(math.isfinite(c["cost_on_truth"]) for c in result["control"].values())
 
 
+def test_an_example_draws_its_figure(tmp_path):
+    """Each script draws its figure with ``figure=PATH`` (``--figure PATH``); the fastest one
+    at its small size writes a PNG there."""
+    path = tmp_path / "spiral.png"
+    load("spiral_neural_ode").run(small=True, figure=str(path))
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_every_example_takes_a_figure_path():
+    for name in EXAMPLES:
+        text = (GALLERY / f"{name}.py").read_text()
+        assert "figure: str | None = None" in text and '"--figure"' in text, name
+
+
 def test_examples_use_only_the_public_api():
     for name in EXAMPLES:
         text = (GALLERY / f"{name}.py").read_text()

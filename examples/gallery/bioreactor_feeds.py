@@ -26,6 +26,7 @@ its initial state (RMSE per state relative to its mean).
 
     python examples/gallery/bioreactor_feeds.py            # full size
     python examples/gallery/bioreactor_feeds.py --small    # the size the test suite runs
+    python examples/gallery/bioreactor_feeds.py --figure bio.png  # and draw the experiments
 
 The variants of docs/gallery.md: ``--guess=constant`` (start from the initial state),
 ``--no-bounds`` (no x_lb), ``--ipopt-defaults`` (IPOPT's adaptive barrier from its default).
@@ -38,6 +39,8 @@ import sys
 import time
 
 import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from scipy.integrate import solve_ivp
 
 from collocnode import (
@@ -94,12 +97,43 @@ def make_data(seed: int = 0, n: int = 41) -> list[Trajectory]:
     return data
 
 
+def draw(path: str, data: list[Trajectory], t: np.ndarray, sims: dict) -> None:
+    """Biomass and substrate of each experiment by its feed: the data, the truth and the
+    model's re-simulation; the held-out feed dashed, without data."""
+    fig = Figure(figsize=(8, 4), dpi=100, layout="constrained")
+    axes = fig.subplots(1, 2, sharex=True)
+    samples = {d.params["feed"]: d for d in data}
+    for k, feed in enumerate((*FEEDS, HELD_OUT_FEED)):
+        color, true = ("k" if feed == HELD_OUT_FEED else f"C{k}"), truth(t, feed)
+        for j, ax in enumerate(axes):
+            ax.plot(t, true[:, j], color=color, lw=5, alpha=0.25)
+            if feed in samples:
+                ax.plot(samples[feed].t, samples[feed].x[:, j], "o", color=color, ms=2)
+            if sims.get(feed) is not None:
+                ax.plot(
+                    t, sims[feed][:, j], "--" if feed == HELD_OUT_FEED else "-", color=color, lw=1.2
+                )
+    axes[0].set(xlabel="time t [h]", ylabel="biomass X [g/L]", ylim=(0, None))
+    axes[1].set(xlabel="time t [h]", ylabel="substrate S [g/L]", ylim=(0, None))
+    feeds = [Line2D([], [], color=f"C{k}", label=f"feed {f:g} g/L") for k, f in enumerate(FEEDS)]
+    handles = [
+        *feeds,
+        Line2D([], [], color="k", ls="--", label=f"feed {HELD_OUT_FEED:g} g/L (held out)"),
+        Line2D([], [], ls="", marker="o", color="0.3", ms=3, label="data"),
+        Line2D([], [], color="0.3", lw=5, alpha=0.25, label="truth"),
+        Line2D([], [], color="0.3", lw=1.2, label="model"),
+    ]
+    fig.legend(handles=handles, loc="outside right upper", fontsize="small")
+    fig.savefig(path)
+
+
 def run(
     small: bool = False,
     seed: int = 0,
     guess: str = "data",
     bounds: bool = True,
     warm_barrier: bool = True,
+    figure: str | None = None,
 ) -> dict:
     data = make_data(seed, 21 if small else 81)
     s_scale = float(np.std(np.concatenate([d.x[:, 1] for d in data])))
@@ -153,13 +187,22 @@ def run(
     }
     t = np.linspace(0.0, T_END, 401)
     true = truth(t, HELD_OUT_FEED)
+    sims = {}  # the re-simulations, by feed
     try:
         sim = sol.simulate(t, x0=true[0], trajectory_params={"feed": HELD_OUT_FEED})
+        sims[HELD_OUT_FEED] = sim.x
         rmse = np.sqrt(np.mean((sim.x - true) ** 2, axis=0)) / true.mean(axis=0)
         result["held_out_rmse"] = float(rmse.max())
         result["held_out_relative_rmse"] = dict(zip(("X", "S"), rmse.tolist(), strict=True))
     except SimulationError as exc:
         result.update(held_out_rmse=None, simulation_error=str(exc))
+    if figure is not None:
+        for k, d in enumerate(data):  # each experiment from its collocated initial state
+            try:
+                sims[d.params["feed"]] = sol.simulate(t, segment=k).x
+            except SimulationError:
+                pass
+        draw(figure, data, t, sims)
     return result
 
 
@@ -170,5 +213,6 @@ if __name__ == "__main__":
         guess="constant" if "--guess=constant" in args else "data",
         bounds="--no-bounds" not in args,
         warm_barrier="--ipopt-defaults" not in args,
+        figure=args[args.index("--figure") + 1] if "--figure" in args else None,
     )
     print(json.dumps(result, indent=2))

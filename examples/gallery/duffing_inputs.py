@@ -11,6 +11,7 @@ unseen multisine, simulated from its own initial state.
 
     python examples/gallery/duffing_inputs.py            # full size
     python examples/gallery/duffing_inputs.py --small    # the size the test suite runs
+    python examples/gallery/duffing_inputs.py --figure duffing.png  # and draw the fit
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from matplotlib.figure import Figure
 from scipy.integrate import solve_ivp
 
 from collocnode import (
@@ -66,7 +68,28 @@ def recording(seed: int, n: int) -> tuple[Trajectory, Callable[[np.ndarray], np.
     return Trajectory(t, sol.y.T, u=u(t), state_names=("q", "v"), input_names=("u",)), u
 
 
-def run(small: bool = False, seed: int = 0) -> dict:
+def draw(path: str, recordings: dict, sims: dict) -> None:
+    """Each recording (the first training one, the held-out one) with its input: the data and
+    the model's re-simulation from the recording's initial state."""
+    fig = Figure(figsize=(8, 4), dpi=100, layout="constrained")
+    axes = fig.subplots(2, 2, sharex=True, height_ratios=(3, 1))
+    for (title, data), top, bottom in zip(recordings.items(), *axes, strict=True):
+        every = max(1, data.t.size // 100)  # about 100 dots
+        for j, (name, color) in enumerate(zip(("q", "q'"), ("C0", "C1"), strict=True)):
+            top.plot(
+                data.t[::every], data.x[::every, j], "o", color=color, ms=2.5, label=f"{name}: data"
+            )
+            if sims.get(title) is not None:
+                top.plot(data.t, sims[title][:, j], color=color, lw=1.2, label=f"{name}: model")
+        top.set(title=title)
+        bottom.plot(data.t, data.u[:, 0], color="0.4", lw=1)
+        bottom.set(xlabel="time t [s]", ylabel="input u")
+    axes[0, 0].set(ylabel="q, q'")
+    axes[0, 0].legend(fontsize="small", ncol=2)
+    fig.savefig(path)
+
+
+def run(small: bool = False, seed: int = 0, figure: str | None = None) -> dict:
     n = 101 if small else 401
     train = [recording(k, n) for k in (1, 2, 3)]
     test, u_test = recording(99, 801)
@@ -99,14 +122,25 @@ def run(small: bool = False, seed: int = 0) -> dict:
         "largest_deviation": sol.consistency.largest,
         "n_trajectories": len(train),
     }
+    sims = {}
     try:
-        x = sol.simulate(test.t, test.x[0], inputs=u_test).x
+        x = sims["held out: an unseen multisine"] = sol.simulate(test.t, test.x[0], inputs=u_test).x
         result["held_out_rmse"] = float(np.sqrt(np.mean((x - test.x) ** 2)))
         result["held_out_reference_rms"] = float(np.sqrt(np.mean(test.x**2)))
     except SimulationError as exc:
         result.update(held_out_rmse=None, simulation_error=str(exc))
+    if figure is not None:
+        first = train[0][0]
+        try:
+            sims["training recording 1"] = sol.simulate(first.t, first.x[0]).x
+        except SimulationError:
+            pass
+        recordings = {"training recording 1": first, "held out: an unseen multisine": test}
+        draw(figure, recordings, sims)
     return result
 
 
 if __name__ == "__main__":
-    print(json.dumps(run(small="--small" in sys.argv[1:]), indent=2))
+    args = sys.argv[1:]
+    figure = args[args.index("--figure") + 1] if "--figure" in args else None
+    print(json.dumps(run(small="--small" in args, figure=figure), indent=2))

@@ -20,6 +20,7 @@ which the data never saw.
 
     python examples/gallery/fitzhugh_nagumo_hidden.py            # full size
     python examples/gallery/fitzhugh_nagumo_hidden.py --small    # the size the test suite runs
+    python examples/gallery/fitzhugh_nagumo_hidden.py --figure fhn.png  # and draw the fit
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import sys
 import time
 
 import numpy as np
+from matplotlib.figure import Figure
 from scipy.integrate import solve_ivp
 
 from collocnode import (
@@ -72,7 +74,31 @@ def make_data(seed: int = 0, n: int = 301) -> Trajectory:
     return Trajectory(t, v[:, None], state_names=("v",))
 
 
-def run(small: bool = False, seed: int = 0) -> dict:
+def draw(path: str, data: Trajectory, t: np.ndarray, sim, v_grid: np.ndarray, learned) -> None:
+    """Left, the measured voltage, the truth of both states and the model's re-simulation
+    (the hidden w included), the held-out window shaded; right, the learned nonlinearity."""
+    fig = Figure(figsize=(8, 4), dpi=100, layout="constrained")
+    states, curve = fig.subplots(1, 2, width_ratios=(1.8, 1))
+    states.axvspan(T_TRAIN, T_END, color="0.92", label="held out")
+    true = truth(t)
+    states.plot(data.t, data.x[:, 0], "o", color="k", ms=2, label="v: data")
+    for j, name in enumerate(("v", "w (hidden)")):
+        color = f"C{j}"
+        states.plot(t, true[:, j], color=color, lw=5, alpha=0.3, label=f"{name}: truth")
+        if sim is not None:
+            states.plot(t, sim[:, j], color=color, lw=1.2, label=f"{name}: model")
+    states.set(xlabel="time t", ylabel="v, w", xlim=(0, T_END))
+    handles, labels = states.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=6, fontsize="small")
+    exact = v_grid - v_grid**3 / 3
+    curve.plot(v_grid, exact, color="k", lw=5, alpha=0.3, label="v − v³/3")
+    curve.plot(v_grid, learned, color="C2", lw=1.2, label="NN(v)")
+    curve.set(xlabel="voltage v", ylabel="nonlinearity", title="over the voltages seen")
+    curve.legend(fontsize="small")
+    fig.savefig(path)
+
+
+def run(small: bool = False, seed: int = 0, figure: str | None = None) -> dict:
     data = make_data(seed, 61 if small else 301)
     net = MLP((1, 8, 8, 1), "tanh", input_scale=(float(data.x.std()),))
     model = HybridModel(
@@ -106,14 +132,19 @@ def run(small: bool = False, seed: int = 0) -> dict:
     }
     t_all = np.linspace(0.0, T_END, 1001)
     held_out = t_all > T_TRAIN
+    sim = None
     try:
-        sim = sol.simulate(t_all)
-        err = sim.x[:, 0] - truth(t_all)[:, 0]
+        sim = sol.simulate(t_all).x
+        err = sim[:, 0] - truth(t_all)[:, 0]
         result["held_out_rmse"] = float(np.sqrt(np.mean(err[held_out] ** 2)))
     except SimulationError as exc:
         result.update(held_out_rmse=None, simulation_error=str(exc))
+    if figure is not None:
+        draw(figure, data, t_all, sim, v_grid, learned)
     return result
 
 
 if __name__ == "__main__":
-    print(json.dumps(run(small="--small" in sys.argv[1:]), indent=2))
+    args = sys.argv[1:]
+    figure = args[args.index("--figure") + 1] if "--figure" in args else None
+    print(json.dumps(run(small="--small" in args, figure=figure), indent=2))

@@ -19,6 +19,7 @@ system, and each policy is applied to the true system; the cost it scores there 
 
     python examples/gallery/lotka_volterra_discovery.py            # full size
     python examples/gallery/lotka_volterra_discovery.py --small    # the size the test suite runs
+    python examples/gallery/lotka_volterra_discovery.py --figure lvd.png  # and draw both models
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ import time
 import casadi as ca
 import numpy as np
 import pysindy as ps
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 from scipy.integrate import solve_ivp
 
 from collocnode import (
@@ -122,7 +126,41 @@ def cost_on_truth(x0: np.ndarray, policy) -> float:
     return float(np.trapezoid(integrand, t))
 
 
-def run(small: bool = False, seed: int = 0) -> dict:
+def draw(path: str, data: Trajectory, t: np.ndarray, true: np.ndarray, models: dict) -> None:
+    """Left, the data, the truth and each model's re-simulation; right, the interaction terms
+    along the true trajectory: the truth (-β x y, γ x y), the network and the closed form."""
+    fig = Figure(figsize=(8, 4), dpi=100, layout="constrained")
+    states, terms = fig.subplots(1, 2)
+    exact = (true[:, 0] * true[:, 1])[:, None] * np.array([-BETA, GAMMA])
+    for ax in (states, terms):
+        ax.axvspan(T_TRAIN, T_END, color="0.92")
+    for j, color in enumerate(("C0", "C1")):
+        states.plot(t, true[:, j], color=color, lw=5, alpha=0.3)
+        states.plot(data.t, data.x[:, j], "o", color=color, ms=4)
+        terms.plot(t, exact[:, j], color=color, lw=5, alpha=0.3)
+        for (sim, term), style in zip(models.values(), ("--", "-"), strict=True):
+            if sim is not None:
+                states.plot(t, sim[:, j], style, color=color, lw=1.2)
+            if term is not None:
+                terms.plot(t, term[:, j], style, color=color, lw=1.2)
+    states.set(xlabel="time t", ylabel="population", xlim=(0, T_END))
+    states.set_ylim(0, 1.3 * true.max())
+    terms.set(xlabel="time t", ylabel="interaction term", xlim=(0, T_END))
+    terms.set_ylim(1.3 * exact.min(), 1.3 * exact.max())
+    handles = [
+        Line2D([], [], color="C0", label="prey"),
+        Line2D([], [], color="C1", label="predator"),
+        Line2D([], [], ls="", marker="o", color="0.3", ms=4, label="data"),
+        Line2D([], [], color="0.3", lw=5, alpha=0.3, label="truth"),
+        Line2D([], [], ls="--", color="0.3", label="network"),
+        Line2D([], [], color="0.3", label="closed form"),
+        Patch(color="0.92", label="held out"),
+    ]
+    fig.legend(handles=handles, loc="outside lower center", ncol=7, fontsize="small")
+    fig.savefig(path)
+
+
+def run(small: bool = False, seed: int = 0, figure: str | None = None) -> dict:
     x0, data = make_data(seed)
     net = MLP((2, 5, 5, 2), "tanh", input_scale=tuple(data.x.std(axis=0)))
     model = HybridModel(n_states=2, blocks={"interaction": net}, rhs=physics)
@@ -175,9 +213,11 @@ def run(small: bool = False, seed: int = 0) -> dict:
     t_all = np.linspace(0.0, T_END, 401)
     held_out = t_all > T_TRAIN
     reference = truth(t_all, x0)
+    sims = {}
     for key, sol in (("", network), ("closed_form_", closed)):
         try:
-            err = sol.simulate(t_all).x - reference  # from the model's own initial state
+            sims[key] = sol.simulate(t_all).x  # from the model's own initial state
+            err = sims[key] - reference
             result[key + "held_out_rmse"] = float(np.sqrt(np.mean(err[held_out] ** 2)))
             result[key + "held_out_relative_rmse"] = result[key + "held_out_rmse"] / float(
                 np.sqrt(np.mean(reference[held_out] ** 2))
@@ -197,8 +237,17 @@ def run(small: bool = False, seed: int = 0) -> dict:
     policy, status = harvest_policy(true_rhs, START, small)
     control["true_model"] = {"status": status, "cost_on_truth": cost_on_truth(START, policy)}
     result["control"] = control
+    if figure is not None:
+        form = found.refitted if found.refitted is not None else found.found
+        models = {  # the re-simulation and the interaction terms along the truth of each
+            "network": (sims.get(""), net.numpy(reference, network.params["interaction"])),
+            "closed form": (sims.get("closed_form_"), None if form is None else form(reference)),
+        }
+        draw(figure, data, t_all, reference, models)
     return result
 
 
 if __name__ == "__main__":
-    print(json.dumps(run(small="--small" in sys.argv[1:]), indent=2))
+    args = sys.argv[1:]
+    figure = args[args.index("--figure") + 1] if "--figure" in args else None
+    print(json.dumps(run(small="--small" in args, figure=figure), indent=2))

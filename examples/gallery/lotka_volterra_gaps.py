@@ -19,6 +19,7 @@ Errors against the truth: the re-simulation from the true initial state on the t
     python examples/gallery/lotka_volterra_gaps.py            # full size
     python examples/gallery/lotka_volterra_gaps.py --small    # the size the test suite runs
     python examples/gallery/lotka_volterra_gaps.py --no-gaps  # the same noisy data, complete
+    python examples/gallery/lotka_volterra_gaps.py --figure gaps.png  # and draw the fit
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import sys
 import time
 
 import numpy as np
+from matplotlib.figure import Figure
 from scipy.integrate import solve_ivp
 
 from collocnode import (
@@ -77,7 +79,32 @@ def make_data(
     return x0, Trajectory(t, noisy, state_names=("prey", "predator"))
 
 
-def run(small: bool = False, seed: int = 0, gaps: bool = True) -> dict:
+def draw(path: str, data: Trajectory, t: np.ndarray, true: np.ndarray, sim) -> None:
+    """The measured values, a tick at each missing one, the truth and the model's
+    re-simulation; the held-out window shaded."""
+    fig = Figure(figsize=(8, 4), dpi=100, layout="constrained")
+    ax = fig.subplots()
+    ax.axvspan(T_TRAIN, T_END, color="0.92", label="held out")
+    for j, (name, color) in enumerate(zip(data.state_names, ("C0", "C1"), strict=True)):
+        ax.plot(t, true[:, j], color=color, lw=5, alpha=0.3, label=f"{name}: truth")
+        if sim is not None:
+            ax.plot(t, sim[:, j], color=color, lw=1.5, label=f"{name}: model")
+        ax.plot(data.t, data.x[:, j], "o", color=color, ms=4, label=f"{name}: data")
+        gone = data.t[np.isnan(data.x[:, j])]
+        ax.plot(
+            gone,
+            np.full(gone.size, 0.1 + 0.25 * j),
+            "|",
+            color=color,
+            ms=10,
+            label=f"{name}: missing",
+        )
+    ax.set(xlabel="time t", ylabel="population", xlim=(0, T_END), ylim=(0, 1.3 * true.max()))
+    fig.legend(loc="outside right upper", fontsize="small")
+    fig.savefig(path)
+
+
+def run(small: bool = False, seed: int = 0, gaps: bool = True, figure: str | None = None) -> dict:
     x0, data = make_data(seed, missing=MISSING if gaps else 0.0)
     scale = tuple(float(s) for s in np.nanstd(data.x, axis=0))
     net = MLP((2, 5, 5, 2), "tanh", input_scale=scale)
@@ -112,15 +139,21 @@ def run(small: bool = False, seed: int = 0, gaps: bool = True) -> dict:
         "consistent": sol.consistency.consistent,
         "largest_deviation": sol.consistency.largest,
     }
+    true, sim = truth(t_all, x0), None
     try:
-        err = sol.simulate(t_all, x0).x - truth(t_all, x0)
+        sim = sol.simulate(t_all, x0).x
+        err = sim - true
         result["train_rmse"] = float(np.sqrt(np.mean(err[~held_out] ** 2)))
         result["held_out_rmse"] = float(np.sqrt(np.mean(err[held_out] ** 2)))
     except SimulationError as exc:
         result.update(train_rmse=None, held_out_rmse=None, simulation_error=str(exc))
+    if figure is not None:
+        draw(figure, data, t_all, true, sim)
     return result
 
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    print(json.dumps(run(small="--small" in args, gaps="--no-gaps" not in args), indent=2))
+    figure = args[args.index("--figure") + 1] if "--figure" in args else None
+    result = run(small="--small" in args, gaps="--no-gaps" not in args, figure=figure)
+    print(json.dumps(result, indent=2))

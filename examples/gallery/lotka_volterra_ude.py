@@ -15,6 +15,7 @@ Held-out error: the re-simulation from the first sample over (5, 10] against the
 
     python examples/gallery/lotka_volterra_ude.py            # full size
     python examples/gallery/lotka_volterra_ude.py --small    # the size the test suite runs
+    python examples/gallery/lotka_volterra_ude.py --figure lv.png  # and draw the fit
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import sys
 import time
 
 import numpy as np
+from matplotlib.figure import Figure
 from scipy.integrate import solve_ivp
 
 from collocnode import (
@@ -67,7 +69,22 @@ def make_data(seed: int = 0) -> tuple[np.ndarray, Trajectory]:
     return x0, Trajectory(t, noisy, state_names=("prey", "predator"))
 
 
-def run(small: bool = False, seed: int = 0) -> dict:
+def draw(path: str, data: Trajectory, t: np.ndarray, true: np.ndarray, sim) -> None:
+    """The data, the truth and the model's re-simulation, the held-out window shaded."""
+    fig = Figure(figsize=(8, 4), dpi=100, layout="constrained")
+    ax = fig.subplots()
+    ax.axvspan(T_TRAIN, T_END, color="0.92", label="held out")
+    for j, (name, color) in enumerate(zip(data.state_names, ("C0", "C1"), strict=True)):
+        ax.plot(t, true[:, j], color=color, lw=5, alpha=0.3, label=f"{name}: truth")
+        if sim is not None:
+            ax.plot(t, sim[:, j], color=color, lw=1.5, label=f"{name}: model")
+        ax.plot(data.t, data.x[:, j], "o", color=color, ms=4, label=f"{name}: data")
+    ax.set(xlabel="time t", ylabel="population", xlim=(0, T_END), ylim=(0, 1.3 * true.max()))
+    fig.legend(loc="outside right upper", fontsize="small")
+    fig.savefig(path)
+
+
+def run(small: bool = False, seed: int = 0, figure: str | None = None) -> dict:
     x0, data = make_data(seed)
     net = MLP((2, 5, 5, 2), "tanh", input_scale=tuple(data.x.std(axis=0)))
     model = HybridModel(n_states=2, blocks={"interaction": net}, rhs=physics)
@@ -94,14 +111,20 @@ def run(small: bool = False, seed: int = 0) -> dict:
         "consistent": sol.consistency.consistent,
         "largest_deviation": sol.consistency.largest,
     }
+    true, sim = truth(t_all, x0), None
     try:
-        err = sol.simulate(t_all, data.x[0]).x - truth(t_all, x0)
+        sim = sol.simulate(t_all, data.x[0]).x
+        err = sim - true
         result["train_rmse"] = float(np.sqrt(np.mean(err[~held_out] ** 2)))
         result["held_out_rmse"] = float(np.sqrt(np.mean(err[held_out] ** 2)))
     except SimulationError as exc:
         result.update(train_rmse=None, held_out_rmse=None, simulation_error=str(exc))
+    if figure is not None:
+        draw(figure, data, t_all, true, sim)
     return result
 
 
 if __name__ == "__main__":
-    print(json.dumps(run(small="--small" in sys.argv[1:]), indent=2))
+    args = sys.argv[1:]
+    figure = args[args.index("--figure") + 1] if "--figure" in args else None
+    print(json.dumps(run(small="--small" in args, figure=figure), indent=2))

@@ -10,6 +10,7 @@ is the RMSE of the learned model's re-simulation over [0, 25].
 
     python examples/gallery/spiral_neural_ode.py            # full size
     python examples/gallery/spiral_neural_ode.py --small    # the size the test suite runs
+    python examples/gallery/spiral_neural_ode.py --figure spiral.png  # and draw the fit
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import sys
 import time
 
 import numpy as np
+from matplotlib.figure import Figure
 from scipy.integrate import solve_ivp
 
 from collocnode import (
@@ -57,7 +59,30 @@ def cubed(x, u, t, blocks, params):
     return blocks["net"](x**3)
 
 
-def run(small: bool = False, seed: int = 0) -> dict:
+def draw(path: str, data: Trajectory, t: np.ndarray, sims: dict) -> None:
+    """The phase plane of both initial states (the data, the truth, the model's re-simulation)
+    and the held-out initial state's states over time."""
+    fig = Figure(figsize=(8, 4), dpi=100, layout="constrained")
+    plane, series = fig.subplots(1, 2, width_ratios=(1, 1.4))
+    plane.plot(data.x[:, 0], data.x[:, 1], "o", color="k", ms=2, label="data")
+    for label, y0, color in (("training", Y0, "C0"), ("held out", Y0_HELD_OUT, "C1")):
+        true = truth(np.linspace(0.0, T_END, 2001), y0)  # finer: the first turns are fast
+        plane.plot(true[:, 0], true[:, 1], color=color, lw=5, alpha=0.3, label=f"{label}: truth")
+        if sims.get(label) is not None:
+            plane.plot(*sims[label].T, color=color, lw=1.2, label=f"{label}: model")
+    plane.set(xlabel="y₁", ylabel="y₂", aspect="equal", title="phase plane")
+    fig.legend(*plane.get_legend_handles_labels(), loc="outside lower center", ncol=5)
+    true = truth(t, Y0_HELD_OUT)
+    for j, color in enumerate(("C2", "C3")):
+        series.plot(t, true[:, j], color=color, lw=5, alpha=0.3, label=f"y{'₁₂'[j]}: truth")
+        if sims.get("held out") is not None:
+            series.plot(t, sims["held out"][:, j], color=color, lw=1.2, label=f"y{'₁₂'[j]}: model")
+    series.set(xlabel="time t", ylabel="y₁, y₂", title="held out: y(0) = (1.5, 0.5)")
+    series.legend(fontsize="small", ncol=2, loc="lower right")
+    fig.savefig(path)
+
+
+def run(small: bool = False, seed: int = 0, figure: str | None = None) -> dict:
     t = np.linspace(0.0, T_END, 51 if small else 251)
     data = Trajectory(t, truth(t), state_names=("y1", "y2"))
     scales = {
@@ -91,15 +116,22 @@ def run(small: bool = False, seed: int = 0) -> dict:
         "consistent": sol.consistency.consistent,
         "largest_deviation": sol.consistency.largest,
     }
+    sims = {}  # the re-simulations, by initial state
     try:
-        err = sol.simulate(t_all, Y0).x - truth(t_all)
+        sims["training"] = sol.simulate(t_all, Y0).x
+        err = sims["training"] - truth(t_all)
         result["train_rmse"] = float(np.sqrt(np.mean(err**2)))
-        err = sol.simulate(t_all, Y0_HELD_OUT).x - truth(t_all, Y0_HELD_OUT)
+        sims["held out"] = sol.simulate(t_all, Y0_HELD_OUT).x
+        err = sims["held out"] - truth(t_all, Y0_HELD_OUT)
         result["held_out_rmse"] = float(np.sqrt(np.mean(err**2)))
     except SimulationError as exc:
         result.update(train_rmse=None, held_out_rmse=None, simulation_error=str(exc))
+    if figure is not None:
+        draw(figure, data, t_all, sims)
     return result
 
 
 if __name__ == "__main__":
-    print(json.dumps(run(small="--small" in sys.argv[1:]), indent=2))
+    args = sys.argv[1:]
+    figure = args[args.index("--figure") + 1] if "--figure" in args else None
+    print(json.dumps(run(small="--small" in args, figure=figure), indent=2))
