@@ -246,24 +246,23 @@ def _run_model(args: argparse.Namespace, model_id: str) -> dict[str, Any]:
     t0 = time.perf_counter()
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
-        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-        record = (
-            json.loads(lines[-1])
-            if lines
-            else {"id": model_id, "status": "crashed", "reason": done.stderr[-300:]}
-        )
+        last = _last_record(done.stdout)
+        record = last or {"id": model_id, "status": "crashed", "reason": done.stderr[-300:]}
     except subprocess.TimeoutExpired as exc:
         # what the model finished before it was stopped (run() gives the output as bytes)
-        output = (exc.stdout or b"").decode(errors="replace")
-        lines = [line for line in output.splitlines() if line.startswith("{")]
-        record = {"id": model_id, "status": "timeout"}
-        if lines:
-            record = {**json.loads(lines[-1]), "stopped": "timeout"}
+        last = _last_record((exc.stdout or b"").decode(errors="replace"))
+        record = {**last, "stopped": "timeout"} if last else {"id": model_id, "status": "timeout"}
         record["reason"] = f"{args.timeout:.0f} s"
     record["wall_seconds"] = time.perf_counter() - t0
     # the report names files inside the collection, not where this machine keeps it
     local = str(args.collection.resolve().parent) + "/"
     return json.loads(json.dumps(record).replace(local, ""))
+
+
+def _last_record(output: str) -> dict[str, Any] | None:
+    """The last JSON record a model's process printed (its records so far), or None."""
+    lines = [line for line in output.splitlines() if line.startswith("{")]
+    return json.loads(lines[-1]) if lines else None
 
 
 def _write(args: argparse.Namespace, argv: list[str], records: list[dict[str, Any]]) -> None:
