@@ -665,9 +665,9 @@ GDOPT_TABLE1 = Table(
             _frozen(total_s=35.0),
             unfinished=MappingProxyType(
                 {
-                    1: "did not finish: twice stopped by hand inside one IPOPT iteration, after "
-                    "running longer than seeds 0 and 2 took, its linear solver's memory still "
-                    "growing; no stored run"
+                    2: "did not finish: after iteration 70 (218 s) it stayed inside one IPOPT "
+                    "iteration, in the linear solver's dense kernels (4.1 GB resident), for "
+                    "1,184 s, did not act on SIGTERM there, and was killed; no stored run"
                 }
             ),
             expect=_frozen(quality=MATCHES_II),
