@@ -37,7 +37,7 @@ trajectory ("away from it": [-3, 3]² for the planar systems, whose trajectory s
 radius 2; [-25, 25] x [-30, 30] x [0, 55] for Lorenz) and along the training trajectory.
 
     python benchmarks/mnn_discovery.py [--systems planar,lorenz,tanh,rational]
-        [--methods sindy,mnn,collocation] [--quick] [--json PATH]
+        [--methods sindy,mnn,collocation] [--max-wall-time SECONDS] [--quick] [--json PATH]
 """
 
 from __future__ import annotations
@@ -278,7 +278,11 @@ def run_mnn(case: Case, data: Trajectory, quick: bool) -> dict[str, Any]:
     }
 
 
-def run_collocation(case: Case, data: Trajectory, quick: bool) -> dict[str, Any]:
+def run_collocation(
+    case: Case, data: Trajectory, quick: bool, max_wall_time: float | None = None
+) -> dict[str, Any]:
+    """The neural ODE by collocation, then discovery on its right-hand side; ``max_wall_time``
+    [s] limits each IPOPT solve (a solve it stops reports ``time_limit``)."""
     import pysindy as ps
 
     D = case.system.n_states
@@ -290,7 +294,9 @@ def run_collocation(case: Case, data: Trajectory, quick: bool) -> dict[str, Any]
     leaf = RadauIIA(
         case.intervals // 4 if quick else case.intervals,
         3,
-        ipopt=IpoptOptions(tol=1e-7, max_iter=30 if quick else 500, print_level=0),
+        ipopt=IpoptOptions(
+            tol=1e-7, max_iter=30 if quick else 500, print_level=0, max_wall_time=max_wall_time
+        ),
     )
     regression = SparseRegression(ps.PolynomialLibrary(degree=case.degree), form=case.form)
     alg = Discovered(WarmStarted(leaf), None, regression, prune=PRUNE)
@@ -326,12 +332,19 @@ def run_collocation(case: Case, data: Trajectory, quick: bool) -> dict[str, Any]
 METHODS = {"sindy": run_sindy, "mnn": run_mnn, "collocation": run_collocation}
 
 
-def run_case(name: str, case: Case, methods: list[str], quick: bool) -> dict[str, Any]:
+def run_case(
+    name: str,
+    case: Case,
+    methods: list[str],
+    quick: bool,
+    max_wall_time: float | None = None,
+) -> dict[str, Any]:
     data, clean = training_data(case, quick)
     rows = {}
     for method in methods:
         try:
-            row = METHODS[method](case, data, quick)
+            limit = {"max_wall_time": max_wall_time} if method == "collocation" else {}
+            row = METHODS[method](case, data, quick, **limit)
         except Exception as exc:  # one failing method must not stop the others
             rows[method] = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
             print(f"{name} {method}: failed: {exc}", flush=True)
@@ -378,6 +391,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--methods", default="sindy,mnn,collocation")
     ap.add_argument("--quick", action="store_true", help="a short smoke run (not the results)")
     ap.add_argument("--json", default=None)
+    ap.add_argument(
+        "--max-wall-time",
+        type=float,
+        default=None,
+        help="collocation: the limit of each IPOPT solve [s] (default: none)",
+    )
     args = ap.parse_args(argv)
     all_cases = cases()
     systems = args.systems.split(",")
@@ -394,7 +413,9 @@ def main(argv: list[str] | None = None) -> int:
         "systems": {},
     }
     for name in systems:
-        record["systems"][name] = run_case(name, all_cases[name], methods, args.quick)
+        record["systems"][name] = run_case(
+            name, all_cases[name], methods, args.quick, args.max_wall_time
+        )
     if args.json:
         write_json(args.json, record)
     return 0

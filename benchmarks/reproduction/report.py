@@ -733,12 +733,19 @@ def _discovery_lines(table: Table, row: Row, run: StoredRun | None) -> list[list
                 _num(field.get("box")),
                 _num(field.get("trajectory")),
                 _seconds(r.get("train_time_s")),
-                str(r.get("status", "?")),
+                _discovery_status(r),
                 verdict_cell(discovery_verdict(row.expect.get(method), r, methods.get("sindy"))),
                 (row.note or "yes") if k == 0 else "",
             ]
         )
     return lines
+
+
+def _discovery_status(r: Mapping[str, Any]) -> str:
+    """A discovery run's status, with its network's where that one did not succeed (the re-fit
+    of the closed form may succeed from a network IPOPT stopped early)."""
+    status, network = str(r.get("status", "?")), r.get("network_status")
+    return status if network in (None, "success") else f"{status}; network: {network}"
 
 
 def _parameter_lines(table: Table, row: Row, run: StoredRun | None) -> list[list[str]]:

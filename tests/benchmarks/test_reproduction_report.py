@@ -648,6 +648,7 @@ def test_a_discovery_row_reads_the_benchmark_file(tmp_path):
         },
         "collocation": {
             "status": "success",
+            "network_status": "time_limit",  # the re-fit succeeds from a network cut short
             "train_time_s": 30.0,
             "equations": ["x' = tanh(2 y)"],
             "coefficient_errors": {
@@ -684,6 +685,7 @@ def test_a_discovery_row_reads_the_benchmark_file(tmp_path):
     assert tanh[10].startswith("paper (its system is lost)")
     follow = rows[rows.index(tanh) + 1]
     assert follow[:5] == ["", "collocation", "x' = tanh(2 y)", "spurious x': x^2", "0.012"]
+    assert follow[8] == "success; network: time_limit"
     assert next(r for r in rows if r[0] == "lorenz")[2] == "not in the run"
 
 
