@@ -15,7 +15,7 @@ way),
 ``on_end()`` at the end.
 
 ``fit(..., checkpoint=path)`` keeps the whole training state in one file after epochs and
-resumes from it exactly (`collocnode.compare.methods.checkpoint`); not with ``cuda_graph``.
+resumes from it exactly (`collocnode.compare.methods._checkpoint`); not with ``cuda_graph``.
 
 Torch is imported when a trainer fits, not when this module loads.
 """
@@ -36,14 +36,14 @@ import numpy as np
 from ... import _validation as v
 from ..._data import Trajectory
 from ...training._callbacks import RunInfo, stop_requested
-from .base import Callback, EpochAccess, FitResult, Progress, Trainer
-from .checkpoint import (
+from ._checkpoint import (
     EpochCheckpoint,
     LiveState,
     data_fingerprint,
     options_json,
     system_fingerprint,
 )
+from .base import Callback, EpochAccess, FitResult, Progress, Trainer
 from .graphed_step import GraphedStep, capturable_optimizer
 from .options import GradientOptions, TrainerOptions
 from .status import MethodStatus
@@ -160,7 +160,7 @@ class GradientTrainer(Trainer):
         """Train on ``train``; see the module docstring for the loop and the callback.
 
         ``checkpoint`` (a file) keeps the training state after epochs
-        (`collocnode.compare.methods.checkpoint`): at least ``checkpoint_every_s`` seconds of
+        (`collocnode.compare.methods._checkpoint`): at least ``checkpoint_every_s`` seconds of
         training time apart, and at the last epoch and any stop (callback, budget, Ctrl-C;
         not on divergence, which keeps the last good file). A fit given an existing file
         resumes it from the epoch after the stored one, bitwise as the uninterrupted fit on
