@@ -34,9 +34,11 @@ per method); ``--seeds`` trains several model pairs and pools their trials.
 The unit of work is one model of one system trained with one seed and rolled out over every
 trial; ``--jobs`` runs units in parallel processes (one per core: a unit's training and rollouts
 are serial), and with ``--out`` each unit is stored in ``DIR/units/`` as it finishes, its
-trained weights already before its rollouts (``<unit>.trained``); the same command again
-resumes a stopped run from there, without training again a unit stopped in its rollouts (other
-settings into the same folder are refused). ``--units-from`` takes the units of a stored
+trained weights already before its rollouts (``<unit>.trained``) and, while it trains, an epoch
+checkpoint (``<unit>.epoch.pt``, saved at most a minute of training apart); the same command
+again resumes a stopped run from there: a unit stopped in its rollouts is not trained again, one
+stopped in its training goes on from its last saved epoch, bitwise as if it had not stopped
+(other settings into the same folder are refused). ``--units-from`` takes the units of a stored
 ``stable_time.json`` into the store first: a run that adds a model to a stored one (``--models
 node,snode`` after ``--models node``) trains only the new model's units.
 """
@@ -45,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import statistics
 import sys
 import time
@@ -302,7 +305,11 @@ def run_unit(
 
     With ``checkpoints`` (a folder) the trained weights are stored there before the rollouts
     (:func:`save_trained`), and a unit whose weights are there is not trained again: a unit
-    stopped during its rollouts (an hour for the DC-DC converter) keeps its training."""
+    stopped during its rollouts (an hour for the DC-DC converter) keeps its training. While it
+    trains, the unit keeps an epoch checkpoint there (:func:`epoch_checkpoint`, at most a minute
+    of training apart and at every stop), from which a unit stopped in its training resumes,
+    bitwise as if it had not stopped (a Ctrl-C in the training ends the unit with
+    KeyboardInterrupt, unstored); it is deleted once the trained weights are stored."""
     import torch
 
     from collocnode import problems
@@ -323,7 +330,13 @@ def run_unit(
         else load_trained(trainer, system, data, checkpoints, key, settings)
     )
     if fit is None:
-        result = trainer.fit(system, data, budget_s=cfg.budget_s)
+        epoch_file = None if checkpoints is None else epoch_checkpoint(checkpoints, key)
+        result = trainer.fit(system, data, budget_s=cfg.budget_s, checkpoint=epoch_file)
+        if epoch_file is not None and result.status == "interrupted":
+            # a Ctrl-C stops the unit unstored: the rerun goes on from the epoch checkpoint
+            # instead of keeping the weights of an interrupted training as trained
+            log(f"{tag}: {result.message}; the epoch checkpoint is {epoch_file}")
+            raise KeyboardInterrupt
         fit = {
             "status": result.status.value,
             "epochs": result.epochs,
@@ -332,6 +345,7 @@ def run_unit(
         }
         if checkpoints is not None:
             save_trained(trainer, checkpoints, key, settings, fit)
+            epoch_checkpoint(checkpoints, key).unlink(missing_ok=True)  # the weights are kept
         log(f"{tag}: {fit['status']}, {result.message}, {fit['train_time_s']:.0f} s")
     else:
         log(f"{tag}: weights trained earlier ({fit['status']}, {fit['epochs']} epochs)")
@@ -349,6 +363,13 @@ def run_unit(
             "trials": trials,
         },
     }
+
+
+def epoch_checkpoint(folder: Path, key: str) -> Path:
+    """The epoch checkpoint of unit ``key`` in ``folder`` while it trains
+    (``GradientTrainer.fit(..., checkpoint=...)``): ``<key>.epoch.pt``, the key made a safe
+    file name."""
+    return folder / f"{re.sub(r'[^A-Za-z0-9._-]', '_', key)}.epoch.pt"
 
 
 def _trained_task(key: str, settings: dict[str, Any]) -> Any:

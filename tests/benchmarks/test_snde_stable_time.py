@@ -345,3 +345,41 @@ def test_a_unit_stopped_in_its_rollouts_keeps_its_training(tmp_path, monkeypatch
             log=lambda _: None,
             checkpoints=tmp_path,
         )
+
+
+def test_a_unit_stopped_in_its_training_resumes_from_its_epoch_checkpoint(tmp_path, monkeypatch):
+    """A unit interrupted in epoch 3 of 4 is not stored; its epoch checkpoint holds epoch 2,
+    and the rerun goes on from there to the model of an uninterrupted unit, then deletes it."""
+    pytest.importorskip("torchdiffeq")
+    import torch
+
+    from collocnode.compare.methods.gradient import GradientTrainer
+
+    cfg = st.Config(systems=("rigid_body",), trials=1, epochs=(("rigid_body", 4),), n_train=2)
+    cfg = st.replace(cfg, batch_size=512, horizon=1.0)
+    whole = st.run_unit("rigid_body", cfg, 0, "node", log=lambda _: None)["fit"]
+
+    epoch = GradientTrainer._epoch
+
+    def interrupted(self, number, *args, **kwargs):
+        if number == 3:
+            raise KeyboardInterrupt  # a Ctrl-C inside epoch 3
+        return epoch(self, number, *args, **kwargs)
+
+    monkeypatch.setattr(GradientTrainer, "_epoch", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        st.run_unit("rigid_body", cfg, 0, "node", log=lambda _: None, checkpoints=tmp_path)
+    key = st.unit_key("rigid_body", 0, "node")
+    epoch_file = st.epoch_checkpoint(tmp_path, key)
+    assert epoch_file.name == f"{key}.epoch.pt"
+    assert st.epoch_checkpoint(tmp_path, "a/b c").name == "a_b_c.epoch.pt"
+    assert not (tmp_path / f"{key}.trained.json").exists()
+    assert torch.load(epoch_file, weights_only=True)["epoch"] == 2
+    monkeypatch.setattr(GradientTrainer, "_epoch", epoch)
+    lines: list[str] = []
+    resumed = st.run_unit("rigid_body", cfg, 0, "node", log=lines.append, checkpoints=tmp_path)
+    assert "resumed from epoch 2 of" in lines[0]
+    assert [resumed["fit"][k] for k in ("status", "epochs", "best_loss")] == [
+        whole[k] for k in ("status", "epochs", "best_loss")
+    ]
+    assert not epoch_file.exists() and (tmp_path / f"{key}.trained.json").exists()

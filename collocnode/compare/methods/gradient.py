@@ -14,6 +14,9 @@ stops with status ``FAILED`` and the exception in the message; the best weights 
 way),
 ``on_end()`` at the end.
 
+``fit(..., checkpoint=path)`` keeps the whole training state in one file after epochs and
+resumes from it exactly (`collocnode.compare.methods._checkpoint`); not with ``cuda_graph``.
+
 Torch is imported when a trainer fits, not when this module loads.
 """
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 import time
 from abc import abstractmethod
 from collections.abc import Sequence
@@ -29,8 +33,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ... import _validation as v
 from ..._data import Trajectory
 from ...training._callbacks import RunInfo, stop_requested
+from ._checkpoint import (
+    EpochCheckpoint,
+    LiveState,
+    data_fingerprint,
+    options_json,
+    system_fingerprint,
+)
 from .base import Callback, EpochAccess, FitResult, Progress, Trainer
 from .graphed_step import GraphedStep, capturable_optimizer
 from .options import GradientOptions, TrainerOptions
@@ -48,6 +60,10 @@ class _Clock:
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.start - self.excluded
+
+    def resume_at(self, elapsed_s: float) -> None:
+        """Go on from ``elapsed_s`` of earlier training (a resumed fit's setup not counted)."""
+        self.start, self.excluded = time.perf_counter() - elapsed_s, 0.0
 
     def call_excluded(self, fn: Callback, progress: Progress) -> Any:
         """``fn(progress)``, its time not counted as training time."""
@@ -138,12 +154,26 @@ class GradientTrainer(Trainer):
         *,
         budget_s: float | None = None,
         callback: Callback | None = None,
+        checkpoint: str | os.PathLike[str] | None = None,
+        checkpoint_every_s: float = 60.0,
     ) -> FitResult:
+        """Train on ``train``; see the module docstring for the loop and the callback.
+
+        ``checkpoint`` (a file) keeps the training state after epochs
+        (`collocnode.compare.methods._checkpoint`): at least ``checkpoint_every_s`` seconds of
+        training time apart, and at the last epoch and any stop (callback, budget, Ctrl-C;
+        not on divergence, which keeps the last good file). A fit given an existing file
+        resumes it from the epoch after the stored one, bitwise as the uninterrupted fit on
+        the CPU, once it has checked that the file was written for this method, options,
+        system and data (a ``ValueError`` names what differs and leaves the file unchanged).
+        ``budget_s`` then counts the stored training time too.
+        """
         import torch
 
         from .device import resolve_device, resolve_dtype
 
         trajs, budget_s = self._check_fit_args(system, train, budget_s)
+        saver = self._checkpoint(system, trajs, checkpoint, checkpoint_every_s)
         self.system = system
         self.device = resolve_device(self.options.device)
         self.dtype = resolve_dtype(self.options.dtype)
@@ -151,9 +181,11 @@ class GradientTrainer(Trainer):
         self._rng = torch.Generator().manual_seed(self.options.seed)
         clock = _Clock()
         n_samples = self._setup(system, trajs)
+        if saver is not None:
+            saver.check_samples(n_samples)
         self._fitted = True
         if callback is None:
-            return self._descend(n_samples, clock, budget_s, None)
+            return self._descend(n_samples, clock, budget_s, None, saver)
         info = RunInfo(
             max_iterations=self.options.epochs,
             n_states=system.n_states,
@@ -163,9 +195,37 @@ class GradientTrainer(Trainer):
         )
         _hook(callback, "on_start", info)
         try:
-            return self._descend(n_samples, clock, budget_s, callback)
+            return self._descend(n_samples, clock, budget_s, callback, saver)
         finally:
             _hook(callback, "on_end")
+
+    def _checkpoint(
+        self,
+        system: Any,
+        trajs: list[Trajectory],
+        path: str | os.PathLike[str] | None,
+        every_s: float,
+    ) -> EpochCheckpoint | None:
+        """The checkpoint of this fit (the stored one read and checked), or None without one."""
+        every_s = v.nonnegative_float("checkpoint_every_s", every_s)
+        if path is None:
+            return None
+        if not isinstance(path, str | os.PathLike):
+            raise TypeError(f"checkpoint must be a path or None, got {type(path).__name__}")
+        if self.options.cuda_graph:
+            # the captured graph's static tensors and capturable optimizer state would need a
+            # restore of their own; refused rather than resumed inexactly
+            raise ValueError(
+                "checkpoint is not supported with cuda_graph=True; train with cuda_graph=False "
+                "to keep epoch checkpoints"
+            )
+        identity = {
+            "method": self.name,
+            "system": system_fingerprint(system),
+            "options": options_json(self.options),
+            "data": data_fingerprint(trajs),
+        }
+        return EpochCheckpoint(path, every_s, identity)
 
     def _flat_params(self) -> np.ndarray:
         """The trainable parameters, flat float64 in ``modules()`` order (a new array)."""
@@ -173,31 +233,28 @@ class GradientTrainer(Trainer):
         return np.concatenate(parts) if parts else np.zeros(0)
 
     def _descend(
-        self, n: int, clock: _Clock, budget_s: float | None, callback: Callback | None
+        self,
+        n: int,
+        clock: _Clock,
+        budget_s: float | None,
+        callback: Callback | None,
+        saver: EpochCheckpoint | None = None,
     ) -> FitResult:
         """Epochs until done, out of budget, diverged, stopped by the callback or Ctrl-C; the
-        best-epoch weights are restored in every case."""
-        import torch
-
+        best-epoch weights are restored in every case. With ``saver``, resumed from its stored
+        state if it has one, and the state saved after epochs (`EpochCheckpoint`)."""
         opts = self.options
         params = self._trainable()
-        graphed = None
-        if opts.cuda_graph:
-            optimizer = _optimizer(opts, params, capturable_on=self.device)
-            graphed = GraphedStep(
-                lambda idx: self._train_step(idx, optimizer, params),
-                optimizer,
-                opts.batch_size,
-                self.device,
-            )
-        else:
-            optimizer = _optimizer(opts, params)
-        scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=opts.lr_decay)
+        optimizer, scheduler, graphed = self._optimizer(params)
         best = _BestWeights(self.modules())
         history: list[tuple[float, int, float]] = []
-        status, message, done = MethodStatus.SUCCESS, "", 0
+        live = LiveState(
+            self.modules(), optimizer, scheduler, self._rng, best, history, clock, self.device
+        )
+        start = saver.restore(live) if saver is not None and saver.stored is not None else 0
+        status, message, done = MethodStatus.SUCCESS, "", start
         try:
-            for epoch in range(1, opts.epochs + 1):
+            for epoch in range(start + 1, opts.epochs + 1):
                 loss, seen, status, message = self._epoch(
                     epoch, n, optimizer, params, clock, budget_s, graphed
                 )
@@ -212,24 +269,67 @@ class GradientTrainer(Trainer):
                 if graphed is not None:
                     graphed.keep_learning_rate()
                 history.append((clock.elapsed(), epoch, loss))
-                if status == MethodStatus.BUDGET:
-                    break
-                if callback is not None:
+                if saver is not None:
+                    saver.snapshot(live, epoch)
+                if status == MethodStatus.SUCCESS and callback is not None:
                     progress = Progress(history[-1][0], epoch, opts.epochs, loss, best.loss)
                     status, message = self._call_back(callback, clock, progress)
-                    if status != MethodStatus.SUCCESS:
-                        break
+                if saver is not None and saver.due():
+                    saver.save()
+                if status != MethodStatus.SUCCESS:
+                    break
         except KeyboardInterrupt:
             status = MethodStatus.INTERRUPTED
             message = (
                 f"interrupted in epoch {done + 1}; kept the best weights "
                 f"(epoch loss {best.loss:.3g})"
             )
+        if saver is not None and status != MethodStatus.DIVERGED:
+            # the last epoch and every stop are save points whatever the time since the last
+            # save: the last completed epoch (a diverged one keeps the last good file)
+            saver.save()
         best.restore()
+        return self._result(status, message, done, best, history, clock, params, saver)
+
+    def _optimizer(self, params: list[Any]) -> tuple[Any, Any, GraphedStep | None]:
+        """The optimizer, its learning-rate schedule and, with ``cuda_graph``, the captured
+        training step."""
+        import torch
+
+        opts = self.options
+        graphed = None
+        if opts.cuda_graph:
+            optimizer = _optimizer(opts, params, capturable_on=self.device)
+            graphed = GraphedStep(
+                lambda idx: self._train_step(idx, optimizer, params),
+                optimizer,
+                opts.batch_size,
+                self.device,
+            )
+        else:
+            optimizer = _optimizer(opts, params)
+        scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=opts.lr_decay)
+        return optimizer, scheduler, graphed
+
+    def _result(
+        self,
+        status: MethodStatus,
+        message: str,
+        done: int,
+        best: _BestWeights,
+        history: list[tuple[float, int, float]],
+        clock: _Clock,
+        params: list[Any],
+        saver: EpochCheckpoint | None,
+    ) -> FitResult:
+        """The `FitResult` of a training that completed ``done`` epochs and ended with
+        ``status``; its message says whether it resumed from a checkpoint."""
         if status == MethodStatus.FAILED:
             message += f"; kept the best weights (epoch loss {best.loss:.3g})"
         if status == MethodStatus.SUCCESS and not message:
             message = f"{done} epochs, best training loss {best.loss:.3g}"
+        if saver is not None and saver.stored is not None:
+            message += f"; resumed from epoch {int(saver.stored['epoch'])} of {saver.path}"
         return FitResult(
             method=self.name,
             status=status,
