@@ -38,15 +38,18 @@ radius 2; [-25, 25] x [-30, 30] x [0, 55] for Lorenz) and along the training tra
 
     python benchmarks/mnn_discovery.py [--systems planar,lorenz,tanh,rational]
         [--methods sindy,mnn,collocation] [--max-wall-time SECONDS] [--quick] [--json PATH]
+        [--merge-into STORED_JSON]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -397,6 +400,11 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="collocation: the limit of each IPOPT solve [s] (default: none)",
     )
+    ap.add_argument(
+        "--merge-into",
+        default=None,
+        help="a stored record: this run's methods replace or join its (written to --json)",
+    )
     args = ap.parse_args(argv)
     all_cases = cases()
     systems = args.systems.split(",")
@@ -416,9 +424,31 @@ def main(argv: list[str] | None = None) -> int:
         record["systems"][name] = run_case(
             name, all_cases[name], methods, args.quick, args.max_wall_time
         )
+    if args.merge_into:
+        record = merged(json.loads(Path(args.merge_into).read_text()), record)
     if args.json:
         write_json(args.json, record)
     return 0
+
+
+def merged(earlier: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+    """``earlier`` (a stored record) with the methods of ``run`` replacing or adding theirs, per
+    system: the command becomes both commands joined by ``&&`` and ``runs`` lists each run's
+    header and what it contributed, so the record says which run measured which cell."""
+    keys = ("command", "machine", "created", "load_at_start", "note")
+    header = {k: run[k] for k in keys if k in run}
+    header["systems"] = {name: sorted(case["methods"]) for name, case in run["systems"].items()}
+    # a record merged before lists its runs; a single run becomes the first of them
+    first = [{k: earlier[k] for k in keys if k in earlier}] if "runs" not in earlier else []
+    out = {k: v for k, v in earlier.items() if k != "note"}
+    out["systems"] = dict(earlier["systems"])
+    for name, case in run["systems"].items():
+        before = out["systems"].get(name)
+        methods = {**(before["methods"] if before else {}), **case["methods"]}
+        out["systems"][name] = {**case, "methods": methods}
+    out["command"] = f"{earlier['command']} && {run['command']}"
+    out["runs"] = [*first, *earlier.get("runs", ()), header]
+    return out
 
 
 if __name__ == "__main__":
