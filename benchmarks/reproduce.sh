@@ -212,6 +212,10 @@ done
 # first release, 8d00a6c), the same machine, alternately; docs/results.md's speed table
 run epoch-time python benchmarks/epoch_time.py --fnode-code "$SBEL/2025/FNODE" \
   --mbdnode-code "$SBEL/2024/MNODE-code" --epochs 4 --repeats 3 --json "$out/epoch-time/epoch_time.json"
+# ... and its slider-crank cases, which the default run leaves out
+run epoch-time-slider_crank python benchmarks/epoch_time.py --fnode-code "$SBEL/2025/FNODE" \
+  --cases fnode13-fnode-slider_crank,fnode13-mbdnode-slider_crank,fnode13-lstm-slider_crank,fnode13-fcnn-slider_crank \
+  --json "$out/epoch-time-slider_crank/epoch_time.json"
 # MBD-NODE Table 4 at the MBD-NODE paper's settings (its Tables 6-12; LSTM of 3 layers as its code)
 compare_mbdnode() {
   local name=$1 problem=$2 node_epochs=$3 node_lr=$4 fcnn_decay=$5 seed
@@ -450,6 +454,11 @@ run discovery-lv python benchmarks/discovery_lv.py --seeds 0,1,2,3,4 --repeats 3
 # MNN §5.1 (docs/results.md's generated table mnn-discovery): SINDy, MNN discovery and
 # collocation + discovery on the planar, Lorenz, tanh and rational systems (hours on 2 cores)
 run mnn-discovery python benchmarks/mnn_discovery.py --json "$out/mnn-discovery/discovery.json"
+# ... Lorenz's collocation + discovery alone, each IPOPT solve limited to 40 minutes, merged into
+# the stored record (whose Lorenz row had SINDy and MNN only)
+run mnn-discovery-lorenz python benchmarks/mnn_discovery.py --systems lorenz --methods collocation \
+  --max-wall-time 2400 --merge-into benchmarks/results/mnn-discovery/discovery.json \
+  --json "$out/mnn-discovery/discovery.json"
 # MNN §5.4 (generated table mnn-physical): mass ratio and force law from one two-body trajectory
 run mnn-two-body python benchmarks/mnn_two_body.py --json "$out/mnn-two-body/two_body.json"
 # MNN Table 2 (generated table mnn-table2): NeuRLP against torchdiffeq RK4 on a CUDA GPU (the

@@ -849,6 +849,11 @@ EPOCH_TIME = Table(
             "mbd4-mbdnode_symplectic-sms",
             "mbd4-lnn-sms",
         )
+    )
+    # the slider-crank cases, which epoch_time.py's default run leaves out: a run of their own
+    + tuple(
+        Row(f"fnode13-{method}-slider_crank", "epoch-time-slider_crank", {})
+        for method in ("fnode", "mbdnode", "lstm", "fcnn")
     ),
 )
 
