@@ -6,6 +6,7 @@ old-path hook where it moved."""
 from __future__ import annotations
 
 import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -72,3 +73,41 @@ def test_every_module_of_0_2_imports():
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[]"
     assert len(OLD) > 100
+
+
+def homes_named() -> list[tuple[str, str]]:
+    """(concept, path) for every file or folder docs/architecture.md's "One home per concept"
+    table names, relative to the package or the repository. In a cell, a name without a folder
+    lies in the folder named before it; a name in capitals is a placeholder."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    table = text[text.index("## One home per concept") :].split("\n## ", 1)[0]
+    out = []
+    for line in table.splitlines()[2:]:
+        if not line.startswith("| ") or line.count("|") < 3:
+            continue
+        concept, cell = line.split("|")[1:3]
+        folder = ""
+        for code in re.findall(r"`([^`]+)`", cell):
+            for name in re.split(r"[ ,]+", code):
+                if not re.fullmatch(r"[\w/.]+\.py|[\w/]+/", name) or re.search(r"[A-Z]", name):
+                    continue
+                if "/" in name.rstrip("/"):
+                    path = name
+                    folder = name.rstrip("/") if name.endswith("/") else str(Path(name).parent)
+                elif name.endswith("/"):
+                    path = folder = name.rstrip("/")
+                else:
+                    path = f"{folder}/{name}" if folder else name
+                out.append((concept.strip(), path))
+    return out
+
+
+def test_the_architecture_table_names_files_that_exist():
+    named = homes_named()
+    assert len(named) > 100  # the table was read
+    missing = [
+        f"{concept}: {path}"
+        for concept, path in named
+        if not ((PACKAGE / path).exists() or (ROOT / path).exists())
+    ]
+    assert not missing, "docs/architecture.md names files that do not exist:\n" + "\n".join(missing)
