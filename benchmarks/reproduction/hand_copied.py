@@ -741,7 +741,7 @@ HAND_COPIED: tuple[Entry, ...] = (
     ),
     Entry(
         "**§5.1, equation discovery** (`python",
-        "1 0.1 8 8 12 12 500 3 2",
+        "1 0.1 8 8 12 12 500 3 40 2906 16",
         stored=("mnn-discovery",),
         source="the benchmark's settings",
     ),
